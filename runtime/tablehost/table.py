@@ -1,0 +1,555 @@
+"""The authoritative table state in Python, and patches applied with the SDK's semantics.
+
+A state is the JSON form of docs/abi.md, always held in the full ("normalised")
+form: every optional field present. Patches are applied in two phases so that a
+bad patch never leaves a half-applied state behind:
+
+1. *prepare*: check the patch against the state (space and player exist, indexes
+   in range as of that patch, value types) and build a ready-to-run step; all
+   copying of JSON values happens here, so nothing the patch holds is aliased by
+   the state later on;
+2. *commit*: run the steps; they only insert, pop and assign, and cannot fail.
+
+For a list of patches every patch is prepared first, tracking how each one
+changes the length of its spaces, so the whole list commits or nothing does.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+import orjson
+
+from .errors import PatchError
+from .types import JSON, PatchDict, StateDict
+
+__all__ = ["LOG_CAP", "Table", "apply_patch", "apply_patches", "canonical_json", "normalize_state"]
+
+LOG_CAP = 500
+"""How many log entries a state keeps; older ones are dropped (platform rule 5)."""
+
+_Step = tuple[Callable[..., Any], tuple[Any, ...]]
+_Lengths = dict[str, int]
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def canonical_json(value: JSON) -> bytes:
+    """Serialise a JSON value with sorted keys: two states are equal iff these bytes are.
+
+    Args:
+        value: any JSON-shaped value (dicts with str keys, lists, str, int, float, bool, None).
+
+    Returns:
+        UTF-8 JSON bytes, keys sorted, no whitespace.
+
+    Raises:
+        TypeError: the value is not JSON-shaped (orjson.JSONEncodeError is a TypeError).
+    """
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+
+# ---------------------------------------------------------------------------
+# Copying and checking JSON values
+# ---------------------------------------------------------------------------
+
+
+def _copy_json(value: JSON, what: str) -> JSON:
+    """A deep copy of a JSON value (scalars are immutable and returned as they are)."""
+    if type(value) in _SCALARS:
+        return value
+    try:
+        return orjson.loads(orjson.dumps(value))
+    except (TypeError, ValueError) as exc:
+        raise PatchError(f"{what} is not a JSON value: {exc}") from exc
+
+
+def _copy_map(value: JSON, what: str) -> dict[str, JSON]:
+    """A deep copy of a JSON object; an omitted or null map is the empty map."""
+    if value is None:
+        return {}
+    if type(value) is not dict:
+        raise PatchError(f"{what} must be a JSON object, got {type(value).__name__}")
+    if not value:
+        return {}
+    copied: dict[str, JSON] = _copy_json(value, what)
+    return copied
+
+
+def _is_player_id(value: Any) -> bool:
+    return type(value) is int and 0 <= value <= 0xFFFFFFFF
+
+
+def _owner(value: Any, what: str) -> int | None:
+    if value is None or _is_player_id(value):
+        return value  # type: ignore[no-any-return]
+    raise PatchError(f"{what} must be a player id (u32) or null, got {value!r}")
+
+
+def _text(value: Any, what: str) -> str:
+    if type(value) is not str:
+        raise PatchError(f"{what} must be a string, got {value!r}")
+    return value
+
+
+def _normalize_piece(piece: Any, what: str) -> dict[str, JSON]:
+    """A fresh full-form Piece; raises PatchError when the piece is malformed."""
+    if type(piece) is not dict:
+        raise PatchError(f"{what} must be a JSON object, got {type(piece).__name__}")
+    private_kind = piece.get("private_kind")
+    if private_kind is not None:
+        _text(private_kind, f"{what}.private_kind")
+    return {
+        "public_kind": _text(piece.get("public_kind"), f"{what}.public_kind"),
+        "public_state": _copy_map(piece.get("public_state"), f"{what}.public_state"),
+        "private_kind": private_kind,
+        "private_state": _copy_map(piece.get("private_state"), f"{what}.private_state"),
+        "owner": _owner(piece.get("owner"), f"{what}.owner"),
+    }
+
+
+def _normalize_log_entry(entry: Any, what: str) -> dict[str, JSON]:
+    """A fresh full-form LogEntry ``{"text", "for_player": {"<pid>": text}}``."""
+    if type(entry) is not dict:
+        raise PatchError(f"{what} must be a JSON object, got {type(entry).__name__}")
+    text = _text(entry.get("text"), f"{what}.text")
+    lines = entry.get("for_player")
+    for_player: dict[str, str] = {}
+    if lines is not None:
+        if type(lines) is not dict:
+            raise PatchError(f"{what}.for_player must map player ids to strings")
+        for key, line in lines.items():
+            for_player[str(key)] = _text(line, f"{what}.for_player[{key!r}]")
+    return {"text": text, "for_player": for_player}
+
+
+def _normalize_space(space: Any, what: str) -> dict[str, JSON]:
+    if type(space) is not dict:
+        raise PatchError(f"{what} must be a JSON object, got {type(space).__name__}")
+    space_id = _text(space.get("space_id"), f"{what}.space_id")
+    where = f"space {space_id!r}"
+    arrangement = space.get("arrangement") or "ordered"
+    if arrangement not in ("ordered", "collection"):
+        raise PatchError(f"{where}.arrangement must be 'ordered' or 'collection', got {arrangement!r}")
+    pieces = space.get("pieces") or []
+    if type(pieces) is not list:
+        raise PatchError(f"{where}.pieces must be a list")
+    return {
+        "space_id": space_id,
+        "kind": _text(space.get("kind", ""), f"{where}.kind"),
+        "owner": _owner(space.get("owner"), f"{where}.owner"),
+        "arrangement": arrangement,
+        "public_state": _copy_map(space.get("public_state"), f"{where}.public_state"),
+        "private_state": _copy_map(space.get("private_state"), f"{where}.private_state"),
+        "pieces": [_normalize_piece(p, f"{where}.pieces[{i}]") for i, p in enumerate(pieces)],
+    }
+
+
+def _normalize_player(player: Any, what: str) -> dict[str, JSON]:
+    if type(player) is not dict:
+        raise PatchError(f"{what} must be a JSON object, got {type(player).__name__}")
+    player_id = player.get("player_id")
+    if not _is_player_id(player_id):
+        raise PatchError(f"{what}.player_id must be a u32, got {player_id!r}")
+    where = f"player {player_id}"
+    return {
+        "player_id": player_id,
+        "color": _text(player.get("color", ""), f"{where}.color"),
+        "username": _text(player.get("username", ""), f"{where}.username"),
+        "public_state": _copy_map(player.get("public_state"), f"{where}.public_state"),
+        "private_state": _copy_map(player.get("private_state"), f"{where}.private_state"),
+    }
+
+
+def _player_ids(value: Any, what: str) -> list[int]:
+    if type(value) is not list or not all(_is_player_id(v) for v in value):
+        raise PatchError(f"{what} must be a list of player ids, got {value!r}")
+    return list(value)
+
+
+def normalize_state(state: dict[str, Any]) -> StateDict:
+    """Bring a State in either JSON form (docs/abi.md "Common JSON") to the full form.
+
+    Args:
+        state: a State dict as a guest or a record wrote it; omitted fields take their
+            defaults (``{}``, ``[]``, ``null``, ``"ordered"``); ``color``, ``username``
+            and a space's ``kind`` default to ``""``.
+
+    Returns:
+        A new State dict sharing nothing with ``state``: ``active_player_ids``,
+        ``players`` (each with ``player_id, color, username, public_state, private_state``),
+        ``spaces`` (each with ``space_id, kind, owner, arrangement, public_state,
+        private_state, pieces``; each piece with ``public_kind, public_state,
+        private_kind, private_state, owner``), ``meta_data`` and ``log`` (each entry
+        ``{"text", "for_player"}``; only the newest ``LOG_CAP`` are kept).
+
+    Raises:
+        PatchError: a field has the wrong type, or two spaces (or players) share an id.
+    """
+    if type(state) is not dict:
+        raise PatchError(f"a state must be a JSON object, got {type(state).__name__}")
+    players = [_normalize_player(p, f"players[{i}]") for i, p in enumerate(state.get("players") or [])]
+    spaces = [_normalize_space(s, f"spaces[{i}]") for i, s in enumerate(state.get("spaces") or [])]
+    log = [_normalize_log_entry(e, f"log[{i}]") for i, e in enumerate(state.get("log") or [])]
+    normal = {
+        "active_player_ids": _player_ids(state.get("active_player_ids") or [], "active_player_ids"),
+        "players": players,
+        "spaces": spaces,
+        "meta_data": _copy_map(state.get("meta_data"), "meta_data"),
+        "log": log[-LOG_CAP:],
+    }
+    Table._adopt(normal)  # checks that ids are unique
+    return normal
+
+
+# ---------------------------------------------------------------------------
+# Commit steps: plain mutations that cannot fail once prepared
+# ---------------------------------------------------------------------------
+
+
+def _commit_move(source: list[Any], index: int, target: list[Any], to_index: int | None) -> None:
+    piece = source.pop(index)
+    if to_index is None:
+        target.append(piece)
+    else:
+        target.insert(to_index, piece)
+
+
+def _commit_permute(pieces: list[Any], order: tuple[int, ...]) -> None:
+    pieces[:] = [pieces[k] for k in order]
+
+
+def _commit_piece_field(pieces: list[Any], index: int, field: str, value: JSON) -> None:
+    pieces[index][field] = value
+
+
+def _commit_piece_state(pieces: list[Any], index: int, field: str, key: str, value: JSON) -> None:
+    _commit_key(pieces[index][field], key, value)
+
+
+def _commit_key(mapping: dict[str, JSON], key: str, value: JSON) -> None:
+    if value is None:
+        mapping.pop(key, None)
+    else:
+        mapping[key] = value
+
+
+def _commit_log(log: list[Any], entry: dict[str, JSON]) -> None:
+    log.append(entry)
+    if len(log) > LOG_CAP:
+        del log[: len(log) - LOG_CAP]
+
+
+# ---------------------------------------------------------------------------
+# Prepare steps: one per op; each checks its patch and returns the commit step
+# ---------------------------------------------------------------------------
+
+
+def _space(table: Table, patch: PatchDict, field: str, lengths: _Lengths) -> tuple[str, dict[str, Any], int]:
+    """The space named by ``patch[field]`` and its length as of this patch."""
+    space_id = patch.get(field)
+    space = table._spaces.get(space_id) if type(space_id) is str else None
+    if space is None:
+        raise PatchError(f"{patch.get('op')}: no space {space_id!r}")
+    length = lengths.get(space_id)
+    if length is None:
+        length = len(space["pieces"])
+    return space_id, space, length
+
+
+def _index(patch: PatchDict, field: str, bound: int) -> int:
+    """``patch[field]`` checked to lie in ``0 .. bound-1``."""
+    index = patch.get(field)
+    if type(index) is not int or not 0 <= index < bound:
+        raise PatchError(f"{patch.get('op')}: {field} {index!r} is outside 0..{bound - 1} of the space")
+    return index
+
+
+def _key(patch: PatchDict) -> str:
+    key = patch.get("key")
+    if type(key) is not str:
+        raise PatchError(f"{patch.get('op')}: key must be a string, got {key!r}")
+    return key
+
+
+def _value(patch: PatchDict) -> JSON:
+    if "value" not in patch:
+        raise PatchError(f"{patch.get('op')}: value is missing (use null to remove a key)")
+    return _copy_json(patch["value"], f"{patch.get('op')}: value")
+
+
+def _player(table: Table, patch: PatchDict) -> dict[str, Any]:
+    player_id = patch.get("player_id")
+    player = table._players.get(player_id) if type(player_id) is int else None
+    if player is None:
+        raise PatchError(f"{patch.get('op')}: no player {patch.get('player_id')!r}")
+    return player
+
+
+def _prep_add_piece(table: Table, patch: PatchDict, lengths: _Lengths) -> _Step:
+    space_id, space, length = _space(table, patch, "space_id", lengths)
+    piece = _normalize_piece(patch.get("piece"), "add_piece: piece")
+    lengths[space_id] = length + 1
+    return space["pieces"].append, (piece,)
+
+
+def _prep_insert_piece(table: Table, patch: PatchDict, lengths: _Lengths) -> _Step:
+    space_id, space, length = _space(table, patch, "space_id", lengths)
+    index = _index(patch, "index", length + 1)
+    piece = _normalize_piece(patch.get("piece"), "insert_piece: piece")
+    lengths[space_id] = length + 1
+    return space["pieces"].insert, (index, piece)
+
+
+def _prep_remove_piece(table: Table, patch: PatchDict, lengths: _Lengths) -> _Step:
+    space_id, space, length = _space(table, patch, "space_id", lengths)
+    index = _index(patch, "index", length)
+    lengths[space_id] = length - 1
+    return space["pieces"].pop, (index,)
+
+
+def _prep_move_piece(table: Table, patch: PatchDict, lengths: _Lengths) -> _Step:
+    source_id, source, source_length = _space(table, patch, "from", lengths)
+    index = _index(patch, "index", source_length)
+    lengths[source_id] = source_length - 1  # to_index counts after the removal
+    target_id, target, target_length = _space(table, patch, "to", lengths)
+    to_index = patch.get("to_index")
+    if to_index is not None:
+        to_index = _index(patch, "to_index", target_length + 1)
+    lengths[target_id] = target_length + 1
+    return _commit_move, (source["pieces"], index, target["pieces"], to_index)
+
+
+def _prep_permute(table: Table, patch: PatchDict, lengths: _Lengths) -> _Step:
+    _, space, length = _space(table, patch, "space_id", lengths)
+    order = patch.get("order")
+    if (
+        type(order) is not list
+        or len(order) != length
+        or not all(type(k) is int for k in order)
+        or sorted(order) != list(range(length))
+    ):
+        raise PatchError(f"permute: order must be a permutation of 0..{length - 1}, got {order!r}")
+    return _commit_permute, (space["pieces"], tuple(order))
+
+
+def _piece_field_preparer(field: str, check: Callable[[Any, str], JSON]) -> Callable[..., _Step]:
+    value_field = "owner" if field == "owner" else "kind"  # the patch's name for the new value
+
+    def prepare(table: Table, patch: PatchDict, lengths: _Lengths) -> _Step:
+        _, space, length = _space(table, patch, "space_id", lengths)
+        index = _index(patch, "index", length)
+        value = check(patch.get(value_field), f"{patch.get('op')}: {value_field}")
+        return _commit_piece_field, (space["pieces"], index, field, value)
+
+    return prepare
+
+
+def _optional_text(value: Any, what: str) -> str | None:
+    return None if value is None else _text(value, what)
+
+
+def _piece_state_preparer(field: str) -> Callable[..., _Step]:
+    def prepare(table: Table, patch: PatchDict, lengths: _Lengths) -> _Step:
+        _, space, length = _space(table, patch, "space_id", lengths)
+        index = _index(patch, "index", length)
+        return _commit_piece_state, (space["pieces"], index, field, _key(patch), _value(patch))
+
+    return prepare
+
+
+def _prep_set_space_owner(table: Table, patch: PatchDict, lengths: _Lengths) -> _Step:
+    _, space, _ = _space(table, patch, "space_id", lengths)
+    return space.__setitem__, ("owner", _owner(patch.get("owner"), "set_space_owner: owner"))
+
+
+def _space_state_preparer(field: str) -> Callable[..., _Step]:
+    def prepare(table: Table, patch: PatchDict, lengths: _Lengths) -> _Step:
+        _, space, _ = _space(table, patch, "space_id", lengths)
+        return _commit_key, (space[field], _key(patch), _value(patch))
+
+    return prepare
+
+
+def _player_state_preparer(field: str) -> Callable[..., _Step]:
+    def prepare(table: Table, patch: PatchDict, lengths: _Lengths) -> _Step:
+        return _commit_key, (_player(table, patch)[field], _key(patch), _value(patch))
+
+    return prepare
+
+
+def _prep_set_active_players(table: Table, patch: PatchDict, lengths: _Lengths) -> _Step:
+    ids = _player_ids(patch.get("player_ids"), "set_active_players: player_ids")
+    return table.state.__setitem__, ("active_player_ids", ids)
+
+
+def _prep_set_meta(table: Table, patch: PatchDict, lengths: _Lengths) -> _Step:
+    return _commit_key, (table.state["meta_data"], _key(patch), _value(patch))
+
+
+def _prep_log(table: Table, patch: PatchDict, lengths: _Lengths) -> _Step:
+    return _commit_log, (table.state["log"], _normalize_log_entry(patch.get("entry"), "log: entry"))
+
+
+_PREPARERS: dict[str, Callable[[Table, PatchDict, _Lengths], _Step]] = {
+    "add_piece": _prep_add_piece,
+    "insert_piece": _prep_insert_piece,
+    "remove_piece": _prep_remove_piece,
+    "move_piece": _prep_move_piece,
+    "permute": _prep_permute,
+    "set_public_kind": _piece_field_preparer("public_kind", _text),
+    "set_private_kind": _piece_field_preparer("private_kind", _optional_text),
+    "set_piece_owner": _piece_field_preparer("owner", _owner),
+    "set_piece_public_state": _piece_state_preparer("public_state"),
+    "set_piece_private_state": _piece_state_preparer("private_state"),
+    "set_space_owner": _prep_set_space_owner,
+    "set_space_public_state": _space_state_preparer("public_state"),
+    "set_space_private_state": _space_state_preparer("private_state"),
+    "set_player_public_state": _player_state_preparer("public_state"),
+    "set_player_private_state": _player_state_preparer("private_state"),
+    "set_active_players": _prep_set_active_players,
+    "set_meta": _prep_set_meta,
+    "log": _prep_log,
+}
+PATCH_OPS = frozenset(_PREPARERS)
+"""Every patch op of docs/abi.md."""
+
+
+def _prepare(table: Table, patch: PatchDict, lengths: _Lengths) -> _Step:
+    try:
+        prepare = _PREPARERS[patch["op"]]
+    except (KeyError, TypeError):
+        op = patch.get("op") if type(patch) is dict else patch
+        raise PatchError(f"unknown patch op {op!r}") from None
+    return prepare(table, patch, lengths)
+
+
+# ---------------------------------------------------------------------------
+# The table
+# ---------------------------------------------------------------------------
+
+
+class Table:
+    """The authoritative mirror of one match's state, indexed by space id and player id.
+
+    ``Table(state)`` normalises (and so copies) ``state``; the table owns the result
+    at :attr:`state`. Change it only through :meth:`apply`, which keeps the indexes
+    right; reading it is fine.
+
+    Args:
+        state: a State dict in either JSON form.
+
+    Raises:
+        PatchError: the state is malformed (see :func:`normalize_state`).
+    """
+
+    __slots__ = ("state", "_spaces", "_players")
+
+    state: StateDict
+    _spaces: dict[str, dict[str, Any]]
+    _players: dict[int, dict[str, Any]]
+
+    def __init__(self, state: dict[str, Any]) -> None:
+        self._bind(normalize_state(state))
+
+    @classmethod
+    def _trusted(cls, state: StateDict) -> Table:
+        """A table over an already normalised state, without copying it."""
+        table = cls.__new__(cls)
+        table._bind(state)
+        return table
+
+    @staticmethod
+    def _adopt(state: StateDict) -> tuple[dict[str, dict[str, Any]], dict[int, dict[str, Any]]]:
+        spaces = {space["space_id"]: space for space in state["spaces"]}
+        if len(spaces) != len(state["spaces"]):
+            raise PatchError("two spaces share a space_id")
+        players = {player["player_id"]: player for player in state["players"]}
+        if len(players) != len(state["players"]):
+            raise PatchError("two players share a player_id")
+        return spaces, players
+
+    def _bind(self, state: StateDict) -> None:
+        self.state = state
+        self._spaces, self._players = Table._adopt(state)
+
+    def apply(self, patches: Iterable[PatchDict]) -> None:
+        """Apply patches in order, all or none.
+
+        Args:
+            patches: Patch dicts of docs/abi.md; each is read, never kept or changed.
+
+        Raises:
+            PatchError: a patch does not fit the state as it would be after the ones
+                before it; ``patch_index`` says which. The state is then unchanged.
+        """
+        lengths: _Lengths = {}
+        steps: list[_Step] = []
+        try:
+            for patch in patches:
+                steps.append(_prepare(self, patch, lengths))
+        except PatchError as exc:
+            raise PatchError(f"patch {len(steps)}: {exc.message}", patch_index=len(steps)) from exc
+        for commit, args in steps:
+            commit(*args)
+
+    def apply_patch(self, patch: PatchDict) -> None:
+        """Apply one patch (see :meth:`apply`). Raises PatchError; the state is then unchanged."""
+        commit, args = _prepare(self, patch, {})
+        commit(*args)
+
+    def space(self, space_id: str) -> dict[str, Any]:
+        """The live Space dict with this id (read it; change it through :meth:`apply`).
+
+        Raises:
+            KeyError: no space has this id.
+        """
+        return self._spaces[space_id]
+
+    def player(self, player_id: int) -> dict[str, Any]:
+        """The live Player dict with this id. Raises KeyError when there is none."""
+        return self._players[player_id]
+
+    def snapshot(self) -> bytes:
+        """The state as orjson bytes (not key-sorted; use :func:`canonical_json` to compare)."""
+        return orjson.dumps(self.state)
+
+    @classmethod
+    def from_snapshot(cls, data: bytes) -> Table:
+        """A table from :meth:`snapshot` bytes (or any State JSON).
+
+        Raises:
+            PatchError: the bytes are not JSON or not a State.
+        """
+        try:
+            state = orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            raise PatchError(f"snapshot is not JSON: {exc}") from exc
+        return cls(state)
+
+    def copy(self) -> Table:
+        """An independent table with an equal state (a deep copy)."""
+        return Table._trusted(orjson.loads(orjson.dumps(self.state)))
+
+    def canonical_json(self) -> bytes:
+        """:func:`canonical_json` of the state."""
+        return canonical_json(self.state)
+
+
+def apply_patch(state: StateDict, patch: PatchDict) -> None:
+    """Apply one patch to a normalised state in place.
+
+    Builds a space index per call; a match should keep a :class:`Table` instead.
+
+    Raises:
+        PatchError: the patch does not fit; the state is unchanged.
+    """
+    Table._trusted(state).apply_patch(patch)
+
+
+def apply_patches(state: StateDict, patches: Iterable[PatchDict]) -> None:
+    """Apply patches in order to a normalised state in place, all or none.
+
+    Raises:
+        PatchError: a patch does not fit (``patch_index`` says which); the state is unchanged.
+    """
+    Table._trusted(state).apply(patches)
