@@ -1,0 +1,169 @@
+//! The raw ABI v1 (docs/abi.md, "Exports"): every `unsafe` of the SDK lives
+//! here. `export_game!` turns these into the module's exports.
+
+use std::alloc::{self, Layout};
+use std::cell::{Cell, RefCell};
+
+use crate::cache::StateCache;
+use crate::dispatch::dispatch;
+use crate::game::Game;
+use crate::printing::peek_printed;
+
+/// What `tablehost_abi_v1` returns: the minor version of ABI v1.
+pub const ABI_MINOR_VERSION: i32 = 0;
+
+thread_local! {
+    static CACHE: RefCell<StateCache> = RefCell::new(StateCache::new());
+    /// The last response; valid until the next `tablehost_call`.
+    static RESPONSE: RefCell<Vec<u8>> = RefCell::new(Vec::new());
+    /// `{"message", "printed"}` of the last panic, written by the hook.
+    static PANIC_REPORT: RefCell<Vec<u8>> = RefCell::new(Vec::new());
+    static HOOK_INSTALLED: Cell<bool> = Cell::new(false);
+}
+
+/// `(ptr << 32) | len` as the i64 the host unpacks (both as u32).
+fn pack(ptr: *const u8, len: usize) -> i64 {
+    (((ptr as usize as u64) << 32) | (len as u64 & 0xFFFF_FFFF)) as i64
+}
+
+fn buffer_layout(len: i32) -> Option<Layout> {
+    let len = usize::try_from(len).ok()?;
+    Layout::from_size_align(len.max(1), 1).ok()
+}
+
+/// `tablehost_alloc(len)`: a fresh buffer of `len` bytes, or 0 when `len` is
+/// negative or memory is exhausted.
+///
+/// # Safety
+/// Only for the host through the export.
+pub unsafe fn alloc(len: i32) -> i32 {
+    match buffer_layout(len) {
+        Some(layout) => alloc::alloc(layout) as usize as i32,
+        None => 0,
+    }
+}
+
+/// `tablehost_dealloc(ptr, len)`: free a buffer from `alloc` (same `len`).
+///
+/// # Safety
+/// `ptr` must come from `alloc(len)` and not be freed yet.
+pub unsafe fn dealloc(ptr: i32, len: i32) {
+    if ptr == 0 {
+        return;
+    }
+    if let Some(layout) = buffer_layout(len) {
+        alloc::dealloc(ptr as usize as *mut u8, layout);
+    }
+}
+
+/// `tablehost_call(op, ptr, len)`: run `op` on the request bytes and return
+/// the packed location of the response, which stays valid until the next call.
+///
+/// # Safety
+/// `ptr..ptr+len` must be readable guest memory for the whole call.
+pub unsafe fn call<G: Game>(op: i32, ptr: i32, len: i32) -> i64 {
+    install_panic_hook();
+    let request: &[u8] = if len <= 0 || ptr == 0 {
+        &[]
+    } else {
+        std::slice::from_raw_parts(ptr as usize as *const u8, len as usize)
+    };
+    let response = CACHE.with(|cache| dispatch::<G>(&mut cache.borrow_mut(), op, request));
+    RESPONSE.with(|slot| {
+        let mut slot = slot.borrow_mut();
+        *slot = response;
+        pack(slot.as_ptr(), slot.len())
+    })
+}
+
+/// `tablehost_panic_message()`: the packed location of
+/// `{"message": str|null, "printed": str}` describing the last panic.
+pub fn panic_message() -> i64 {
+    PANIC_REPORT.with(|report| {
+        let mut report = report.borrow_mut();
+        if report.is_empty() {
+            *report = panic_report(None, &peek_printed());
+        }
+        pack(report.as_ptr(), report.len())
+    })
+}
+
+fn panic_report(message: Option<&str>, printed: &str) -> Vec<u8> {
+    serde_json::to_vec(&serde_json::json!({ "message": message, "printed": printed }))
+        .unwrap_or_else(|_| b"{\"message\":null,\"printed\":\"\"}".to_vec())
+}
+
+/// Keep each panic's message, location and printed text for `panic_message`
+/// (with `panic = "abort"` the trap follows right after the hook).
+fn install_panic_hook() {
+    if HOOK_INSTALLED.with(|installed| installed.replace(true)) {
+        return;
+    }
+    std::panic::set_hook(Box::new(|info| {
+        let payload = info.payload();
+        let text = if let Some(text) = payload.downcast_ref::<&str>() {
+            (*text).to_owned()
+        } else if let Some(text) = payload.downcast_ref::<String>() {
+            text.clone()
+        } else {
+            "panic with a non-string payload".to_owned()
+        };
+        let message = match info.location() {
+            Some(at) => format!("panicked at {}:{}:{}: {}", at.file(), at.line(), at.column(), text),
+            None => format!("panicked: {}", text),
+        };
+        let report = panic_report(Some(&message), &peek_printed());
+        PANIC_REPORT.with(|slot| {
+            if let Ok(mut slot) = slot.try_borrow_mut() {
+                *slot = report;
+            }
+        });
+    }));
+}
+
+/// Generate every ABI v1 export for the game type `$game` (see docs/abi.md).
+///
+/// ```ignore
+/// tablehost_sdk::export_game!(TicTacToe);
+/// ```
+/// The exports exist only on wasm32; on other targets the macro only checks
+/// that `$game` implements `Game`.
+#[macro_export]
+macro_rules! export_game {
+    ($game:ty) => {
+        const _: fn() = || {
+            fn assert_game<G: $crate::Game>() {}
+            assert_game::<$game>();
+        };
+
+        #[cfg(target_arch = "wasm32")]
+        #[no_mangle]
+        pub extern "C" fn tablehost_abi_v1() -> i32 {
+            $crate::abi::ABI_MINOR_VERSION
+        }
+
+        #[cfg(target_arch = "wasm32")]
+        #[no_mangle]
+        pub extern "C" fn tablehost_alloc(len: i32) -> i32 {
+            unsafe { $crate::abi::alloc(len) }
+        }
+
+        #[cfg(target_arch = "wasm32")]
+        #[no_mangle]
+        pub extern "C" fn tablehost_dealloc(ptr: i32, len: i32) {
+            unsafe { $crate::abi::dealloc(ptr, len) }
+        }
+
+        #[cfg(target_arch = "wasm32")]
+        #[no_mangle]
+        pub extern "C" fn tablehost_call(op: i32, ptr: i32, len: i32) -> i64 {
+            unsafe { $crate::abi::call::<$game>(op, ptr, len) }
+        }
+
+        #[cfg(target_arch = "wasm32")]
+        #[no_mangle]
+        pub extern "C" fn tablehost_panic_message() -> i64 {
+            $crate::abi::panic_message()
+        }
+    };
+}

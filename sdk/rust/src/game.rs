@@ -1,0 +1,121 @@
+//! The `Game` trait a game author implements, and the two driver functions
+//! (`start`, `play`) that run it the way the host does (also handy in tests).
+
+use std::collections::BTreeMap;
+
+use crate::action::{Action, AvailableAction};
+use crate::config::{GameConfig, Scores, StartingPlayer};
+use crate::patch::Patch;
+use crate::rng::Rng;
+use crate::state::{Player, PlayerId, State};
+use crate::table::Table;
+
+/// The rules of one game. All associated functions: a module keeps nothing
+/// between calls but the SDK's state cache.
+pub trait Game {
+    /// The starting table for `players` (the seated ids, in seat order).
+    fn config(players: &[PlayerId]) -> GameConfig;
+
+    /// Changes made once after seating, before the first move (shuffle, deal).
+    /// Runs with the setup seed's rng, after any `StartingPlayer::Random` draw.
+    fn prepare(table: &mut Table, rng: &mut Rng) {
+        let _ = (table, rng);
+    }
+
+    /// Every legal action of `player_id` in this state (empty when none).
+    fn available_actions(table: &Table, player_id: PlayerId) -> Vec<AvailableAction>;
+
+    /// Carry out `action` by `player_id`. The host has checked that it was
+    /// offered; a panic refuses the move and leaves the match unchanged.
+    fn apply_action(table: &mut Table, player_id: PlayerId, action: &Action, rng: &mut Rng);
+
+    /// Every seated player's score, keyed by player id.
+    fn scores(table: &Table) -> Scores;
+
+    /// Whether the match has ended (no action is accepted afterwards).
+    fn is_game_over(table: &Table, scores: &Scores) -> bool;
+}
+
+/// A match just set up: the state `config` built, the table after `prepare`
+/// (its patches still recorded), and what else the setup response carries.
+#[derive(Clone, Debug)]
+pub struct Started {
+    /// The state before `prepare`: what the setup response sends as `state`.
+    pub initial: State,
+    /// The table after `prepare`; `table.patches()` are prepare's patches.
+    pub table: Table,
+    pub score_labels: Vec<String>,
+    /// Whether the setup rng was drawn from (random starter or prepare).
+    pub rng_used: bool,
+}
+
+/// What one move produced.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Played {
+    pub patches: Vec<Patch>,
+    pub rng_used: bool,
+    pub allow_undo: bool,
+}
+
+/// Run setup as the host does: `config`, seat `players`, pick the starting
+/// player(s), then `prepare`, all with one `Rng` seeded by `seed`.
+///
+/// Panics when `players` is empty or a given starting player is not seated.
+pub fn start<G: Game>(players: Vec<Player>, seed: u64) -> Started {
+    assert!(!players.is_empty(), "a match needs at least one player");
+    let ids: Vec<PlayerId> = players.iter().map(|p| p.player_id).collect();
+    let config = G::config(&ids);
+    let mut rng = Rng::new(seed);
+    let active_player_ids = match config.starting_player {
+        StartingPlayer::Random => vec![ids[rng.below(ids.len())]],
+        StartingPlayer::All => ids.clone(),
+        StartingPlayer::Player(id) => {
+            assert!(ids.contains(&id), "starting player {} is not seated", id);
+            vec![id]
+        }
+    };
+    let initial = State {
+        active_player_ids,
+        players,
+        spaces: config.spaces,
+        meta_data: config.meta_data,
+        log: Vec::new(),
+    };
+    let mut table = Table::new(initial.clone());
+    G::prepare(&mut table, &mut rng);
+    Started { initial, table, score_labels: config.score_labels, rng_used: rng.used() }
+}
+
+/// Set up a match for `player_ids` (usernames `player-<id>`, no colours) and
+/// return the starting table with nothing recorded. For tests and tools.
+pub fn new_match<G: Game>(player_ids: &[PlayerId], seed: u64) -> Table {
+    let players = player_ids
+        .iter()
+        .map(|&player_id| Player { player_id, username: format!("player-{}", player_id), ..Player::default() })
+        .collect();
+    let mut table = start::<G>(players, seed).table;
+    table.take_patches();
+    table
+}
+
+/// Apply one move as the host does: a fresh `Rng` from `seed`, then
+/// `apply_action`; returns the recorded patches (cleared from `table`).
+pub fn play<G: Game>(table: &mut Table, player_id: PlayerId, action: &Action, seed: u64) -> Played {
+    table.take_patches();
+    let mut rng = Rng::new(seed);
+    G::apply_action(table, player_id, action, &mut rng);
+    let allow_undo = table.undo_allowed();
+    Played { patches: table.take_patches(), rng_used: rng.used(), allow_undo }
+}
+
+/// The actions of every active player, keyed by id; empty when `game_over`.
+pub fn actions_of_active<G: Game>(table: &Table, game_over: bool) -> BTreeMap<PlayerId, Vec<AvailableAction>> {
+    if game_over {
+        return BTreeMap::new();
+    }
+    table
+        .active_players()
+        .iter()
+        .map(|&player_id| (player_id, G::available_actions(table, player_id)))
+        .collect()
+}

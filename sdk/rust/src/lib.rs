@@ -1,0 +1,32 @@
+//! tablehost-sdk: write a turn-based game's rules once, compile them to a
+//! wasm module the tablehost host runs (ABI v1, docs/abi.md).
+//!
+//! Implement [`Game`], then `tablehost_sdk::export_game!(MyGame);`.
+//! Read the state through [`Table`], change it only through `Table`'s
+//! mutators (each records a [`Patch`]), draw randomness only from [`Rng`],
+//! and print with `tablehost_sdk::println!` (the host receives it as `printed`).
+
+#[doc(hidden)]
+pub mod abi;
+mod action;
+mod cache;
+mod config;
+pub mod dispatch;
+mod game;
+mod patch;
+#[doc(hidden)]
+pub mod printing;
+mod rng;
+mod state;
+mod table;
+
+pub use action::{Action, AvailableAction, Button, Intent};
+pub use cache::StateCache;
+pub use config::{GameConfig, Score, Scores, StartingPlayer};
+pub use game::{actions_of_active, new_match, play, start, Game, Played, Started};
+pub use patch::{apply_patch, apply_patches, Patch, PatchError, LOG_CAP};
+pub use rng::{Bound, Rng};
+pub use state::{Arrangement, LogEntry, Piece, Player, PlayerId, Space, State};
+pub use table::Table;
+
+pub use serde_json::{self, json, Map, Value};
