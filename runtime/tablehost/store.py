@@ -1,0 +1,366 @@
+"""``MatchStore``: durable modules, matches, seats and the append-only move journal.
+
+The embedded default is SQLite in a data directory. The schema and every
+statement live in this file, written in portable SQL (``VARCHAR``, ``BIGINT``,
+``TEXT``, one dialect-specific name: the byte-string type) so the same tables
+run on PostgreSQL; the ``?`` placeholders become ``%s`` there.
+
+Durability: the database runs in WAL mode with ``synchronous=FULL`` by default,
+so a committed move survives a power cut, not just a killed process (about
+0.4 ms per commit measured on these machines). ``synchronous="NORMAL"`` with WAL
+still survives a killed process (the WAL is in the OS page cache) but may lose
+the newest commits on power loss; it costs about 0.02 ms per commit.
+
+Each :meth:`MatchStore.append` / :meth:`MatchStore.create_match` commits before it
+returns: the match's journal hook calls it before a change becomes visible, so
+a move acknowledged to a client is on disk.
+
+Thread-safety: one connection guarded by one lock (SQLite admits one writer at
+a time anyway); every public method may be called from any thread.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from tablehost.errors import RecordError
+
+DB_FILENAME = "tablehost.sqlite3"
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """The few words that differ between SQL databases.
+
+    Attributes:
+        blob_type: the column type of raw bytes.
+        placeholder: the DB-API parameter marker.
+    """
+
+    blob_type: str
+    placeholder: str
+
+    def sql(self, statement: str) -> str:
+        """Return ``statement`` (written with ``?`` markers and ``{blob}``) in this dialect."""
+        return statement.replace("{blob}", self.blob_type).replace("?", self.placeholder)
+
+
+SQLITE = Dialect(blob_type="BLOB", placeholder="?")
+POSTGRESQL = Dialect(blob_type="BYTEA", placeholder="%s")
+
+SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS schema_info (
+        schema_version INTEGER NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS modules (
+        sha256      VARCHAR(64)  PRIMARY KEY,
+        name        VARCHAR(200) NOT NULL,
+        size_bytes  BIGINT       NOT NULL,
+        exports     TEXT         NOT NULL,
+        data        {blob}       NOT NULL,
+        uploaded_at VARCHAR(40)  NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS matches (
+        match_id      VARCHAR(64) PRIMARY KEY,
+        module_sha256 VARCHAR(64) NOT NULL REFERENCES modules (sha256),
+        setup         TEXT        NOT NULL,
+        created_at    VARCHAR(40) NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS seats (
+        token_sha256 VARCHAR(64) PRIMARY KEY,
+        match_id     VARCHAR(64) NOT NULL REFERENCES matches (match_id),
+        player_id    BIGINT
+    )""",
+    """CREATE TABLE IF NOT EXISTS moves (
+        match_id VARCHAR(64) NOT NULL REFERENCES matches (match_id),
+        version  BIGINT      NOT NULL,
+        kind     VARCHAR(16) NOT NULL,
+        payload  TEXT        NOT NULL,
+        PRIMARY KEY (match_id, version)
+    )""",
+)
+"""The tables. ``seats.player_id`` is NULL for a spectator token. ``moves`` is
+append-only: a move row keyed by its ``seq``, an undo row keyed by its ``undo_seq``
+(both are match versions, so the key also refuses a duplicated move)."""
+
+INSERT_MODULE = (
+    "INSERT INTO modules (sha256, name, size_bytes, exports, data, uploaded_at) VALUES (?, ?, ?, ?, ?, ?)"
+)
+SELECT_MODULE = "SELECT sha256, name, size_bytes, exports, uploaded_at, data FROM modules WHERE sha256 = ?"
+SELECT_MODULES = (
+    "SELECT sha256, name, size_bytes, exports, uploaded_at FROM modules ORDER BY uploaded_at, sha256"
+)
+INSERT_MATCH = "INSERT INTO matches (match_id, module_sha256, setup, created_at) VALUES (?, ?, ?, ?)"
+INSERT_SEAT = "INSERT INTO seats (token_sha256, match_id, player_id) VALUES (?, ?, ?)"
+INSERT_MOVE = "INSERT INTO moves (match_id, version, kind, payload) VALUES (?, ?, ?, ?)"
+SELECT_MATCHES = "SELECT match_id, setup FROM matches ORDER BY created_at, match_id"
+SELECT_MATCH = "SELECT match_id, setup FROM matches WHERE match_id = ?"
+SELECT_MOVES = "SELECT kind, payload FROM moves WHERE match_id = ? ORDER BY version"
+SELECT_SEATS = "SELECT token_sha256, match_id, player_id FROM seats"
+SELECT_SCHEMA = "SELECT schema_version FROM schema_info"
+INSERT_SCHEMA = "INSERT INTO schema_info (schema_version) VALUES (?)"
+
+
+@dataclass(frozen=True)
+class StoredModule:
+    """A module row.
+
+    Attributes:
+        sha256: lowercase hex sha256 of ``data`` (the module id).
+        name: the name given at first upload.
+        size_bytes: ``len(data)``.
+        exports: the module's export names, sorted.
+        uploaded_at: RFC 3339 UTC timestamp of the first upload.
+        data: the module bytes; ``b""`` when listed without them.
+    """
+
+    sha256: str
+    name: str
+    size_bytes: int
+    exports: list[str]
+    uploaded_at: str
+    data: bytes = b""
+
+
+@dataclass(frozen=True)
+class SeatRow:
+    """A token of a match, stored only as its hash.
+
+    Attributes:
+        token_sha256: lowercase hex sha256 of the bearer token.
+        match_id: the match the token belongs to.
+        player_id: the seat it acts for, or ``None`` for the spectator token.
+    """
+
+    token_sha256: str
+    match_id: str
+    player_id: int | None
+
+
+Journal = Callable[[str, dict[str, Any]], None]
+"""The ``journal(kind, payload)`` hook of ``Match`` (docs/architecture.md)."""
+
+
+class MatchStore:
+    """Durable storage of one host: modules, matches, seat tokens and moves.
+
+    Args:
+        data_dir: directory of the database file (created if missing).
+        synchronous: ``"FULL"`` (default: durable across power loss) or ``"NORMAL"``
+            (durable across a killed process only); see the module docstring.
+
+    Raises:
+        ValueError: an unknown ``synchronous`` mode.
+        RecordError: the database was written by a newer schema version.
+    """
+
+    def __init__(self, data_dir: Path | str, *, synchronous: str = "FULL") -> None:
+        if synchronous not in ("FULL", "NORMAL"):
+            raise ValueError(f"synchronous must be FULL or NORMAL, got {synchronous!r}")
+        self.data_dir = Path(data_dir)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.path = self.data_dir / DB_FILENAME
+        self._dialect = SQLITE
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(f"PRAGMA synchronous={synchronous}")
+        self._db.execute("PRAGMA foreign_keys=ON")
+        self._create_schema()
+
+    # ------------------------------------------------------------ plumbing
+
+    def _create_schema(self) -> None:
+        with self._transaction() as db:
+            for statement in SCHEMA:
+                db.execute(self._dialect.sql(statement))
+            row = db.execute(self._dialect.sql(SELECT_SCHEMA)).fetchone()
+            if row is None:
+                db.execute(self._dialect.sql(INSERT_SCHEMA), (SCHEMA_VERSION,))
+            elif row[0] > SCHEMA_VERSION:
+                raise RecordError(
+                    f"{self.path} has schema version {row[0]}; this tablehost reads up to {SCHEMA_VERSION}"
+                )
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction under the store lock; committed on success, rolled back on error."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def _query(self, statement: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return list(self._db.execute(self._dialect.sql(statement), params).fetchall())
+
+    def close(self) -> None:
+        """Close the connection; the store is unusable afterwards."""
+        with self._lock:
+            self._db.close()
+
+    # ------------------------------------------------------------ modules
+
+    def put_module(
+        self, sha256: str, name: str, data: bytes, exports: list[str], uploaded_at: str
+    ) -> StoredModule:
+        """Store module bytes unless a module with this sha256 exists.
+
+        Args:
+            sha256: lowercase hex sha256 of ``data`` (the caller computed and validated it).
+            name: the module's name.
+            data: the module bytes.
+            exports: the export names.
+            uploaded_at: RFC 3339 UTC timestamp.
+
+        Returns:
+            The stored module (the earlier one, name included, when the bytes were known), without bytes.
+        """
+        with self._transaction() as db:
+            row = db.execute(self._dialect.sql(SELECT_MODULE), (sha256,)).fetchone()
+            if row is None:
+                db.execute(
+                    self._dialect.sql(INSERT_MODULE),
+                    (sha256, name, len(data), orjson.dumps(sorted(exports)).decode(), data, uploaded_at),
+                )
+                return StoredModule(sha256, name, len(data), sorted(exports), uploaded_at)
+        return _module_from_row(row[:5])
+
+    def get_module(self, sha256: str) -> StoredModule | None:
+        """The module with this id, bytes included, or ``None``."""
+        rows = self._query(SELECT_MODULE, (sha256,))
+        if not rows:
+            return None
+        return _module_from_row(rows[0][:5], data=bytes(rows[0][5]))
+
+    def list_modules(self) -> list[StoredModule]:
+        """Every module without its bytes, oldest first."""
+        return [_module_from_row(row) for row in self._query(SELECT_MODULES)]
+
+    # ------------------------------------------------------------ matches
+
+    def create_match(self, setup_record: dict[str, Any], seats: list[SeatRow]) -> None:
+        """Store a new match and its tokens in one transaction (the journal's ``"setup"`` entry).
+
+        Args:
+            setup_record: the record of docs/architecture.md without moves; needs ``match_id``,
+                ``module.sha256`` and ``created_at``.
+            seats: the match's token hashes (seats and spectator).
+
+        Raises:
+            sqlite3.IntegrityError: the match id or a token hash exists, or the module is unknown.
+        """
+        match_id = setup_record["match_id"]
+        record = {key: value for key, value in setup_record.items() if key != "moves"}
+        with self._transaction() as db:
+            db.execute(
+                self._dialect.sql(INSERT_MATCH),
+                (match_id, record["module"]["sha256"], orjson.dumps(record).decode(), record["created_at"]),
+            )
+            for seat in seats:
+                db.execute(self._dialect.sql(INSERT_SEAT), (seat.token_sha256, match_id, seat.player_id))
+
+    def append(self, match_id: str, kind: str, payload: dict[str, Any]) -> None:
+        """Append one journal entry and commit before returning.
+
+        Args:
+            match_id: the match.
+            kind: ``"move"`` (payload is a move dict with ``seq``) or ``"undo"`` (payload
+                ``{"seq", "undo_seq", "at"}``).
+            payload: the journal payload as the match emitted it.
+
+        Raises:
+            ValueError: an unknown kind.
+            sqlite3.IntegrityError: this version of the match is already stored (a duplicated
+                move) or the match is unknown.
+        """
+        if kind == "move":
+            version = payload["seq"]
+        elif kind == "undo":
+            version = payload["undo_seq"]
+        else:
+            raise ValueError(f"unknown journal kind {kind!r}")
+        with self._transaction() as db:
+            db.execute(
+                self._dialect.sql(INSERT_MOVE), (match_id, version, kind, orjson.dumps(payload).decode())
+            )
+
+    def journal_for(self, match_id: str | None, seats: list[SeatRow] | None = None) -> Journal:
+        """The ``journal`` hook of one match.
+
+        Args:
+            match_id: the match id; ``None`` to take it from the setup record.
+            seats: the tokens stored with the ``"setup"`` entry (new matches only).
+
+        Returns:
+            ``journal(kind, payload)``: ``"setup"`` calls :meth:`create_match`, the rest :meth:`append`.
+        """
+
+        def journal(kind: str, payload: dict[str, Any]) -> None:
+            if kind == "setup":
+                self.create_match(payload, seats or [])
+            else:
+                self.append(match_id or payload["match_id"], kind, payload)
+
+        return journal
+
+    def load_record(self, match_id: str) -> dict[str, Any]:
+        """Rebuild one match's record (format ``tablehost.record/1``) from its setup and journal.
+
+        Raises:
+            KeyError: no such match.
+            RecordError: an undo entry names a move that is not stored.
+        """
+        rows = self._query(SELECT_MATCH, (match_id,))
+        if not rows:
+            raise KeyError(match_id)
+        return self._rebuild(rows[0][1], self._query(SELECT_MOVES, (match_id,)))
+
+    def load_records(self) -> Iterator[dict[str, Any]]:
+        """Every match's record, oldest match first (see :meth:`load_record`)."""
+        for match_id, _setup in self._query(SELECT_MATCHES):
+            yield self.load_record(match_id)
+
+    def load_seats(self) -> list[SeatRow]:
+        """Every stored token hash."""
+        return [SeatRow(token, match_id, pid) for token, match_id, pid in self._query(SELECT_SEATS)]
+
+    @staticmethod
+    def _rebuild(setup_json: str, journal_rows: list[tuple[Any, ...]]) -> dict[str, Any]:
+        record: dict[str, Any] = orjson.loads(setup_json)
+        moves: list[dict[str, Any]] = []
+        by_seq: dict[int, dict[str, Any]] = {}
+        for kind, payload_json in journal_rows:
+            payload = orjson.loads(payload_json)
+            if kind == "move":
+                move = {**payload, "undone": False, "undo_seq": None}
+                moves.append(move)
+                by_seq[move["seq"]] = move
+            else:
+                undone = by_seq.get(payload["seq"])
+                if undone is None:
+                    raise RecordError(
+                        f"match {record.get('match_id')}: undo of move {payload['seq']} which is not stored"
+                    )
+                undone["undone"] = True
+                undone["undo_seq"] = payload["undo_seq"]
+        record["moves"] = moves
+        return record
+
+
+def _module_from_row(row: tuple[Any, ...], data: bytes = b"") -> StoredModule:
+    sha256, name, size_bytes, exports_json, uploaded_at = row
+    return StoredModule(sha256, name, int(size_bytes), list(orjson.loads(exports_json)), uploaded_at, data)

@@ -1,0 +1,202 @@
+"""MatchStore: modules, matches, tokens and the move journal, on its own (no guest)."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tablehost.errors import RecordError
+from tablehost.store import POSTGRESQL, SCHEMA, MatchStore, SeatRow
+
+RUNTIME = Path(__file__).resolve().parents[1] / "runtime"
+
+
+def setup_record(match_id: str = "m-1", sha256: str = "a" * 64) -> dict[str, Any]:
+    return {
+        "format": "tablehost.record/1",
+        "match_id": match_id,
+        "module": {"sha256": sha256, "name": "ttt"},
+        "players": [{"player_id": 1, "username": "ann", "color": "#111"}],
+        "setup": {
+            "seed": 2**64 - 1,
+            "state": {"spaces": []},
+            "patches": [],
+            "rng_used": False,
+            "score_labels": ["Points"],
+        },
+        "moves": [],
+        "created_at": "2026-11-29T21:00:00.000000Z",
+    }
+
+
+def move(seq: int, player_id: int = 1) -> dict[str, Any]:
+    return {
+        "seq": seq,
+        "player_id": player_id,
+        "action": {"type": "space_click", "space_id": f"s{seq}"},
+        "view_action": None,
+        "seed": 2**63 + seq,
+        "patches": [{"op": "set_meta", "key": "k", "value": seq}],
+        "rng_used": False,
+        "allow_undo": True,
+        "undone": False,
+        "undo_seq": None,
+        "at": "2026-11-29T21:00:01.000000Z",
+    }
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> MatchStore:
+    s = MatchStore(tmp_path)
+    s.put_module("a" * 64, "ttt", b"\0asm", ["memory"], "2026-11-29T21:00:00Z")
+    return s
+
+
+def test_module_upload_is_idempotent_and_keeps_first_name(store: MatchStore) -> None:
+    again = store.put_module("a" * 64, "other name", b"\0asm", ["memory"], "2027-01-01T00:00:00Z")
+    assert again.name == "ttt"
+    assert again.uploaded_at == "2026-11-29T21:00:00Z"
+    assert [m.sha256 for m in store.list_modules()] == ["a" * 64]
+    stored = store.get_module("a" * 64)
+    assert stored is not None and stored.data == b"\0asm" and stored.size_bytes == 4
+    assert store.get_module("b" * 64) is None
+
+
+def test_setup_then_moves_round_trip_through_a_reopened_store(tmp_path: Path, store: MatchStore) -> None:
+    seats = [SeatRow("1" * 64, "m-1", 1), SeatRow("2" * 64, "m-1", None)]
+    journal = store.journal_for("m-1", seats)
+    journal("setup", setup_record())
+    journal("move", move(1))
+    journal("move", move(2))
+    journal("undo", {"seq": 2, "undo_seq": 3, "at": "2026-11-29T21:00:02.000000Z"})
+    store.close()
+
+    reopened = MatchStore(tmp_path)
+    record = reopened.load_record("m-1")
+    assert record["setup"]["seed"] == 2**64 - 1  # 64-bit seeds survive exactly
+    assert [(m["seq"], m["undone"], m["undo_seq"]) for m in record["moves"]] == [
+        (1, False, None),
+        (2, True, 3),
+    ]
+    assert record["moves"][0]["seed"] == 2**63 + 1
+    assert set(reopened.load_seats()) == set(seats)
+    assert [r["match_id"] for r in reopened.load_records()] == ["m-1"]
+
+
+def test_a_duplicated_version_is_refused_and_nothing_is_written(store: MatchStore) -> None:
+    store.create_match(setup_record(), [])
+    store.append("m-1", "move", move(1))
+    with pytest.raises(sqlite3.IntegrityError):
+        store.append("m-1", "move", move(1, player_id=2))
+    assert [m["player_id"] for m in store.load_record("m-1")["moves"]] == [1]
+
+
+def test_a_move_of_an_unknown_match_is_refused(store: MatchStore) -> None:
+    with pytest.raises(sqlite3.IntegrityError):
+        store.append("m-nope", "move", move(1))
+
+
+def test_a_match_of_an_unknown_module_is_refused_with_its_tokens(store: MatchStore) -> None:
+    with pytest.raises(sqlite3.IntegrityError):
+        store.create_match(setup_record(sha256="f" * 64), [SeatRow("3" * 64, "m-1", 1)])
+    assert store.load_seats() == []
+    with pytest.raises(KeyError):
+        store.load_record("m-1")
+
+
+def test_an_undo_of_a_move_that_is_not_stored_is_reported(store: MatchStore) -> None:
+    store.create_match(setup_record(), [])
+    store.append("m-1", "undo", {"seq": 7, "undo_seq": 1, "at": "x"})
+    with pytest.raises(RecordError, match="undo of move 7"):
+        store.load_record("m-1")
+
+
+def test_unknown_journal_kind_and_sync_mode_are_refused(tmp_path: Path, store: MatchStore) -> None:
+    with pytest.raises(ValueError):
+        store.append("m-1", "teleport", {})
+    with pytest.raises(ValueError):
+        MatchStore(tmp_path / "other", synchronous="OFF")
+
+
+def test_schema_uses_only_portable_types() -> None:
+    column = re.compile(r"^\s+([a-z_0-9]+)\s+([A-Z]+|\{blob\})", re.MULTILINE)
+    types = {match[1] for statement in SCHEMA for match in column.findall(statement)}
+    assert types == {"VARCHAR", "BIGINT", "TEXT", "INTEGER", "{blob}"}
+    assert "BYTEA" in POSTGRESQL.sql(SCHEMA[1]) and "%s" in POSTGRESQL.sql("VALUES (?)")
+
+
+# A history is a list of steps: True = a new move, False = undo the newest move not yet undone.
+histories = st.lists(st.booleans(), max_size=30)
+
+
+@settings(max_examples=40, deadline=None)
+@given(steps=histories)
+def test_record_rebuilt_from_the_journal_matches_the_history(
+    tmp_path_factory: Any, steps: list[bool]
+) -> None:
+    store = MatchStore(tmp_path_factory.mktemp("db"))
+    store.put_module("a" * 64, "ttt", b"\0asm", [], "t")
+    store.create_match(setup_record(), [])
+    version, live, expected = 0, [], []
+    for new_move in steps:
+        if new_move or not live:
+            version += 1
+            store.append("m-1", "move", move(version))
+            live.append(version)
+            expected.append([version, False, None])
+        else:
+            undone = live.pop()
+            version += 1
+            store.append("m-1", "undo", {"seq": undone, "undo_seq": version, "at": "t"})
+            expected[[e[0] for e in expected].index(undone)][1:] = [True, version]
+    moves = store.load_record("m-1")["moves"]
+    assert [[m["seq"], m["undone"], m["undo_seq"]] for m in moves] == expected
+    assert len(moves) + sum(m["undone"] for m in moves) == version
+    store.close()
+
+
+WRITER = """
+import sys
+from tablehost.store import MatchStore
+sys.path.insert(0, sys.argv[2])
+from test_store import move, setup_record
+store = MatchStore(sys.argv[1])
+store.put_module("a" * 64, "ttt", b"\\0asm", [], "t")
+store.create_match(setup_record(), [])
+seq = 0
+while True:
+    seq += 1
+    store.append("m-1", "move", move(seq))
+    print(seq, flush=True)
+"""
+
+
+def test_every_acknowledged_append_survives_sigkill(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(RUNTIME)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(tmp_path), str(Path(__file__).parent)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert proc.stdout is not None
+    acknowledged = 0
+    for line in proc.stdout:
+        acknowledged = int(line)
+        if acknowledged >= 40:
+            break
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    seqs = [m["seq"] for m in MatchStore(tmp_path).load_record("m-1")["moves"]]
+    assert seqs == list(range(1, len(seqs) + 1))
+    assert len(seqs) >= acknowledged
