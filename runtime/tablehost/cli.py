@@ -1,0 +1,257 @@
+"""The ``tablehost`` command.
+
+Local commands run the host in this process: ``inspect``, ``play``, ``simulate``, ``replay``.
+Server commands (``serve``, ``upload``, ``create``, ``view``, ``act``, ``watch``, ``bots``,
+``demo``) are registered by :mod:`tablehost.cli_remote`. Every command prints a clear
+message and exits non-zero on bad input; ``tablehost COMMAND --help`` documents each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import secrets
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from tablehost.bots import parse_bot_list
+from tablehost.errors import TablehostError
+from tablehost.guest import GuestPool
+from tablehost.limits import DEFAULT_LIMITS
+from tablehost.match import Match, MoveRecord
+from tablehost.module import load_module, validate_module
+from tablehost.record import load_record, replay, state_at, view_at
+from tablehost.selfplay import play_game
+from tablehost.simulate import simulate
+
+EXIT_USAGE = 2
+EXIT_FAILED = 1
+
+
+def _read_module_bytes(path: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise SystemExit(f"tablehost: cannot read module {path}: {exc.strerror}") from None
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    """Validate a module and print its exports, sizes, initial memory and the budgets."""
+    data = _read_module_bytes(args.module)
+    info = validate_module(data, DEFAULT_LIMITS)
+    load_module(data)  # compiles too: a module that validates but does not compile is refused here
+    limits = DEFAULT_LIMITS
+    report = {
+        "module": args.module,
+        "sha256": info.sha256,
+        "size_bytes": info.size_bytes,
+        "exports": info.exports,
+        "imports": info.imports,
+        "initial_memory_bytes": info.initial_memory_bytes,
+        "max_memory_bytes": info.max_memory_bytes,
+        "budgets": {
+            "wall_ms": limits.wall_ms,
+            "fuel_per_call": limits.fuel_per_call,
+            "memory_bytes": limits.memory_bytes,
+            "stack_bytes": limits.stack_bytes,
+            "module_bytes": limits.module_bytes,
+            "response_bytes": limits.response_bytes,
+        },
+    }
+    if args.json:
+        print(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode())
+        return 0
+    print(f"module      {args.module}  (valid ABI v1)")
+    print(f"sha256      {info.sha256}")
+    print(f"size        {info.size_bytes} bytes")
+    print(f"memory      initial {info.initial_memory_bytes} bytes, max {info.max_memory_bytes or 'none'}")
+    print(f"exports     {', '.join(info.exports)}")
+    print("imports     none")
+    print("budgets     " + ", ".join(f"{k}={v}" for k, v in report["budgets"].items()))  # type: ignore[union-attr]
+    return 0
+
+
+def _print_move(match: Match, move: MoveRecord) -> None:
+    del match
+    print(f"{move.seq:4d}  player {move.player_id}  {_describe(move.action)}")
+
+
+def _describe(action: dict[str, Any]) -> str:
+    kind = action.get("type")
+    if kind == "space_click":
+        return f"space {action['space_id']}"
+    if kind == "piece_click":
+        return f"piece {action['space_id']}[{action['index']}]"
+    if kind == "button_click":
+        return f"button {action['button'].get('id')}"
+    return orjson.dumps(action).decode()
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    """Play one local match with bots, printing every move and the final scores."""
+    data = _read_module_bytes(args.module)
+    module = load_module(data, name=Path(args.module).stem)
+    bots = parse_bot_list(args.bots, args.players)
+    seed = args.seed if args.seed is not None else secrets.randbits(64)
+    pool = GuestPool(module)
+    try:
+        result = play_game(
+            pool,
+            bots,
+            seed,
+            match_id=f"play-{seed}",
+            max_plies=args.max_plies,
+            module_sha256=module.sha256,
+            module_name=module.name,
+            on_move=None if args.quiet else _print_move,
+        )
+    finally:
+        pool.close()
+    match = result.match
+    print(f"seed {seed}: {result.plies} moves, {'game over' if result.finished else 'stopped at the ply cap'}")
+    for player in match.players:
+        score = match.scores.get(str(player.player_id), {})
+        print(f"  player {player.player_id} ({bots[player.player_id - 1]}): {score.get('public_points')}")
+    if result.winners:
+        print("draw" if result.draw else f"winner: player {match.players[result.winners[0]].player_id}")
+    if args.record:
+        Path(args.record).write_bytes(orjson.dumps(match.record(), option=orjson.OPT_INDENT_2))
+        print(f"record written to {args.record}")
+    return 0
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    """Run many bot games and print wins, draws, plies, speed and failures (with seeds)."""
+    bots = [b.strip() for b in args.bots.split(",") if b.strip()]
+    parse_bot_list(args.bots, len(bots))
+    if args.games < 1:
+        raise SystemExit("tablehost: --games must be at least 1")
+    seed = args.seed if args.seed is not None else secrets.randbits(64)
+    summary = simulate(
+        args.module,
+        bots,
+        seed,
+        args.games,
+        workers=max(1, args.workers),
+        max_plies=args.max_plies,
+        progress=not args.json and sys.stderr.isatty(),
+    )
+    if args.json:
+        print(orjson.dumps(summary.to_json(), option=orjson.OPT_INDENT_2).decode())
+    else:
+        print(f"{summary.module}: {summary.games} games, bots {','.join(summary.bots)}, seed {summary.seed}")
+        for seat, wins in enumerate(summary.wins):
+            print(f"  seat {seat + 1} ({summary.bots[seat]}): {wins} wins")
+        print(f"  draws: {summary.draws}")
+        print(f"  plies: mean {summary.plies_mean}, median {summary.plies_median}, max {summary.plies_max}")
+        print(f"  speed: {summary.moves_per_second} moves/s, {summary.games_per_second} games/s")
+        print(f"  failures: {len(summary.failures)}")
+        for failure in summary.failures:
+            print(f"    game {failure['game']} seed {failure['seed']}: {failure['error']}")
+    return EXIT_FAILED if summary.failures else 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """Show a record, verify it by re-execution, or print the state/view at a version."""
+    record = load_record(args.record)
+    if args.at is not None or args.viewer is not None:
+        if args.viewer is None:
+            shown: Any = state_at(record, args.at)
+        else:
+            viewer = None if args.viewer == "spectator" else int(args.viewer)
+            shown = view_at(record, args.at, viewer)
+        print(orjson.dumps(shown, option=orjson.OPT_INDENT_2).decode())
+        if not args.verify:
+            return 0
+    if not args.verify:
+        print(f"match {record.match_id}: module {record.module_name or '?'} {record.module_sha256}")
+        print(f"  players: {', '.join(p.username for p in record.players)}; version {record.version}")
+        print(f"  moves: {len(record.moves)} ({sum(m.undone for m in record.moves)} undone)")
+        return 0
+    if not args.module:
+        raise SystemExit("tablehost: --verify needs the module: pass --module FILE.wasm")
+    module = load_module(_read_module_bytes(args.module))
+    if record.module_sha256 and module.sha256 != record.module_sha256:
+        raise SystemExit(
+            f"tablehost: {args.module} has sha256 {module.sha256}, the record needs {record.module_sha256}"
+        )
+    pool = GuestPool(module)
+    try:
+        result = replay(record, pool)
+    finally:
+        pool.close()
+    if result.ok:
+        print(f"verified: setup and {result.events} events reproduced exactly")
+        return 0
+    print(f"MISMATCH at version {result.first_difference}: {result.detail}")
+    return EXIT_FAILED
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every command (also used to generate the docs)."""
+    parser = argparse.ArgumentParser(prog="tablehost", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    inspect = commands.add_parser("inspect", help="validate a module and show its exports and budgets")
+    inspect.add_argument("module", help="path to a .wasm module")
+    inspect.add_argument("--json", action="store_true", help="print JSON")
+    inspect.set_defaults(func=cmd_inspect)
+
+    play = commands.add_parser("play", help="play one local match with bots")
+    play.add_argument("module", help="path to a .wasm module")
+    play.add_argument("--players", type=int, default=2, help="number of seats (default 2)")
+    play.add_argument("--bots", default="random", help="bot per seat, comma-separated (random, first)")
+    play.add_argument("--seed", type=int, help="64-bit seed; the same seed plays the same game")
+    play.add_argument("--record", help="write the match record (JSON) to this file")
+    play.add_argument("--max-plies", type=int, default=10_000, help="stop after this many moves")
+    play.add_argument("--quiet", action="store_true", help="do not print each move")
+    play.set_defaults(func=cmd_play)
+
+    sim = commands.add_parser("simulate", help="run many bot games and summarise them")
+    sim.add_argument("module", help="path to a .wasm module")
+    sim.add_argument("--games", type=int, default=100, help="number of games (default 100)")
+    sim.add_argument("--bots", default="random,random", help="bot per seat; the count sets the players")
+    sim.add_argument("--seed", type=int, help="64-bit seed; the same seed gives the same results")
+    sim.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    sim.add_argument("--max-plies", type=int, default=10_000, help="a game not over by then is a failure")
+    sim.add_argument("--json", action="store_true", help="print the summary as JSON")
+    sim.set_defaults(func=cmd_simulate)
+
+    rep = commands.add_parser("replay", help="show, verify or rewind a match record")
+    rep.add_argument("record", help="a record file written by play --record or GetRecord")
+    rep.add_argument("--verify", action="store_true", help="re-execute every move and compare")
+    rep.add_argument("--module", help="the module file (needed by --verify)")
+    rep.add_argument("--at", type=int, help="print the state after this many events (version)")
+    rep.add_argument("--viewer", help="with --at: print this player's view (an id, or 'spectator')")
+    rep.set_defaults(func=cmd_replay)
+
+    try:
+        from tablehost import cli_remote
+    except ImportError:  # the server parts are optional at import time (e.g. a trimmed install)
+        pass
+    else:
+        cli_remote.register(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0 ok, 1 failed check, 2 bad input)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except TablehostError as exc:
+        print(f"tablehost: {exc.code}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except ValueError as exc:
+        print(f"tablehost: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

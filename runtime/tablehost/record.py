@@ -1,0 +1,198 @@
+"""Match records and replay.
+
+A record (format ``tablehost.record/1``, docs/architecture.md) holds the module's sha256,
+the players, the setup seed and result, and every move with its seed and patches. Replay
+re-executes setup and every move in a fresh guest with the recorded seeds and reports the
+first move whose result differs; :func:`state_at` rebuilds the state at any version from the
+patches alone, without running the game.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from tablehost.errors import GuestError, MatchError, RecordError, TablehostError
+from tablehost.guest import GuestPool
+from tablehost.match import RECORD_FORMAT, Match, MoveRecord, PlayerInfo
+from tablehost.table import Table, apply_patches, canonical_json, normalize_state
+from tablehost.types import StateDict, Viewer
+from tablehost.view import view_state
+
+
+@dataclass
+class ParsedRecord:
+    """A validated record.
+
+    Attributes:
+        match_id, module_sha256, module_name, created_at: as recorded.
+        players: the seats in seat order.
+        setup: ``{"seed", "state", "patches", "rng_used", "score_labels"}``.
+        moves: every move ever accepted, undone ones included, in ``seq`` order.
+    """
+
+    match_id: str
+    module_sha256: str
+    module_name: str
+    players: list[PlayerInfo]
+    setup: dict[str, Any]
+    moves: list[MoveRecord]
+    created_at: str
+
+    @property
+    def version(self) -> int:
+        """The version after the last event: moves plus undos."""
+        return len(self.moves) + sum(1 for m in self.moves if m.undone)
+
+    def events(self) -> Iterator[tuple[str, MoveRecord]]:
+        """Yield ``("move", m)`` and ``("undo", m)`` in version order (1, 2, ...)."""
+        by_version: dict[int, tuple[str, MoveRecord]] = {}
+        for move in self.moves:
+            by_version[move.seq] = ("move", move)
+            if move.undone:
+                if move.undo_seq is None:
+                    raise RecordError(f"move {move.seq} is undone but has no undo_seq")
+                by_version[move.undo_seq] = ("undo", move)
+        for version in range(1, self.version + 1):
+            if version not in by_version:
+                raise RecordError(f"the record has no event for version {version}")
+            yield by_version[version]
+
+
+def parse_record(data: dict[str, Any] | bytes | str) -> ParsedRecord:
+    """Validate a record given as a dict or JSON text.
+
+    Raises:
+        RecordError: not JSON, an unknown format, or a missing/malformed field (named).
+    """
+    if isinstance(data, (bytes, str)):
+        try:
+            data = orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            raise RecordError(f"the record is not JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise RecordError("a record is a JSON object")
+    if data.get("format") != RECORD_FORMAT:
+        raise RecordError(f"unknown record format {data.get('format')!r}; expected {RECORD_FORMAT!r}")
+    try:
+        moves = sorted((MoveRecord.from_json(m) for m in data["moves"]), key=lambda m: m.seq)
+        setup = data["setup"]
+        for key in ("seed", "state", "patches"):
+            if key not in setup:
+                raise KeyError(f"setup.{key}")
+        return ParsedRecord(
+            match_id=str(data["match_id"]),
+            module_sha256=str(data["module"]["sha256"]),
+            module_name=str(data["module"].get("name", "")),
+            players=[PlayerInfo.from_json(p) for p in data["players"]],
+            setup=setup,
+            moves=moves,
+            created_at=str(data.get("created_at", "")),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise RecordError(f"malformed record: missing or bad field {exc}") from exc
+
+
+def load_record(path: str | Path) -> ParsedRecord:
+    """Read and validate a record file. Raises ``RecordError`` (also for an unreadable file)."""
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise RecordError(f"cannot read record {path}: {exc.strerror}") from exc
+    return parse_record(raw)
+
+
+def state_at(record: ParsedRecord, version: int | None = None) -> StateDict:
+    """Rebuild the state after ``version`` events (default: the last) from patches alone.
+
+    Raises:
+        RecordError: ``version`` is out of range (0..record.version) or the events are inconsistent.
+        PatchError: a recorded patch does not fit.
+    """
+    last = record.version if version is None else version
+    if not 0 <= last <= record.version:
+        raise RecordError(f"version {last} is out of range 0..{record.version}")
+    state = normalize_state(orjson.loads(orjson.dumps(record.setup["state"])))
+    apply_patches(state, record.setup["patches"])
+    table = Table(state)
+    starts: dict[int, bytes] = {}
+    for number, (kind, move) in enumerate(record.events(), start=1):
+        if number > last:
+            break
+        if kind == "move":
+            if move.undone:
+                starts[move.seq] = table.snapshot()
+            table.apply(move.patches)
+        else:
+            table = Table.from_snapshot(starts.pop(move.seq))
+    return table.state
+
+
+def view_at(record: ParsedRecord, version: int | None, viewer: Viewer) -> dict[str, Any]:
+    """The view ``viewer`` (player id or None for a spectator) had after ``version`` events."""
+    return view_state(state_at(record, version), viewer)
+
+
+@dataclass
+class ReplayResult:
+    """The outcome of :func:`replay`.
+
+    Attributes:
+        ok: every event reproduced exactly.
+        events: how many events were re-executed successfully.
+        first_difference: the version of the first event that differed, or None.
+        detail: a sentence describing the difference.
+        final_state: the state replay ended in.
+    """
+
+    ok: bool
+    events: int
+    first_difference: int | None = None
+    detail: str = ""
+    final_state: StateDict = field(default_factory=dict)
+
+
+def replay(record: ParsedRecord, pool: GuestPool) -> ReplayResult:
+    """Re-execute ``record`` in ``pool`` (use a fresh pool) with its recorded seeds.
+
+    Setup must reproduce the recorded config state and prepare patches; each move must be
+    offered again and reproduce its patches, ``rng_used`` and ``allow_undo``; each undo must
+    be allowed again.
+
+    Raises:
+        RecordError: the record is inconsistent in itself.
+    """
+    try:
+        match = Match.start(
+            pool,
+            record.players,
+            match_id=f"replay-{record.match_id}",
+            module_sha256=record.module_sha256,
+            seed=int(record.setup["seed"]),
+        )
+    except GuestError as exc:
+        return ReplayResult(False, 0, 0, f"setup failed in the guest: {exc}")
+    if canonical_json(match.setup["state"]) != canonical_json(record.setup["state"]):
+        return ReplayResult(False, 0, 0, "setup produced a different config state")
+    if canonical_json(match.setup["patches"]) != canonical_json(record.setup["patches"]):
+        return ReplayResult(False, 0, 0, "setup produced different prepare patches")
+    done = 0
+    for kind, move in record.events():
+        version = done + 1
+        try:
+            if kind == "undo":
+                match.undo(move.player_id)
+                done += 1
+                continue
+            again = match.submit(move.player_id, move.action, seed=move.seed, picked=move.picked)
+        except (MatchError, TablehostError) as exc:
+            return ReplayResult(False, done, version, f"{kind} {move.seq} was refused: {exc}", match.state)
+        for name in ("patches", "rng_used", "allow_undo"):
+            if canonical_json(getattr(again, name)) != canonical_json(getattr(move, name)):
+                return ReplayResult(False, done, version, f"move {move.seq} produced different {name}", match.state)
+        done += 1
+    return ReplayResult(True, done, final_state=match.state)

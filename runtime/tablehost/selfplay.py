@@ -1,0 +1,127 @@
+"""One game played by bots on the host, without a server: the loop behind ``play``,
+``simulate``, the benchmarks and the conformance tests.
+
+Everything random is derived from one 64-bit seed (SplitMix64, docs/abi.md): the setup seed,
+every move's seed, each bot's choices and, when several players are active at once, which of
+them moves next. The same seed therefore plays the same game.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tablehost.bots import make_bot
+from tablehost.guest import GuestPool
+from tablehost.match import Match, MoveRecord, PlayerInfo
+from tablehost.rng import Rng
+
+COLORS = ("#c0392b", "#2c3e50", "#27ae60", "#f39c12", "#8e44ad", "#16a085", "#d35400", "#7f8c8d")
+"""Default seat colours, in seat order."""
+
+LOWER_WINS_KEY = "lower_score_wins"
+"""``meta_data`` key a game sets to ``true`` when the lowest first score wins (hearts)."""
+
+
+def default_players(count: int) -> list[PlayerInfo]:
+    """Seats 1..count named ``seat1``.. with the default colours. Raises ``ValueError`` if count < 1."""
+    if count < 1:
+        raise ValueError("at least one player is needed")
+    return [PlayerInfo(i + 1, f"seat{i + 1}", COLORS[i % len(COLORS)]) for i in range(count)]
+
+
+@dataclass
+class GameResult:
+    """How one bot game ended.
+
+    Attributes:
+        seed: the game's seed (replays the same game).
+        plies: moves applied.
+        scores: final scores keyed by player id (decimal string).
+        winners: seat indexes (0-based) with the best first score; empty when the game has no scores.
+        finished: the game reached game over (False when ``max_plies`` cut it off).
+        match: the match itself (its record, history and state).
+    """
+
+    seed: int
+    plies: int
+    scores: dict[str, Any]
+    winners: list[int]
+    finished: bool
+    match: Match = field(repr=False)
+
+    @property
+    def draw(self) -> bool:
+        """More than one seat shares the best score."""
+        return len(self.winners) > 1
+
+
+def play_game(
+    pool: GuestPool,
+    bots: Sequence[str],
+    seed: int,
+    *,
+    match_id: str = "selfplay",
+    max_plies: int = 10_000,
+    module_sha256: str = "",
+    module_name: str = "",
+    check_mirror: bool = False,
+    on_move: Callable[[Match, MoveRecord], None] | None = None,
+) -> GameResult:
+    """Play one game with one bot per seat.
+
+    Args:
+        pool: the game module's instances.
+        bots: one bot name per seat (see :mod:`tablehost.bots`).
+        seed: 64-bit seed from which everything random derives.
+        max_plies: stop after this many moves (the result says ``finished=False``).
+        check_mirror: compare the host's state with the SDK's after every move (slower).
+        on_move: called after each move (printing, leak checks).
+
+    Raises:
+        GuestError: the game failed; the error says how.
+        ValueError: an unknown bot name.
+    """
+    rng = Rng(seed)
+    players = default_players(len(bots))
+    match = Match.start(
+        pool,
+        players,
+        match_id=match_id,
+        module_sha256=module_sha256,
+        module_name=module_name,
+        seed=rng.next_u64(),
+        check_mirror=check_mirror,
+    )
+    seat_bots = {p.player_id: make_bot(name, rng.next_u64()) for p, name in zip(players, bots)}
+    plies = 0
+    while not match.game_over and plies < max_plies:
+        movers = [pid for pid in match.active_player_ids if _has_move(match, pid)]
+        if not movers:
+            raise RuntimeError(f"no active player has an action at version {match.version} (a stuck game)")
+        mover = movers[rng.below(len(movers))] if len(movers) > 1 else movers[0]
+        choice = seat_bots[mover].choose(match.actions_for(mover))
+        move = match.submit(mover, choice["action"], seed=rng.next_u64())
+        plies += 1
+        if on_move is not None:
+            on_move(match, move)
+    return GameResult(seed, plies, match.scores, winners(match), match.game_over, match)
+
+
+def _has_move(match: Match, player_id: int) -> bool:
+    return any(a.get("intent") != "undo" for a in match.actions_for(player_id))
+
+
+def winners(match: Match) -> list[int]:
+    """Seat indexes with the best first public score (highest, or lowest when the game's
+    ``meta_data`` sets ``lower_score_wins``). Empty when there are no scores."""
+    firsts: list[float] = []
+    for player in match.players:
+        points = match.scores.get(str(player.player_id), {}).get("public_points") or []
+        if not points:
+            return []
+        firsts.append(float(points[0]))
+    lower = bool(match.state["meta_data"].get(LOWER_WINS_KEY))
+    best = min(firsts) if lower else max(firsts)
+    return [i for i, value in enumerate(firsts) if value == best]

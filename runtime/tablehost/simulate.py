@@ -1,0 +1,190 @@
+"""Many bot games of one module across worker processes, with a summary a researcher can use.
+
+Each game's seed derives from the simulation seed (SplitMix64 output *i* for game *i*), so
+the same seed, module and bots give the same results whatever the number of workers.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import statistics
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tablehost.errors import TablehostError
+from tablehost.guest import GuestPool
+from tablehost.limits import DEFAULT_LIMITS, Limits
+from tablehost.module import load_module
+from tablehost.rng import Rng
+from tablehost.selfplay import play_game
+
+
+@dataclass
+class GameOutcome:
+    """One game of a simulation, as a worker reports it (picklable).
+
+    Attributes:
+        index: game number (0-based).
+        seed: the game's seed; ``play --seed`` with it reproduces the game.
+        plies: moves applied.
+        winners: seat indexes with the best score (several = a draw).
+        finished: reached game over within the ply cap.
+        error: ``"code: message"`` when the game failed, else None.
+    """
+
+    index: int
+    seed: int
+    plies: int = 0
+    winners: list[int] = field(default_factory=list)
+    finished: bool = False
+    error: str | None = None
+
+
+@dataclass
+class Summary:
+    """What a simulation found.
+
+    Attributes:
+        games: games played; ``failures`` lists every failed or unfinished game with its seed.
+        wins: outright wins per seat (index = seat); ``draws``: games whose best score was shared.
+        plies_mean, plies_median, plies_max: over finished games.
+        moves_per_second, games_per_second: over the wall-clock time of the whole run.
+    """
+
+    module: str
+    bots: list[str]
+    seed: int
+    games: int
+    wins: list[int]
+    draws: int
+    plies_mean: float
+    plies_median: float
+    plies_max: int
+    moves_per_second: float
+    games_per_second: float
+    seconds: float
+    failures: list[dict[str, Any]]
+
+    def to_json(self) -> dict[str, Any]:
+        """The summary as a JSON-ready dict (``--json`` output)."""
+        return asdict(self)
+
+
+def game_seeds(seed: int, games: int) -> list[int]:
+    """The seed of each game: the first ``games`` SplitMix64 outputs of ``seed``."""
+    rng = Rng(seed)
+    return [rng.next_u64() for _ in range(games)]
+
+
+_worker_pool: GuestPool | None = None
+_worker_sha = ""
+
+
+def _init_worker(module_path: str, limits: Limits) -> None:
+    global _worker_pool, _worker_sha
+    module = load_module(Path(module_path).read_bytes(), limits=limits, name=Path(module_path).stem)
+    _worker_pool = GuestPool(module, limits)
+    _worker_sha = module.sha256
+
+
+def _run_game(job: tuple[int, int, Sequence[str], int]) -> GameOutcome:
+    index, seed, bots, max_plies = job
+    assert _worker_pool is not None
+    outcome = GameOutcome(index, seed)
+    try:
+        result = play_game(
+            _worker_pool, bots, seed, match_id=f"sim-{index}", max_plies=max_plies, module_sha256=_worker_sha
+        )
+    except (TablehostError, RuntimeError) as exc:
+        code = getattr(exc, "code", type(exc).__name__)
+        outcome.error = f"{code}: {exc}"
+        return outcome
+    outcome.plies, outcome.winners, outcome.finished = result.plies, result.winners, result.finished
+    if not result.finished:
+        outcome.error = f"simulate/unfinished: no game over after {max_plies} plies"
+    return outcome
+
+
+def run_games(
+    module_path: str | Path,
+    bots: Sequence[str],
+    seed: int,
+    games: int,
+    *,
+    workers: int = 1,
+    max_plies: int = 10_000,
+    limits: Limits = DEFAULT_LIMITS,
+) -> Iterator[GameOutcome]:
+    """Play ``games`` games and yield each outcome as it finishes (any order).
+
+    Raises:
+        ModuleError: the module is not valid (before any game starts).
+    """
+    load_module(Path(module_path).read_bytes(), limits=limits)  # fail fast, warm the compiled cache
+    jobs = [(i, s, list(bots), max_plies) for i, s in enumerate(game_seeds(seed, games))]
+    if workers <= 1:
+        _init_worker(str(module_path), limits)
+        for job in jobs:
+            yield _run_game(job)
+        return
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(workers, initializer=_init_worker, initargs=(str(module_path), limits)) as pool:
+        yield from pool.imap_unordered(_run_game, jobs, chunksize=max(1, min(16, games // (workers * 8))))
+
+
+def summarize(
+    module: str, bots: Sequence[str], seed: int, outcomes: list[GameOutcome], seconds: float
+) -> Summary:
+    """Fold outcomes (any order) into a :class:`Summary`; failures sorted by game index."""
+    outcomes = sorted(outcomes, key=lambda o: o.index)
+    wins = [0] * len(bots)
+    draws = 0
+    plies = [o.plies for o in outcomes if o.error is None]
+    for outcome in outcomes:
+        if outcome.error is not None:
+            continue
+        if len(outcome.winners) == 1:
+            wins[outcome.winners[0]] += 1
+        elif outcome.winners:
+            draws += 1
+    total_moves = sum(o.plies for o in outcomes)
+    return Summary(
+        module=module,
+        bots=list(bots),
+        seed=seed,
+        games=len(outcomes),
+        wins=wins,
+        draws=draws,
+        plies_mean=round(statistics.fmean(plies), 2) if plies else 0.0,
+        plies_median=float(statistics.median(plies)) if plies else 0.0,
+        plies_max=max(plies) if plies else 0,
+        moves_per_second=round(total_moves / seconds, 1) if seconds > 0 else 0.0,
+        games_per_second=round(len(outcomes) / seconds, 2) if seconds > 0 else 0.0,
+        seconds=round(seconds, 3),
+        failures=[{"game": o.index, "seed": o.seed, "error": o.error} for o in outcomes if o.error],
+    )
+
+
+def simulate(
+    module_path: str | Path,
+    bots: Sequence[str],
+    seed: int,
+    games: int,
+    *,
+    workers: int = 1,
+    max_plies: int = 10_000,
+    limits: Limits = DEFAULT_LIMITS,
+    progress: bool = False,
+) -> Summary:
+    """Run a whole simulation and summarise it; ``progress`` shows a bar on stderr."""
+    started = time.perf_counter()
+    stream = run_games(module_path, bots, seed, games, workers=workers, max_plies=max_plies, limits=limits)
+    if progress:
+        from tqdm import tqdm
+
+        stream = tqdm(stream, total=games, unit="game", desc=Path(module_path).stem)
+    outcomes = list(stream)
+    return summarize(Path(module_path).stem, bots, seed, outcomes, time.perf_counter() - started)
