@@ -1,0 +1,182 @@
+//! The rules of a turn, read from and written to the `Table`.
+//!
+//! Each function reads the table at most once into a [`Board`] (one pass over
+//! the 64 square spaces) and answers from the bitboards.
+
+use serde_json::{json, Map};
+use tablehost_sdk::{
+    Action, AvailableAction, GameConfig, LogEntry, Piece, PlayerId, Score, Scores, Space,
+    StartingPlayer, Table,
+};
+
+use crate::board::{parse_square, square_name, squares, Board, Colour, Square};
+
+/// The kind of every square space.
+pub const SQUARE_KIND: &str = "square";
+
+/// Set-up rule: 64 empty-or-one-disc square spaces `a1`..`h8` with the
+/// four-disc opening; the first seat plays dark and moves first.
+///
+/// `players`: the two seated player ids in seat order.
+/// Panics unless exactly two players are seated.
+pub fn starting_table(players: &[PlayerId]) -> GameConfig {
+    assert_eq!(players.len(), 2, "reversi is played by exactly two players, got {}", players.len());
+    let opening = Board::opening();
+    let spaces = (0..64u8)
+        .map(|square| {
+            let space = Space::new(square_name(square), SQUARE_KIND);
+            match opening.colour_at(square) {
+                Some(colour) => space.with_piece(Piece::new(colour.kind())),
+                None => space,
+            }
+        })
+        .collect();
+    let mut meta_data = Map::new();
+    meta_data.insert("dark".to_owned(), json!(players[0]));
+    meta_data.insert("light".to_owned(), json!(players[1]));
+    GameConfig {
+        spaces,
+        score_labels: vec!["Discs".to_owned()],
+        meta_data,
+        starting_player: StartingPlayer::Player(players[0]),
+    }
+}
+
+/// The board as the table shows it: one pass over the square spaces; a square's
+/// first piece (if any) is its disc.
+pub fn read_board(table: &Table) -> Board {
+    let mut board = Board::default();
+    for space in &table.state().spaces {
+        if space.kind != SQUARE_KIND {
+            continue;
+        }
+        let disc = space.pieces.first().and_then(|piece| Colour::from_kind(&piece.public_kind));
+        if let (Some(square), Some(colour)) = (parse_square(&space.space_id), disc) {
+            board.put(square, colour);
+        }
+    }
+    board
+}
+
+/// Seating rule: the first seat plays dark, the second light.
+pub fn colour_of(table: &Table, player: PlayerId) -> Colour {
+    if table.seat_of(player) == 0 {
+        Colour::Dark
+    } else {
+        Colour::Light
+    }
+}
+
+/// The player who plays `colour`.
+pub fn player_of(table: &Table, colour: Colour) -> PlayerId {
+    let seat = match colour {
+        Colour::Dark => 0,
+        Colour::Light => 1,
+    };
+    table.state().players[seat].player_id
+}
+
+/// What the active player may do: click any empty square where a disc would
+/// flip at least one line (each offered as a `confirm`, labelled like `"d3"`).
+/// Nobody else may do anything.
+pub fn legal_actions(table: &Table, player: PlayerId) -> Vec<AvailableAction> {
+    if !table.is_active(player) {
+        return Vec::new();
+    }
+    let placements = read_board(table).legal_placements(colour_of(table, player));
+    squares(placements)
+        .map(|square| AvailableAction::confirm(Action::space_click(square_name(square)), square_name(square)))
+        .collect()
+}
+
+/// Placement rule: put a disc of the player's colour on the clicked square and
+/// turn over every line it closes off, then hand over the turn.
+///
+/// Panics when `action` is not a click on an empty square that flips something
+/// (the host only forwards offered actions, so this is a bug).
+pub fn place_disc(table: &mut Table, player: PlayerId, action: &Action) {
+    let square = clicked_square(action);
+    let board = read_board(table);
+    let colour = colour_of(table, player);
+    let flipped = board.flips(colour, square);
+    assert!(flipped != 0, "{} flips no disc for {}", square_name(square), colour.kind());
+
+    table.add_piece(square_name(square), Piece::new(colour.kind()));
+    for turned in squares(flipped) {
+        table.set_public_kind(square_name(turned), 0, colour.kind());
+    }
+    let name = display_name(table, player);
+    table.log(LogEntry::new(format!(
+        "{} places {} on {} and turns over {}",
+        name,
+        colour.kind(),
+        square_name(square),
+        plural(flipped.count_ones(), "disc")
+    )));
+    hand_over_turn(table, &board.after_placement(colour, square, flipped), colour);
+}
+
+/// The square a `space_click` names. Panics on any other action.
+fn clicked_square(action: &Action) -> Square {
+    match action {
+        Action::SpaceClick { space_id } => match parse_square(space_id) {
+            Some(square) => square,
+            None => panic!("{:?} is not a square", space_id),
+        },
+        other => panic!("reversi only takes square clicks, got {:?}", other),
+    }
+}
+
+/// Turn rule: the opponent moves next if they can place; a player who cannot
+/// place passes automatically (logged) and the mover goes again; when neither
+/// can place the game ends and nobody is active.
+fn hand_over_turn(table: &mut Table, board: &Board, mover: Colour) {
+    let next = mover.opponent();
+    if board.can_place(next) {
+        table.set_active_players(vec![player_of(table, next)]);
+    } else if board.can_place(mover) {
+        let passer = display_name(table, player_of(table, next));
+        table.log(LogEntry::new(format!("{} has no legal placement and passes", passer)));
+        // The mover is already the active player: nothing to change.
+    } else {
+        table.set_active_players(Vec::new());
+        table.log(LogEntry::new(format!(
+            "Neither player can place: game over, dark {} to light {}",
+            board.count(Colour::Dark),
+            board.count(Colour::Light)
+        )));
+    }
+}
+
+/// Scoring rule: each player scores the discs of their colour on the board.
+pub fn disc_counts(table: &Table) -> Scores {
+    let board = read_board(table);
+    [Colour::Dark, Colour::Light]
+        .iter()
+        .map(|&colour| (player_of(table, colour), Score::public(vec![f64::from(board.count(colour))])))
+        .collect()
+}
+
+/// End rule: the game is over when neither player can place a disc.
+pub fn neither_can_place(table: &Table) -> bool {
+    read_board(table).neither_can_place()
+}
+
+/// How the log names a player: their username, else `player <id>`.
+fn display_name(table: &Table, player: PlayerId) -> String {
+    let username = &table.player(player).username;
+    if username.is_empty() {
+        format!("player {}", player)
+    } else {
+        username.clone()
+    }
+}
+
+/// `"1 disc"`, `"3 discs"`.
+fn plural(count: u32, noun: &str) -> String {
+    if count == 1 {
+        format!("{} {}", count, noun)
+    } else {
+        format!("{} {}s", count, noun)
+    }
+}
