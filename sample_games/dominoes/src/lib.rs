@@ -1,0 +1,73 @@
+//! Dominoes, the block-and-draw game with a double-six set, as a tablehost game.
+//!
+//! Rules, one round being the whole game:
+//!
+//! 1. 2 to 4 players. Each draws 7 tiles with two players, 5 with three or
+//!    four, at random from the face-down boneyard (`round::deal`).
+//! 2. The holder of the highest double leads it; if no double was dealt, the
+//!    holder of the highest tile leads that (`round::leader`). The lead is the
+//!    leader's first move, not automatic: it is the only action offered.
+//! 3. In turn, each player lays one tile with an end matching an open end of
+//!    the line; a tile that fits both ends may go to either (`line::placements`).
+//! 4. A player who cannot play draws from the boneyard until able or the
+//!    boneyard is empty, then passes (`turn`).
+//! 5. The round ends when a player lays their last tile, or when every player
+//!    has passed in a row so nobody can play (blocked) (`round::end_round`).
+//! 6. The winner scores the pips left in the other hands. A blocked round goes
+//!    to the fewest pips in hand; if that is tied, nobody scores.
+//!
+//! Hidden information: hands are collections owned by their holders, the
+//! boneyard a collection nobody owns, and each hidden tile a `back` hiding its
+//! face (see `layout`). Public points are 0 until the round ends; each player's
+//! `private_points[0]` is the pips in their own hand.
+
+use tablehost_sdk::{Action, AvailableAction, Game, GameConfig, PlayerId, Rng, Score, Scores, Table};
+
+pub mod layout;
+pub mod line;
+pub mod round;
+pub mod tile;
+pub mod turn;
+
+use layout::{hand_pips, result, seated, POINTS};
+
+/// The dominoes game, exported to the host by `export_game!`.
+pub struct Dominoes;
+
+impl Game for Dominoes {
+    fn config(players: &[PlayerId]) -> GameConfig {
+        layout::config(players)
+    }
+
+    fn prepare(table: &mut Table, rng: &mut Rng) {
+        round::deal(table, rng);
+        round::start_round(table);
+    }
+
+    fn available_actions(table: &Table, player_id: PlayerId) -> Vec<AvailableAction> {
+        turn::available_actions(table, player_id)
+    }
+
+    fn apply_action(table: &mut Table, player_id: PlayerId, action: &Action, _rng: &mut Rng) {
+        turn::apply_action(table, player_id, action);
+    }
+
+    /// `public_points[0]`: points won this round (0 until it ends);
+    /// `private_points[0]`: pips still in the player's own hand.
+    fn scores(table: &Table) -> Scores {
+        seated(table)
+            .into_iter()
+            .map(|player| {
+                let won = table.state().player(player).public(POINTS).and_then(|v| v.as_f64()).unwrap_or(0.0);
+                let score = Score { public_points: vec![won], private_points: vec![f64::from(hand_pips(table, player))] };
+                (player, score)
+            })
+            .collect()
+    }
+
+    fn is_game_over(table: &Table, _scores: &Scores) -> bool {
+        result(table).is_some()
+    }
+}
+
+tablehost_sdk::export_game!(Dominoes);
