@@ -3,9 +3,8 @@
 //! Each function reads the table at most once into a [`Board`] (one pass over
 //! the 64 square spaces) and answers from the bitboards.
 
-use serde_json::{json, Map};
 use tablehost_sdk::{
-    Action, AvailableAction, GameConfig, LogEntry, Piece, PlayerId, Score, Scores, Space,
+    json, Action, AvailableAction, GameConfig, LogEntry, Map, Piece, PlayerId, Score, Scores, Space,
     StartingPlayer, Table,
 };
 
