@@ -1,0 +1,117 @@
+"""The hot path of a guest call, bound straight to wasmtime's C API.
+
+``wasmtime.Func.__call__`` re-reads the function type and converts every value on each call
+(about 35 µs); ``Store.set_fuel``, ``Memory.data_ptr`` and friends add a microsecond or more each.
+Here the few C functions a call needs are bound once with plain ``c_void_p`` arguments, and
+exports are called through ``wasmtime_func_call_unchecked`` with a preallocated argument array
+(under 2 µs). Unchecked calls are only safe for exactly known signatures:
+:mod:`tablehost.module` checks every ABI export's signature before any instance exists.
+
+The bindings are fresh function objects over wasmtime-py's own library handle, so wasmtime-py's
+bindings keep their argument types. Errors surface exactly as from ``Func.__call__``: a
+:class:`wasmtime.Trap` or a :class:`wasmtime.WasmtimeError`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+import wasmtime
+from wasmtime import _ffi as ffi
+
+_c_void_p, _c_uint64, _c_size_t = ctypes.c_void_p, ctypes.c_uint64, ctypes.c_size_t
+
+
+def _bind(name: str, restype: type | None, argtypes: list[type]) -> Any:
+    func = ffi.dll._FuncPtr((name, ffi.dll))
+    func.restype = restype
+    func.argtypes = argtypes
+    return func
+
+
+# CDLL functions release the GIL while they run, so the epoch ticker keeps ticking during wasm.
+_func_call_unchecked = _bind(
+    "wasmtime_func_call_unchecked", _c_void_p, [_c_void_p, _c_void_p, _c_void_p, _c_size_t, _c_void_p]
+)
+_set_fuel = _bind("wasmtime_context_set_fuel", _c_void_p, [_c_void_p, _c_uint64])
+_set_epoch_deadline = _bind("wasmtime_context_set_epoch_deadline", None, [_c_void_p, _c_uint64])
+_memory_data = _bind("wasmtime_memory_data", _c_void_p, [_c_void_p, _c_void_p])
+_memory_data_size = _bind("wasmtime_memory_data_size", _c_size_t, [_c_void_p, _c_void_p])
+
+
+def _raise_error(address: int) -> None:
+    raise wasmtime.WasmtimeError._from_ptr(ctypes.cast(address, ctypes.POINTER(ffi.wasmtime_error_t)))
+
+
+class RawStore:
+    """Budgets and memory of one store whose instance exports a memory that never moves.
+
+    Args:
+        store: the store (kept alive by this object).
+        memory: the instance's exported memory. The engine sets ``memory_may_move = False``,
+            so its base address is read once.
+    """
+
+    def __init__(self, store: wasmtime.Store, memory: wasmtime.Memory) -> None:
+        self._store = store
+        self._memory = memory
+        self.context = ctypes.cast(store._context(), _c_void_p).value
+        self._memory_address = ctypes.addressof(memory._memory)
+        self.base: int = _memory_data(self.context, self._memory_address) or 0
+
+    def arm(self, fuel: int, deadline_ticks: int) -> None:
+        """Set the fuel (units) and epoch deadline (ticks after now) of the next call.
+
+        Raises:
+            wasmtime.WasmtimeError: the engine does not consume fuel.
+        """
+        error = _set_fuel(self.context, fuel)
+        if error:
+            _raise_error(error)
+        _set_epoch_deadline(self.context, deadline_ticks)
+
+    def memory_bytes(self) -> int:
+        """The memory's current size in bytes."""
+        size: int = _memory_data_size(self.context, self._memory_address)
+        return size
+
+
+class RawFunc:
+    """An exported function of a checked signature, called without per-call type checks.
+
+    Args:
+        raw_store: the :class:`RawStore` of the function's store.
+        func: the exported :class:`wasmtime.Func`.
+        arity: the larger of its parameter and result counts (the C API reuses one array).
+    """
+
+    def __init__(self, raw_store: RawStore, func: wasmtime.Func, arity: int) -> None:
+        self._raw_store = raw_store
+        self._func = func
+        self._func_address = ctypes.addressof(func._func)
+        self._slots = (ffi.wasmtime_val_raw_t * max(arity, 1))()
+        self._slots_address = ctypes.addressof(self._slots)
+        self._trap = _c_void_p()
+        self._trap_address = ctypes.addressof(self._trap)
+
+    def call(self, *args: int) -> ffi.wasmtime_val_raw_t:
+        """Call with i32 arguments; return the first slot (read ``.i32`` or ``.i64``).
+
+        Raises:
+            wasmtime.Trap: the call trapped.
+            wasmtime.WasmtimeError: wasmtime refused the call.
+        """
+        slots = self._slots
+        for index, value in enumerate(args):
+            slots[index].i32 = value
+        error = _func_call_unchecked(
+            self._raw_store.context, self._func_address, self._slots_address, len(slots), self._trap_address
+        )
+        if error:
+            _raise_error(error)
+        if self._trap.value:
+            trap = wasmtime.Trap._from_ptr(ctypes.cast(self._trap.value, ctypes.POINTER(ffi.wasm_trap_t)))
+            self._trap.value = None  # the Trap object owns (and frees) the pointer now
+            raise trap
+        return slots[0]
