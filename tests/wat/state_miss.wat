@@ -1,0 +1,27 @@
+;; Holds no state at all: every request that names a state_ref is answered with state_miss,
+;; so the host must resend with the full state.
+(data (i32.const 11264) "{\"error\":{\"code\":\"state_miss\",\"message\":\"no such ref\"}}\00")
+(data (i32.const 11520) "\"state_ref\"\00")
+;; Whether the NUL-terminated needle at $needle occurs in $ptr..$ptr+$len.
+(func $contains (param $ptr i32) (param $len i32) (param $needle i32) (result i32)
+  (local $n i32) (local $at i32) (local $k i32)
+  (local.set $n (call $strlen (local.get $needle)))
+  (block $absent
+    (loop $next_start
+      (br_if $absent (i32.gt_u (i32.add (local.get $at) (local.get $n)) (local.get $len)))
+      (local.set $k (i32.const 0))
+      (block $mismatch
+        (loop $compare
+          (if (i32.eq (local.get $k) (local.get $n)) (then (return (i32.const 1))))
+          (br_if $mismatch
+            (i32.ne (i32.load8_u (i32.add (i32.add (local.get $ptr) (local.get $at)) (local.get $k)))
+                    (i32.load8_u (i32.add (local.get $needle) (local.get $k)))))
+          (local.set $k (i32.add (local.get $k) (i32.const 1)))
+          (br $compare)))
+      (local.set $at (i32.add (local.get $at) (i32.const 1)))
+      (br $next_start)))
+  (i32.const 0))
+(func $on_call (param $op i32) (param $ptr i32) (param $len i32) (result i64)
+  (if (call $contains (local.get $ptr) (local.get $len) (i32.const 11520))
+    (then (return (call $packed_cstr (i32.const 11264)))))
+  (i64.const 0))
