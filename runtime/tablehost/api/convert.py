@@ -1,0 +1,286 @@
+"""Proto messages of ``tablehost.v1`` ↔ the JSON-shaped dicts of docs/abi.md.
+
+Used in both directions: the servicer turns domain dicts into messages, the client turns
+messages back into dicts a program can use and send again. Free-form maps travel as
+``google.protobuf.Struct`` whose numbers are doubles; on the way back an integral number
+becomes an ``int`` again (so ``3`` stays ``3``; ``3.0`` also reads ``3``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from google.protobuf import struct_pb2
+from google.protobuf.json_format import MessageToDict
+
+from tablehost.api._pb import tablehost_pb2 as pb
+from tablehost.api.faults import InvalidRequest
+
+INTENTS = {
+    "choice": pb.INTENT_CHOICE,
+    "confirm": pb.INTENT_CONFIRM,
+    "cancel": pb.INTENT_CANCEL,
+    "undo": pb.INTENT_UNDO,
+}
+INTENT_NAMES = {value: name for name, value in INTENTS.items()} | {pb.INTENT_UNSPECIFIED: "choice"}
+ARRANGEMENTS = {"ordered": pb.ARRANGEMENT_ORDERED, "collection": pb.ARRANGEMENT_COLLECTION}
+ARRANGEMENT_NAMES = {value: name for name, value in ARRANGEMENTS.items()} | {
+    pb.ARRANGEMENT_UNSPECIFIED: "ordered"
+}
+
+
+# ---------------------------------------------------------------- free-form maps
+
+
+def to_struct(data: dict[str, Any] | None) -> struct_pb2.Struct:
+    """A JSON object as a Struct (numbers become doubles)."""
+    struct = struct_pb2.Struct()
+    if data:
+        struct.update(data)
+    return struct
+
+
+def from_struct(struct: struct_pb2.Struct) -> dict[str, Any]:
+    """A Struct as a JSON object, integral numbers as ``int``."""
+    return _ints(MessageToDict(struct))  # type: ignore[no-any-return]
+
+
+def _ints(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    if isinstance(value, dict):
+        return {key: _ints(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_ints(item) for item in value]
+    return value
+
+
+# ---------------------------------------------------------------- actions
+
+
+def action_to_proto(action: dict[str, Any]) -> pb.Action:
+    """An ABI action dict (``space_click``/``piece_click``/``button_click``) as a message.
+
+    Raises:
+        InvalidRequest: an unknown ``type``.
+    """
+    kind = action.get("type")
+    if kind == "space_click":
+        return pb.Action(space_click=pb.SpaceClick(space_id=action["space_id"]))
+    if kind == "piece_click":
+        return pb.Action(piece_click=pb.PieceClick(space_id=action["space_id"], index=action["index"]))
+    if kind == "button_click":
+        button = action.get("button") or {}
+        return pb.Action(
+            button_click=pb.Button(
+                id=button.get("id", ""),
+                label=button.get("label", ""),
+                location=button.get("location", ""),
+                disabled=bool(button.get("disabled", False)),
+            )
+        )
+    raise InvalidRequest(f"unknown action type {kind!r}; expected space_click, piece_click or button_click")
+
+
+def action_from_proto(action: pb.Action) -> dict[str, Any]:
+    """A message as an ABI action dict (buttons with all four fields).
+
+    Raises:
+        InvalidRequest: no kind set, or an empty space id.
+    """
+    kind = action.WhichOneof("kind")
+    if kind == "space_click":
+        if not action.space_click.space_id:
+            raise InvalidRequest("space_click needs a space_id")
+        return {"type": "space_click", "space_id": action.space_click.space_id}
+    if kind == "piece_click":
+        if not action.piece_click.space_id:
+            raise InvalidRequest("piece_click needs a space_id")
+        return {
+            "type": "piece_click",
+            "space_id": action.piece_click.space_id,
+            "index": action.piece_click.index,
+        }
+    if kind == "button_click":
+        b = action.button_click
+        return {
+            "type": "button_click",
+            "button": {"id": b.id, "label": b.label, "location": b.location, "disabled": b.disabled},
+        }
+    raise InvalidRequest("the action has no kind: set space_click, piece_click or button_click")
+
+
+def available_to_proto(offer: dict[str, Any]) -> pb.AvailableAction:
+    """An AvailableAction dict ``{action, intent, label}`` as a message."""
+    return pb.AvailableAction(
+        action=action_to_proto(offer["action"]),
+        intent=INTENTS.get(offer.get("intent", "choice"), pb.INTENT_CHOICE),
+        label=offer.get("label", ""),
+    )
+
+
+def available_from_proto(offer: pb.AvailableAction) -> dict[str, Any]:
+    """A message as an AvailableAction dict."""
+    return {
+        "action": action_from_proto(offer.action),
+        "intent": INTENT_NAMES[offer.intent],
+        "label": offer.label,
+    }
+
+
+# ---------------------------------------------------------------- table state
+
+
+def _piece_to_proto(piece: dict[str, Any]) -> pb.Piece:
+    message = pb.Piece(
+        public_kind=piece.get("public_kind", ""),
+        public_state=to_struct(piece.get("public_state")),
+        private_state=to_struct(piece.get("private_state")),
+    )
+    if piece.get("private_kind") is not None:
+        message.private_kind = piece["private_kind"]
+    if piece.get("owner") is not None:
+        message.owner = piece["owner"]
+    if piece.get("count") is not None:
+        message.count = piece["count"]
+    return message
+
+
+def _piece_from_proto(piece: pb.Piece) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "public_kind": piece.public_kind,
+        "public_state": from_struct(piece.public_state),
+        "private_kind": piece.private_kind if piece.HasField("private_kind") else None,
+        "private_state": from_struct(piece.private_state),
+        "owner": piece.owner if piece.HasField("owner") else None,
+    }
+    if piece.HasField("count"):
+        data["count"] = piece.count
+    return data
+
+
+def state_to_proto(state: dict[str, Any]) -> pb.TableState:
+    """A view of a State (view.view_state's output) as a message."""
+    spaces = []
+    for space in state.get("spaces", []):
+        message = pb.Space(
+            space_id=space["space_id"],
+            kind=space.get("kind", ""),
+            arrangement=ARRANGEMENTS.get(space.get("arrangement", "ordered"), pb.ARRANGEMENT_ORDERED),
+            public_state=to_struct(space.get("public_state")),
+            private_state=to_struct(space.get("private_state")),
+            pieces=[_piece_to_proto(p) for p in space.get("pieces", [])],
+        )
+        if space.get("owner") is not None:
+            message.owner = space["owner"]
+        spaces.append(message)
+    return pb.TableState(
+        active_player_ids=state.get("active_player_ids", []),
+        players=[player_to_proto(p) for p in state.get("players", [])],
+        spaces=spaces,
+        meta_data=to_struct(state.get("meta_data")),
+        log=[pb.LogEntry(text=entry.get("text", "")) for entry in state.get("log", [])],
+    )
+
+
+def state_from_proto(state: pb.TableState) -> dict[str, Any]:
+    """A TableState message as a view dict (the shape of view.view_state's output)."""
+    return {
+        "active_player_ids": list(state.active_player_ids),
+        "players": [player_from_proto(p) for p in state.players],
+        "spaces": [
+            {
+                "space_id": s.space_id,
+                "kind": s.kind,
+                "owner": s.owner if s.HasField("owner") else None,
+                "arrangement": ARRANGEMENT_NAMES[s.arrangement],
+                "public_state": from_struct(s.public_state),
+                "private_state": from_struct(s.private_state),
+                "pieces": [_piece_from_proto(p) for p in s.pieces],
+            }
+            for s in state.spaces
+        ],
+        "meta_data": from_struct(state.meta_data),
+        "log": [{"text": entry.text} for entry in state.log],
+    }
+
+
+def player_to_proto(player: Any) -> pb.Player:
+    """A player dict (or a ``PlayerInfo``) as a message."""
+    if not isinstance(player, dict):
+        player = {"player_id": player.player_id, "username": player.username, "color": player.color}
+    return pb.Player(
+        player_id=player["player_id"],
+        username=player.get("username", ""),
+        color=player.get("color", ""),
+        public_state=to_struct(player.get("public_state")),
+        private_state=to_struct(player.get("private_state")),
+    )
+
+
+def player_from_proto(player: pb.Player) -> dict[str, Any]:
+    """A Player message as a dict."""
+    return {
+        "player_id": player.player_id,
+        "username": player.username,
+        "color": player.color,
+        "public_state": from_struct(player.public_state),
+        "private_state": from_struct(player.private_state),
+    }
+
+
+# ---------------------------------------------------------------- views
+
+
+def view_to_proto(match_id: str, viewer: int | None, view: Any, score_labels: list[str]) -> pb.MatchView:
+    """A ``match.MatchView`` as a message.
+
+    Args:
+        match_id: the match.
+        viewer: the player id the view is for, ``None`` for the spectator view.
+        view: the ``MatchView`` (state, actions, scores keyed by decimal player id, ...).
+        score_labels: names of the score columns.
+    """
+    message = pb.MatchView(
+        match_id=match_id,
+        version=view.version,
+        state=state_to_proto(view.state),
+        actions=[available_to_proto(a) for a in view.actions],
+        score_labels=score_labels,
+        active_player_ids=view.active_player_ids,
+        game_over=view.game_over,
+    )
+    if viewer is not None:
+        message.viewer = viewer
+    for player_id, score in view.scores.items():
+        message.scores[int(player_id)].CopyFrom(
+            pb.Score(
+                public_points=score.get("public_points", []),
+                private_points=score.get("private_points", []),
+            )
+        )
+    return message
+
+
+def view_from_proto(view: pb.MatchView) -> dict[str, Any]:
+    """A MatchView message as a dict.
+
+    Returns:
+        ``{"match_id", "viewer" (int or None), "version", "state", "actions", "scores"
+        (keyed by decimal player id, like the ABI), "score_labels", "active_player_ids",
+        "game_over"}``; actions are ABI dicts that can be submitted as they are.
+    """
+    return {
+        "match_id": view.match_id,
+        "viewer": view.viewer if view.HasField("viewer") else None,
+        "version": view.version,
+        "state": state_from_proto(view.state),
+        "actions": [available_from_proto(a) for a in view.actions],
+        "scores": {
+            str(pid): {"public_points": list(s.public_points), "private_points": list(s.private_points)}
+            for pid, s in sorted(view.scores.items())
+        },
+        "score_labels": list(view.score_labels),
+        "active_player_ids": list(view.active_player_ids),
+        "game_over": view.game_over,
+    }

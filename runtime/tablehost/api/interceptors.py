@@ -1,0 +1,183 @@
+"""The one server interceptor: authentication, request context, error mapping, one log event per request.
+
+For every ``tablehost.v1`` method (health and reflection pass through untouched) it
+
+1. binds the request context (method, match id) to structlog's contextvars;
+2. resolves the ``authorization: Bearer`` token to a principal
+   (:data:`~tablehost.api.auth.current_principal`);
+3. maps any :class:`~tablehost.errors.TablehostError` to a gRPC status through
+   :data:`STATUS_BY_CODE`, with ``"<code>: <message>"`` as details and the code in the
+   ``tablehost-code`` trailing metadata; anything else becomes INTERNAL (logged with its trace);
+4. logs ``api.request`` with method, match_id, seat, version, outcome and latency_ms, and
+   ``guest.call_failed`` with the budget that tripped when the game failed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import grpc
+import structlog
+
+from tablehost.api.auth import bearer_token, current_principal
+from tablehost.api.registry import MatchRegistry
+from tablehost.errors import GuestError, TablehostError
+
+log = structlog.get_logger(__name__)
+
+SERVICE_PREFIX = "/tablehost.v1."
+
+STATUS_BY_CODE: dict[str, grpc.StatusCode] = {
+    "request/invalid": grpc.StatusCode.INVALID_ARGUMENT,
+    "module/invalid": grpc.StatusCode.INVALID_ARGUMENT,
+    "module/unknown": grpc.StatusCode.NOT_FOUND,
+    "match/unknown": grpc.StatusCode.NOT_FOUND,
+    "match/over": grpc.StatusCode.FAILED_PRECONDITION,
+    "match/not_your_turn": grpc.StatusCode.FAILED_PRECONDITION,
+    "match/stale_version": grpc.StatusCode.FAILED_PRECONDITION,
+    "match/not_offered": grpc.StatusCode.FAILED_PRECONDITION,
+    "match/undo_refused": grpc.StatusCode.FAILED_PRECONDITION,
+    "guest/panic": grpc.StatusCode.ABORTED,
+    "guest/trap": grpc.StatusCode.ABORTED,
+    "guest/budget": grpc.StatusCode.ABORTED,
+    "guest/protocol": grpc.StatusCode.ABORTED,
+    "guest/error": grpc.StatusCode.ABORTED,
+    "table/bad_patch": grpc.StatusCode.ABORTED,
+    "record/invalid": grpc.StatusCode.DATA_LOSS,
+    "auth/unauthenticated": grpc.StatusCode.UNAUTHENTICATED,
+    "auth/permission_denied": grpc.StatusCode.PERMISSION_DENIED,
+}
+"""Every error code of the host → the gRPC status a client receives (the one mapping table)."""
+
+
+def status_for(code: str) -> grpc.StatusCode:
+    """The status of an error code; an unlisted ``guest/*`` is ABORTED, ``match/*`` FAILED_PRECONDITION."""
+    if code in STATUS_BY_CODE:
+        return STATUS_BY_CODE[code]
+    if code.startswith("guest/"):
+        return grpc.StatusCode.ABORTED
+    if code.startswith("match/"):
+        return grpc.StatusCode.FAILED_PRECONDITION
+    return grpc.StatusCode.INTERNAL
+
+
+def details_for(exc: TablehostError) -> str:
+    """The status details: ``"<code>: <message>"``, plus what the game printed for a guest failure."""
+    text = f"{exc.code}: {exc.message}"
+    printed = getattr(exc, "printed", "")
+    if isinstance(exc, GuestError) and printed:
+        text += f" (the game printed: {printed[-500:]})"
+    return text
+
+
+class RequestInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
+    """Wraps every ``tablehost.v1`` handler with auth, context, error mapping and the request log.
+
+    Args:
+        registry: resolves bearer tokens to principals.
+    """
+
+    def __init__(self, registry: MatchRegistry) -> None:
+        self.registry = registry
+
+    def intercept_service(self, continuation: Callable[[Any], Any], details: Any) -> Any:
+        handler = continuation(details)
+        if handler is None or not details.method.startswith(SERVICE_PREFIX):
+            return handler
+        method = details.method.rsplit("/", 1)[-1]
+        if handler.unary_unary is not None:
+            return grpc.unary_unary_rpc_method_handler(
+                self._unary(method, handler.unary_unary),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.unary_stream is not None:
+            return grpc.unary_stream_rpc_method_handler(
+                self._stream(method, handler.unary_stream),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        return handler
+
+    def _begin(self, method: str, request: Any, context: grpc.ServicerContext) -> None:
+        structlog.contextvars.clear_contextvars()
+        structlog.contextvars.bind_contextvars(
+            method=method, match_id=getattr(request, "match_id", "") or None
+        )
+        principal = self.registry.authenticate(bearer_token(context.invocation_metadata()))
+        current_principal.set(principal)
+        structlog.contextvars.bind_contextvars(seat=principal.label)
+
+    def _fail(self, exc: BaseException, context: grpc.ServicerContext) -> grpc.StatusCode:
+        if not isinstance(exc, TablehostError):
+            log.exception("api.internal_error")
+            return grpc.StatusCode.INTERNAL
+        if isinstance(exc, GuestError):
+            log.warning(
+                "guest.call_failed",
+                code=exc.code,
+                budget=getattr(exc, "budget", None) or None,
+                message=exc.message,
+                printed=getattr(exc, "printed", "")[-500:] or None,
+            )
+        status = status_for(exc.code)
+        context.set_trailing_metadata((("tablehost-code", exc.code),))
+        return status
+
+    def _unary(self, method: str, behavior: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+        def handle(request: Any, context: grpc.ServicerContext) -> Any:
+            started = time.perf_counter()
+            outcome = "OK"
+            try:
+                self._begin(method, request, context)
+                return behavior(request, context)
+            except Exception as exc:  # noqa: BLE001 - the one place any failure becomes a status
+                status = self._fail(exc, context)
+                outcome = status.name
+                message = (
+                    details_for(exc)
+                    if isinstance(exc, TablehostError)
+                    else "internal error; see the server log"
+                )
+                context.abort(status, message)
+            finally:
+                log.info(
+                    "api.request", outcome=outcome, latency_ms=round((time.perf_counter() - started) * 1e3, 3)
+                )
+
+        return handle
+
+    def _stream(
+        self, method: str, behavior: Callable[[Any, Any], Iterator[Any]]
+    ) -> Callable[[Any, Any], Any]:
+        def handle(request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
+            started = time.perf_counter()
+            outcome, sent = "OK", 0
+            try:
+                self._begin(method, request, context)
+                for message in behavior(request, context):
+                    sent += 1
+                    yield message
+            except GeneratorExit:
+                outcome = "CANCELLED"
+                raise
+            except Exception as exc:  # noqa: BLE001 - the one place any failure becomes a status
+                status = self._fail(exc, context)
+                outcome = status.name
+                message = (
+                    details_for(exc)
+                    if isinstance(exc, TablehostError)
+                    else "internal error; see the server log"
+                )
+                context.abort(status, message)
+            finally:
+                log.info(
+                    "api.request",
+                    outcome=outcome,
+                    messages=sent,
+                    latency_ms=round((time.perf_counter() - started) * 1e3, 3),
+                )
+
+        return handle

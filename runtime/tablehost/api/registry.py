@@ -1,0 +1,421 @@
+"""The live matches of one server: modules, matches, tokens, one lock per match, change notices.
+
+:class:`MatchRegistry` is the domain side of the API (it never imports grpc): every method
+takes the caller's :class:`~tablehost.api.auth.Principal`, checks what it may do, runs the
+request on the match under that match's lock, and journals through the
+:class:`~tablehost.store.MatchStore` before the change becomes visible.
+
+Check order of a match request: the token's match (PERMISSION_DENIED for another match's
+token), unknown match, the token's rights (a spectator cannot act), then the match's own
+order (game over, not active, stale version, not offered, the guest).
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from tablehost.api.auth import ADMIN, Principal, ensure_admin_token, hash_token, new_token
+from tablehost.api.faults import InvalidRequest, PermissionDenied, Unauthenticated, UnknownModule
+from tablehost.errors import UnknownMatch
+from tablehost.guest import GuestPool
+from tablehost.limits import DEFAULT_LIMITS, Limits
+from tablehost.match import Match, MatchView, PlayerInfo
+from tablehost.module import load_module
+from tablehost.store import MatchStore, SeatRow, StoredModule
+from tablehost.view import view_actions
+
+log = structlog.get_logger(__name__)
+
+MAX_SEATS = 64
+PALETTE = ("#c0392b", "#2980b9", "#27ae60", "#8e44ad", "#f39c12", "#16a085", "#d35400", "#2c3e50")
+WATCH_POLL_S = 0.5
+"""How often a waiting watcher re-checks that its client is still there, seconds."""
+
+
+@dataclass
+class LiveMatch:
+    """A match in memory with its lock.
+
+    Attributes:
+        match: the match (not thread-safe: only touched under ``changed``).
+        changed: the match's lock, notified after every change (watchers wait on it).
+    """
+
+    match: Match
+    changed: threading.Condition
+
+
+@dataclass(frozen=True)
+class CreatedMatch:
+    """What CreateMatch returns.
+
+    Attributes:
+        match_id: the new match's id.
+        seats: ``(player, token)`` per seat in seat order; tokens are shown only here.
+        spectator_token: the match's spectator token.
+        view: the spectator view at version 0.
+        score_labels: names of the score columns.
+    """
+
+    match_id: str
+    seats: list[tuple[PlayerInfo, str]]
+    spectator_token: str
+    view: MatchView
+    score_labels: list[str]
+
+
+@dataclass(frozen=True)
+class ServedView:
+    """A view with what a client needs besides the :class:`MatchView` itself.
+
+    Attributes:
+        match_id: the match.
+        viewer: the player id the view is for, ``None`` for the spectator view.
+        view: the view.
+        score_labels: names of the score columns.
+    """
+
+    match_id: str
+    viewer: int | None
+    view: MatchView
+    score_labels: list[str]
+
+
+class MatchRegistry:
+    """Every module and match of one data directory, served to authenticated principals.
+
+    Args:
+        data_dir: the server's data directory (database, admin token, compiled-code cache).
+        limits: guest budgets for every module.
+        synchronous: the store's SQLite sync mode (``"FULL"`` or ``"NORMAL"``).
+
+    On construction the admin token is created if missing and every stored match is resumed;
+    a match that cannot be resumed is logged (``match.resume_failed``) and left out.
+    """
+
+    def __init__(
+        self, data_dir: Path | str, *, limits: Limits = DEFAULT_LIMITS, synchronous: str = "FULL"
+    ) -> None:
+        self.data_dir = Path(data_dir)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.limits = limits
+        self.store = MatchStore(self.data_dir, synchronous=synchronous)
+        self.admin_token_path, admin_token = ensure_admin_token(self.data_dir)
+        self._lock = threading.Lock()
+        self._closing = False
+        self._pools: dict[str, GuestPool] = {}
+        self._matches: dict[str, LiveMatch] = {}
+        self._tokens: dict[str, Principal] = {hash_token(admin_token): ADMIN}
+        for seat in self.store.load_seats():
+            kind = "spectator" if seat.player_id is None else "seat"
+            self._tokens[seat.token_sha256] = Principal(kind, seat.match_id, seat.player_id)
+        self._resume_all()
+
+    # ------------------------------------------------------------ lifecycle
+
+    def _resume_all(self) -> None:
+        for record in self.store.load_records():
+            match_id = record["match_id"]
+            try:
+                pool = self._pool(record["module"]["sha256"])
+                match = Match.resume(pool, record, journal=self.store.journal_for(match_id))
+            except Exception as exc:  # noqa: BLE001 - one broken match must not keep the others from being served
+                log.error(
+                    "match.resume_failed", match_id=match_id, error=str(exc), error_type=type(exc).__name__
+                )
+                continue
+            self._matches[match_id] = LiveMatch(match, threading.Condition())
+            log.info("match.resumed", match_id=match_id, version=match.version, game_over=match.game_over)
+
+    def close_watchers(self) -> None:
+        """Wake every watcher so its stream ends (before stopping the server); no new watch waits."""
+        self._closing = True
+        for live in list(self._matches.values()):
+            with live.changed:
+                live.changed.notify_all()
+
+    def close(self) -> None:
+        """End the watchers, close the guest pools and the store; the registry is unusable afterwards."""
+        self.close_watchers()
+        for pool in self._pools.values():
+            pool.close()
+        self.store.close()
+
+    def authenticate(self, token: str) -> Principal:
+        """Return the principal of a bearer token.
+
+        Raises:
+            Unauthenticated: the token is unknown.
+        """
+        principal = self._tokens.get(hash_token(token))
+        if principal is None:
+            raise Unauthenticated("unknown token")
+        return principal
+
+    # ------------------------------------------------------------ modules
+
+    def _pool(self, sha256: str) -> GuestPool:
+        with self._lock:
+            pool = self._pools.get(sha256)
+        if pool is not None:
+            return pool
+        stored = self.store.get_module(sha256)
+        if stored is None:
+            raise UnknownModule(
+                f"no module {sha256}; upload it first (tablehost upload FILE)", module_id=sha256
+            )
+        module = load_module(
+            stored.data, limits=self.limits, cache_dir=self.data_dir / "cache", name=stored.name
+        )
+        with self._lock:
+            return self._pools.setdefault(sha256, GuestPool(module, self.limits))
+
+    def upload_module(self, principal: Principal, data: bytes, name: str) -> StoredModule:
+        """Validate, compile and store a module (admin only); identical bytes return the stored module.
+
+        Raises:
+            PermissionDenied: not the admin token.
+            ModuleError: not a valid ABI v1 module.
+        """
+        _require_admin(principal, "upload modules")
+        module = load_module(data, limits=self.limits, cache_dir=self.data_dir / "cache", name=name or None)
+        stored = self.store.put_module(
+            module.sha256, name or f"module-{module.sha256[:12]}", data, module.info.exports, _utc_now()
+        )
+        log.info("module.uploaded", module_id=stored.sha256, name=stored.name, size_bytes=stored.size_bytes)
+        return stored
+
+    def list_modules(self, principal: Principal) -> list[StoredModule]:
+        """Every stored module, oldest first (any valid token)."""
+        del principal
+        return self.store.list_modules()
+
+    def get_module(self, principal: Principal, module_id: str) -> StoredModule:
+        """One stored module without its bytes. Raises :class:`UnknownModule`."""
+        del principal
+        stored = self.store.get_module(module_id)
+        if stored is None:
+            raise UnknownModule(f"no module {module_id}", module_id=module_id)
+        return StoredModule(stored.sha256, stored.name, stored.size_bytes, stored.exports, stored.uploaded_at)
+
+    # ------------------------------------------------------------ matches
+
+    def create_match(
+        self, principal: Principal, module_id: str, seats: list[tuple[str, str]]
+    ) -> CreatedMatch:
+        """Start a match (admin only) with one seat per ``(username, color)``; blanks get defaults.
+
+        Returns:
+            The match id, a token per seat, the spectator token and the first spectator view.
+
+        Raises:
+            PermissionDenied: not the admin token.
+            InvalidRequest: no seats or more than :data:`MAX_SEATS`.
+            UnknownModule: no such module.
+            GuestError: the game failed during setup (nothing is stored).
+        """
+        _require_admin(principal, "create matches")
+        if not 1 <= len(seats) <= MAX_SEATS:
+            raise InvalidRequest(f"a match needs 1 to {MAX_SEATS} seats, got {len(seats)}")
+        pool = self._pool(module_id)
+        stored = self.store.get_module(module_id)
+        assert stored is not None
+        match_id = "m-" + secrets.token_hex(8)
+        players = [
+            PlayerInfo(n, username or f"player{n}", color or PALETTE[(n - 1) % len(PALETTE)])
+            for n, (username, color) in enumerate(seats, start=1)
+        ]
+        tokens = [new_token("seat") for _ in players]
+        spectator_token = new_token("spectator")
+        rows = [SeatRow(hash_token(t), match_id, p.player_id) for p, t in zip(players, tokens)]
+        rows.append(SeatRow(hash_token(spectator_token), match_id, None))
+        match = Match.start(
+            pool,
+            players,
+            match_id=match_id,
+            module_sha256=module_id,
+            module_name=stored.name,
+            journal=self.store.journal_for(match_id, rows),
+        )
+        with self._lock:
+            self._matches[match_id] = LiveMatch(match, threading.Condition())
+            for row in rows:
+                kind = "spectator" if row.player_id is None else "seat"
+                self._tokens[row.token_sha256] = Principal(kind, match_id, row.player_id)
+        log.info("match.created", match_id=match_id, module_id=module_id, seats=len(players))
+        return CreatedMatch(
+            match_id, list(zip(players, tokens)), spectator_token, match.view(None), _score_labels(match)
+        )
+
+    def _live(self, principal: Principal, match_id: str) -> LiveMatch:
+        if principal.match_id is not None and principal.match_id != match_id:
+            raise PermissionDenied(f"this token belongs to another match, not {match_id}", match_id=match_id)
+        live = self._matches.get(match_id)
+        if live is None:
+            raise UnknownMatch(f"no match {match_id}", match_id=match_id)
+        return live
+
+    def view(self, principal: Principal, match_id: str) -> ServedView:
+        """The caller's view: its seat's for a seat token, the spectator view otherwise."""
+        live = self._live(principal, match_id)
+        with live.changed:
+            return self._served(live.match, principal.viewer)
+
+    def watch(
+        self, principal: Principal, match_id: str, is_active: Callable[[], bool]
+    ) -> Iterator[ServedView]:
+        """The caller's view now, then after every change; ends after the game-over view.
+
+        Views are coalesced: a reader slower than the match gets the newest view, never a
+        backlog. The iterator also ends when ``is_active()`` turns false or the registry closes.
+        """
+        live = self._live(principal, match_id)
+        seen: int | None = None
+        while is_active() and not self._closing:
+            with live.changed:
+                if live.match.version == seen:
+                    live.changed.wait(WATCH_POLL_S)
+                    continue
+                served = self._served(live.match, principal.viewer)
+            seen = served.view.version
+            yield served
+            if served.view.game_over:
+                return
+
+    def submit(
+        self, principal: Principal, match_id: str, view_action: dict[str, Any], expected_version: int
+    ) -> ServedView:
+        """Play ``view_action`` (view addresses) for the caller's seat; durable before it returns.
+
+        Raises:
+            PermissionDenied: not a seat token (the spectator and admin cannot act).
+            MatchError, GuestError, PatchError: refused by the match; nothing changed.
+        """
+        live = self._live(principal, match_id)
+        player_id = _require_seat(principal)
+        with live.changed:
+            action = _offered_form(live.match, player_id, view_action)
+            live.match.submit_view_action(player_id, action, expected_version=expected_version)
+            live.changed.notify_all()
+            return self._served(live.match, player_id)
+
+    def undo(self, principal: Principal, match_id: str, expected_version: int) -> ServedView:
+        """Take back the caller's newest undoable move; durable before it returns.
+
+        Raises:
+            PermissionDenied: not a seat token.
+            MatchOver, StaleVersion, UndoRefused: nothing changed.
+        """
+        live = self._live(principal, match_id)
+        player_id = _require_seat(principal)
+        with live.changed:
+            live.match.undo(player_id, expected_version=expected_version)
+            live.changed.notify_all()
+            return self._served(live.match, player_id)
+
+    def record(self, principal: Principal, match_id: str) -> dict[str, Any]:
+        """The match record: for the admin any time, for the match's tokens after game over.
+
+        Raises:
+            PermissionDenied: a seat or spectator token before game over (the record holds
+                every hidden part of the table).
+        """
+        live = self._live(principal, match_id)
+        with live.changed:
+            if principal.kind != "admin" and not live.match.game_over:
+                raise PermissionDenied(
+                    "the record holds hidden information: players get it after game over, the admin any time",
+                    match_id=match_id,
+                )
+            return live.match.record()
+
+    def list_matches(self, principal: Principal) -> list[dict[str, Any]]:
+        """Summaries of the matches the caller may see, newest first.
+
+        Returns:
+            Dicts ``{match_id, module_id, module_name, players: [PlayerInfo], version, game_over,
+            active_player_ids, created_at}``.
+        """
+        with self._lock:
+            lives = [
+                live
+                for match_id, live in self._matches.items()
+                if principal.match_id is None or principal.match_id == match_id
+            ]
+        summaries = []
+        for live in lives:
+            with live.changed:
+                m = live.match
+                summaries.append(
+                    {
+                        "match_id": m.match_id,
+                        "module_id": m.module_sha256,
+                        "module_name": m.module_name,
+                        "players": list(m.players),
+                        "version": m.version,
+                        "game_over": m.game_over,
+                        "active_player_ids": [] if m.game_over else m.active_player_ids,
+                        "created_at": m.created_at,
+                    }
+                )
+        return sorted(summaries, key=lambda s: (s["created_at"], s["match_id"]), reverse=True)
+
+    def _served(self, match: Match, viewer: int | None) -> ServedView:
+        return ServedView(match.match_id, viewer, match.view(viewer), _score_labels(match))
+
+
+def _require_admin(principal: Principal, what: str) -> None:
+    if principal.kind != "admin":
+        raise PermissionDenied(f"only the admin token may {what}")
+
+
+def _require_seat(principal: Principal) -> int:
+    if principal.kind != "seat" or principal.player_id is None:
+        raise PermissionDenied(f"the {principal.kind} token cannot act; use a seat token")
+    return principal.player_id
+
+
+def _score_labels(match: Match) -> list[str]:
+    return list(match.setup.get("score_labels", []))
+
+
+def _canonical_action(action: dict[str, Any]) -> dict[str, Any]:
+    """An action with a button's omitted defaults filled in (ABI writers may omit them)."""
+    if action.get("type") != "button_click":
+        return action
+    button = action.get("button") or {}
+    return {
+        "type": "button_click",
+        "button": {
+            "id": button.get("id", ""),
+            "label": button.get("label", ""),
+            "location": button.get("location", ""),
+            "disabled": bool(button.get("disabled", False)),
+        },
+    }
+
+
+def _offered_form(match: Match, player_id: int, view_action: dict[str, Any]) -> dict[str, Any]:
+    """The offered view action equal to ``view_action`` up to omitted button defaults, else ``view_action``.
+
+    A button from the wire always has every field; the game may have omitted its defaults.
+    """
+    if view_action.get("type") != "button_click" or match.game_over:
+        return view_action
+    wanted = _canonical_action(view_action)
+    for offer in view_actions(match.state, player_id, match.actions_for(player_id)):
+        if _canonical_action(offer["action"]) == wanted:
+            return dict(offer["action"])
+    return view_action
+
+
+def _utc_now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

@@ -1,0 +1,131 @@
+"""The gRPC server: ``create_server`` builds one around a registry; ``serve`` runs ``tablehost serve``.
+
+The server uses grpc's thread pool: requests of different matches run concurrently (one lock
+per match in the registry; guest calls release the GIL). Each open WatchMatch stream holds a
+worker thread while it waits, so ``max_workers`` bounds watchers plus in-flight requests.
+Health checking (``grpc.health.v1``) and server reflection are registered so generic tools
+such as grpcurl work.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from concurrent import futures
+from pathlib import Path
+from types import FrameType
+
+import grpc
+import structlog
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from tablehost import logs
+from tablehost.api._pb import tablehost_pb2 as pb
+from tablehost.api._pb import tablehost_pb2_grpc as pb_grpc
+from tablehost.api.interceptors import RequestInterceptor
+from tablehost.api.registry import MatchRegistry
+from tablehost.api.servicer import MatchServicer, ModuleServicer
+from tablehost.limits import DEFAULT_LIMITS, Limits
+
+log = structlog.get_logger(__name__)
+
+DEFAULT_LISTEN = "127.0.0.1:50051"
+DEFAULT_MAX_WORKERS = 128
+SERVICE_NAMES = (
+    pb.DESCRIPTOR.services_by_name["ModuleService"].full_name,
+    pb.DESCRIPTOR.services_by_name["MatchService"].full_name,
+)
+
+
+def create_server(
+    address: str, registry: MatchRegistry, *, max_workers: int = DEFAULT_MAX_WORKERS
+) -> tuple[grpc.Server, int]:
+    """Build (not start) a server on ``address`` serving ``registry``.
+
+    Args:
+        address: ``host:port``; port 0 picks a free port.
+        registry: the matches and modules to serve (the caller closes it after stopping).
+        max_workers: threads serving requests and open watch streams.
+
+    Returns:
+        ``(server, port)`` with the port actually bound.
+
+    Raises:
+        RuntimeError: the address cannot be bound.
+    """
+    server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="tablehost-rpc"),
+        interceptors=[RequestInterceptor(registry)],
+        options=[("grpc.so_reuseport", 0)],
+    )
+    pb_grpc.add_ModuleServiceServicer_to_server(ModuleServicer(registry), server)  # type: ignore[no-untyped-call]
+    pb_grpc.add_MatchServiceServicer_to_server(MatchServicer(registry), server)  # type: ignore[no-untyped-call]
+    health_servicer = health.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    for name in (*SERVICE_NAMES, ""):
+        health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    reflection.enable_server_reflection(
+        (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+    )
+    port = server.add_insecure_port(address)
+    if port == 0:
+        raise RuntimeError(f"cannot listen on {address}: the address is in use or not local")
+    return server, port
+
+
+def serve(
+    listen: str = DEFAULT_LISTEN,
+    data_dir: Path | str = "tablehost-data",
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    max_workers: int = DEFAULT_MAX_WORKERS,
+    synchronous: str = "FULL",
+    log_level: str = "info",
+) -> int:
+    """Run a server until SIGINT or SIGTERM (``tablehost serve``).
+
+    Prints ``tablehost serving on HOST:PORT`` and the admin token file's path on standard
+    output once it accepts requests; logs JSON lines on standard error.
+
+    Returns:
+        The exit status (0 after a clean stop).
+    """
+    logs.configure(level=log_level)
+    registry = MatchRegistry(data_dir, limits=limits, synchronous=synchronous)
+    server, port = create_server(listen, registry, max_workers=max_workers)
+    server.start()
+    host = listen.rsplit(":", 1)[0]
+    print(f"tablehost serving on {host}:{port} (data in {Path(data_dir).resolve()})", flush=True)
+    print(f"admin token: {registry.admin_token_path.resolve()}", flush=True)
+    log.info("server.started", address=f"{host}:{port}", data_dir=str(data_dir))
+    stopping = threading.Event()
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        del frame
+        log.info("server.stopping", signal=signal.Signals(signum).name)
+        stopping.set()
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    stopping.wait()
+    registry.close_watchers()
+    server.stop(grace=2).wait()
+    registry.close()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m tablehost.api.server [--listen A] [--data DIR]`` (the same as ``tablehost serve``)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m tablehost.api.server")
+    parser.add_argument("--listen", default=DEFAULT_LISTEN)
+    parser.add_argument("--data", default="tablehost-data")
+    args = parser.parse_args(argv)
+    return serve(args.listen, args.data)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

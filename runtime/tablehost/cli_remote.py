@@ -1,0 +1,351 @@
+"""The server commands of ``tablehost``: ``serve``, ``upload``, ``create``, ``view``, ``act``, ``watch``, ``bots``.
+
+:func:`register` adds them to the ``tablehost`` parser (:mod:`tablehost.cli`). Every client
+command takes ``--address`` (default ``$TABLEHOST_ADDRESS`` or ``127.0.0.1:50051``) and a token:
+``--token``, else ``$TABLEHOST_TOKEN``, else the file named by ``--token-file`` (default
+``tablehost-data/admin_token``, the admin token of a server started in this directory).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import grpc
+import orjson
+
+from tablehost.bots import RandomBot
+from tablehost.client import ApiError, ServerUnreachable, TablehostClient
+
+DEFAULT_ADDRESS = "127.0.0.1:50051"
+DEFAULT_DATA = "tablehost-data"
+EXIT_FAILED = 1
+
+
+# ---------------------------------------------------------------- shared options
+
+
+def _client_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--address",
+        default=os.environ.get("TABLEHOST_ADDRESS", DEFAULT_ADDRESS),
+        help="server host:port (default $TABLEHOST_ADDRESS or %(default)s)",
+    )
+    parser.add_argument(
+        "--token", default=os.environ.get("TABLEHOST_TOKEN"), help="bearer token ($TABLEHOST_TOKEN)"
+    )
+    parser.add_argument(
+        "--token-file",
+        default=f"{DEFAULT_DATA}/admin_token",
+        help="read the token from this file when --token is not given (default %(default)s)",
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+
+def _token(args: argparse.Namespace) -> str:
+    if args.token:
+        return str(args.token)
+    try:
+        return Path(args.token_file).read_text().strip()
+    except OSError:
+        raise SystemExit(
+            f"tablehost: no token: pass --token, set TABLEHOST_TOKEN, or point --token-file at the server's "
+            f"admin_token (tried {args.token_file})"
+        ) from None
+
+
+def _guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """Turn client failures into one readable line and exit status 1."""
+
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return command(args)
+        except ServerUnreachable as exc:
+            print(f"tablehost: {exc.details}", file=sys.stderr)
+        except ApiError as exc:
+            print(f"tablehost: the server refused: {exc.status.name}: {exc.details}", file=sys.stderr)
+        return EXIT_FAILED
+
+    run.__doc__ = command.__doc__
+    return run
+
+
+def _dump(value: Any) -> None:
+    print(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode())
+
+
+# ---------------------------------------------------------------- printing views
+
+
+def describe_action(action: dict[str, Any]) -> str:
+    """A short text for an ABI action dict (``space c3``, ``piece hand-1[2]``, ``button pass``)."""
+    kind = action.get("type")
+    if kind == "space_click":
+        return f"space {action['space_id']}"
+    if kind == "piece_click":
+        return f"piece {action['space_id']}[{action['index']}]"
+    if kind == "button_click":
+        return f"button {action['button'].get('id')}"
+    return orjson.dumps(action).decode()
+
+
+def _piece_text(piece: dict[str, Any]) -> str:
+    text = piece.get("private_kind") or piece.get("public_kind") or "?"
+    return f"{text}×{piece['count']}" if piece.get("count") is not None else str(text)
+
+
+def format_view(view: dict[str, Any]) -> str:
+    """A view dict (``TablehostClient.view``) as lines a person can read."""
+    state = view["state"]
+    names = {p["player_id"]: p["username"] for p in state["players"]}
+    who = (
+        "spectator"
+        if view["viewer"] is None
+        else f"player {view['viewer']} ({names.get(view['viewer'], '?')})"
+    )
+    status = (
+        "game over"
+        if view["game_over"]
+        else "active: " + ", ".join(f"{pid} {names.get(pid, '?')}" for pid in view["active_player_ids"])
+    )
+    lines = [f"match {view['match_id']}  version {view['version']}  viewing as {who}  {status}"]
+    labels = view["score_labels"] or ["points"]
+    for pid, score in view["scores"].items():
+        points = ", ".join(f"{label} {value:g}" for label, value in zip(labels, score["public_points"]))
+        lines.append(f"  score {names.get(int(pid), pid)}: {points}")
+    for space in state["spaces"]:
+        owner = f" owner {space['owner']}" if space["owner"] is not None else ""
+        pieces = " ".join(_piece_text(p) for p in space["pieces"]) or "-"
+        lines.append(f"  {space['space_id']:<12} {pieces}{owner}")
+    for entry in state["log"][-5:]:
+        lines.append(f"  log: {entry['text']}")
+    for number, offer in enumerate(view["actions"]):
+        lines.append(
+            f"  [{number}] {offer['intent']:<8} {describe_action(offer['action'])}  {offer['label']}"
+        )
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- commands
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Run a server until interrupted."""
+    from tablehost.api.server import serve
+
+    return serve(
+        args.listen,
+        args.data,
+        max_workers=args.max_workers,
+        synchronous=args.sync.upper(),
+        log_level=args.log_level,
+    )
+
+
+@_guarded
+def cmd_upload(args: argparse.Namespace) -> int:
+    """Upload a module file; prints its id."""
+    try:
+        data = Path(args.file).read_bytes()
+    except OSError as exc:
+        raise SystemExit(f"tablehost: cannot read {args.file}: {exc.strerror}") from None
+    with TablehostClient(args.address, _token(args)) as client:
+        module = client.upload_module(data, args.name or Path(args.file).stem)
+    if args.json:
+        _dump(module)
+    else:
+        print(f"{module['module_id']}  {module['name']}  {module['size_bytes']} bytes")
+    return 0
+
+
+@_guarded
+def cmd_create(args: argparse.Namespace) -> int:
+    """Create a match; prints its id and one token per seat."""
+    usernames = [u.strip() for u in args.usernames.split(",")] if args.usernames else []
+    players = args.players if args.players is not None else len(usernames)
+    if players < 1:
+        raise SystemExit("tablehost: give --players N (or --usernames a,b,...)")
+    if usernames and len(usernames) != players:
+        raise SystemExit(f"tablehost: {len(usernames)} usernames for {players} players")
+    with TablehostClient(args.address, _token(args)) as client:
+        created = client.create_match(args.module_id, usernames or [""] * players)
+    if args.json:
+        _dump({k: v for k, v in created.items() if k != "view"})
+        return 0
+    print(f"match {created['match_id']}")
+    for seat in created["seats"]:
+        print(f"  seat {seat['player_id']} {seat['username']:<12} token {seat['token']}")
+    print(f"  spectator         token {created['spectator_token']}")
+    return 0
+
+
+@_guarded
+def cmd_view(args: argparse.Namespace) -> int:
+    """Print this token's view of a match."""
+    with TablehostClient(args.address, _token(args)) as client:
+        view = client.view(args.match_id)
+    _dump(view) if args.json else print(format_view(view))
+    return 0
+
+
+def _chosen_action(choice: str, view: dict[str, Any]) -> dict[str, Any]:
+    if choice.strip().lstrip("-").isdigit():
+        index = int(choice)
+        if not 0 <= index < len(view["actions"]):
+            raise SystemExit(f"tablehost: no action [{index}]; this view offers {len(view['actions'])}")
+        return dict(view["actions"][index]["action"])
+    try:
+        parsed = orjson.loads(choice)
+    except orjson.JSONDecodeError:
+        raise SystemExit(f"tablehost: {choice!r} is neither an action index nor JSON") from None
+    if not isinstance(parsed, dict):
+        raise SystemExit("tablehost: a JSON action must be an object")
+    return dict(parsed.get("action", parsed))
+
+
+@_guarded
+def cmd_act(args: argparse.Namespace) -> int:
+    """Play an action by its index in `view`'s list, or as JSON; prints the new view."""
+    with TablehostClient(args.address, _token(args)) as client:
+        view = client.view(args.match_id)
+        action = _chosen_action(args.action, view)
+        version = view["version"] if args.version is None else args.version
+        new_view = client.submit(args.match_id, action, version)
+    _dump(new_view) if args.json else print(format_view(new_view))
+    return 0
+
+
+@_guarded
+def cmd_watch(args: argparse.Namespace) -> int:
+    """Print this token's view after every change until game over (Ctrl-C stops)."""
+    with TablehostClient(args.address, _token(args)) as client:
+        for view in client.watch(args.match_id):
+            if args.json:
+                print(orjson.dumps(view).decode(), flush=True)
+            else:
+                print(format_view(view) + "\n", flush=True)
+    return 0
+
+
+def run_bot(
+    address: str, match_id: str, token: str, *, seed: int | None = None, timeout_s: float = 30.0
+) -> dict[str, Any]:
+    """Play one seat with a random bot that holds only that seat's token, until game over.
+
+    The bot watches the match and, whenever its seat is offered something, submits a random
+    non-undo action with the version it saw; a refusal because another seat moved first
+    (FAILED_PRECONDITION) just waits for the next view.
+
+    Returns:
+        The bot's final view (``game_over`` true unless the stream ended early).
+
+    Raises:
+        ApiError: any other refusal (e.g. the game failed: ABORTED).
+    """
+    bot = RandomBot(seed)
+    last: dict[str, Any] = {}
+    with TablehostClient(address, token, timeout_s=timeout_s) as client:
+        for view in client.watch(match_id):
+            last = view
+            if view["game_over"]:
+                break
+            offered = [a for a in view["actions"] if a["intent"] != "undo"]
+            if not offered or view["viewer"] not in view["active_player_ids"]:
+                continue
+            try:
+                client.submit(match_id, bot.choose(offered)["action"], view["version"])
+            except ApiError as exc:
+                if exc.status != grpc.StatusCode.FAILED_PRECONDITION:
+                    raise
+    return last
+
+
+@_guarded
+def cmd_bots(args: argparse.Namespace) -> int:
+    """Seat a random bot on each token (one thread each) and play the match to the end."""
+    tokens = [t.strip() for t in args.tokens.split(",") if t.strip()]
+    if not tokens:
+        raise SystemExit("tablehost: --tokens needs at least one seat token")
+    results: list[dict[str, Any]] = [{} for _ in tokens]
+    errors: list[BaseException] = []
+
+    def play(number: int, token: str) -> None:
+        try:
+            seed = None if args.seed is None else args.seed + number
+            results[number] = run_bot(args.address, args.match, token, seed=seed)
+        except BaseException as exc:  # noqa: BLE001 - reported below, after every bot stopped
+            errors.append(exc)
+
+    threads = [threading.Thread(target=play, args=(n, t), daemon=True) for n, t in enumerate(tokens)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+    final = results[0]
+    if args.json:
+        _dump(final)
+    else:
+        print(format_view(final))
+    return 0 if final.get("game_over") else EXIT_FAILED
+
+
+def register(commands: Any) -> None:
+    """Add the server commands to the ``tablehost`` sub-parsers (``parser.add_subparsers()``)."""
+    serve = commands.add_parser("serve", help="run the gRPC server")
+    serve.add_argument(
+        "--listen", default=DEFAULT_ADDRESS, help="host:port to listen on (default %(default)s)"
+    )
+    serve.add_argument("--data", default=DEFAULT_DATA, help="data directory (default %(default)s)")
+    serve.add_argument("--max-workers", type=int, default=128, help="request threads, watchers included")
+    serve.add_argument(
+        "--sync",
+        choices=("full", "normal"),
+        default="full",
+        help="SQLite sync: full survives power loss, normal only a killed process (default full)",
+    )
+    serve.add_argument("--log-level", default="info", help="debug, info, warning or error")
+    serve.set_defaults(func=cmd_serve)
+
+    upload = commands.add_parser("upload", help="upload a module to a server (admin token)")
+    upload.add_argument("file", help="a .wasm module")
+    upload.add_argument("--name", help="module name (default: the file name without .wasm)")
+    _client_options(upload)
+    upload.set_defaults(func=cmd_upload)
+
+    create = commands.add_parser("create", help="create a match on a server (admin token); prints tokens")
+    create.add_argument("module_id", help="the module id printed by upload")
+    create.add_argument("--players", type=int, help="number of seats")
+    create.add_argument("--usernames", help="comma-separated names, one per seat")
+    _client_options(create)
+    create.set_defaults(func=cmd_create)
+
+    view = commands.add_parser("view", help="print this token's view of a match")
+    view.add_argument("match_id")
+    _client_options(view)
+    view.set_defaults(func=cmd_view)
+
+    act = commands.add_parser("act", help="play an action (index in the view's list, or JSON)")
+    act.add_argument("match_id")
+    act.add_argument("action", help="an index from `view`, or an action as JSON")
+    act.add_argument("--version", type=int, help="the version you saw (default: the current one)")
+    _client_options(act)
+    act.set_defaults(func=cmd_act)
+
+    watch = commands.add_parser("watch", help="print the view after every change")
+    watch.add_argument("match_id")
+    _client_options(watch)
+    watch.set_defaults(func=cmd_watch)
+
+    bots = commands.add_parser("bots", help="play a server match with random bots, one per seat token")
+    bots.add_argument("--match", required=True, help="the match id")
+    bots.add_argument("--tokens", required=True, help="comma-separated seat tokens, one bot each")
+    bots.add_argument("--seed", type=int, help="seed of the first bot (the next get +1, +2, ...)")
+    _client_options(bots)
+    bots.set_defaults(func=cmd_bots)

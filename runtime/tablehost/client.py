@@ -1,0 +1,249 @@
+"""A small typed Python client of the tablehost gRPC API.
+
+Every method returns **plain dicts** (never proto messages), in the JSON shapes of
+docs/abi.md: a view's ``actions`` are AvailableAction dicts whose ``action`` can be passed
+back to :meth:`TablehostClient.submit` as it is. Free-form maps came through
+``google.protobuf.Struct``, so their integral numbers read back as ``int``.
+
+Failures raise :class:`ApiError` (with the gRPC status and the host's error code) or
+:class:`ServerUnreachable` when no server answers.
+
+Example::
+
+    with TablehostClient("127.0.0.1:50051", admin_token) as admin:
+        module = admin.upload_module(Path("tic_tac_toe.wasm").read_bytes(), "tic_tac_toe")
+        match = admin.create_match(module["module_id"], ["ann", "bob"])
+    with TablehostClient("127.0.0.1:50051", match["seats"][0]["token"]) as ann:
+        view = ann.view(match["match_id"])
+        view = ann.submit(match["match_id"], view["actions"][0]["action"], view["version"])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any, Self, TypeVar
+
+import grpc
+import orjson
+
+from tablehost.api import convert
+from tablehost.api._pb import tablehost_pb2 as pb
+from tablehost.api._pb import tablehost_pb2_grpc as pb_grpc
+
+T = TypeVar("T")
+
+
+class ApiError(Exception):
+    """A request the server refused or could not serve.
+
+    Attributes:
+        status: the gRPC status code (e.g. ``grpc.StatusCode.FAILED_PRECONDITION``).
+        details: the server's sentence, ``"<code>: <message>"`` for the host's own errors.
+        code: the host's error code (``"match/stale_version"``...), or ``None``.
+    """
+
+    def __init__(self, status: grpc.StatusCode, details: str, code: str | None = None) -> None:
+        super().__init__(f"{status.name}: {details}")
+        self.status = status
+        self.details = details
+        self.code = code
+
+
+class ServerUnreachable(ApiError):
+    """No tablehost server answers at the address (gRPC UNAVAILABLE)."""
+
+
+def _api_error(exc: grpc.RpcError, address: str) -> ApiError:
+    status: grpc.StatusCode = exc.code()
+    details: str = exc.details() or ""
+    code = None
+    trailing = getattr(exc, "trailing_metadata", None)
+    for key, value in (trailing() if callable(trailing) else None) or ():
+        if key == "tablehost-code":
+            code = value if isinstance(value, str) else value.decode()
+    if status == grpc.StatusCode.UNAVAILABLE:
+        return ServerUnreachable(
+            status, f"no tablehost server answers at {address} (is `tablehost serve` running?): {details}"
+        )
+    return ApiError(status, details, code)
+
+
+class TablehostClient:
+    """A connection to one server, acting with one bearer token.
+
+    Args:
+        address: ``host:port`` of the server.
+        token: the bearer token (admin, seat or spectator); ``None`` sends none.
+        timeout_s: deadline of each unary call, seconds (streams have none).
+    """
+
+    def __init__(self, address: str, token: str | None = None, *, timeout_s: float = 30.0) -> None:
+        self.address = address
+        self.timeout_s = timeout_s
+        self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
+        self._channel = grpc.insecure_channel(address)
+        self._modules = pb_grpc.ModuleServiceStub(self._channel)  # type: ignore[no-untyped-call]
+        self._matches = pb_grpc.MatchServiceStub(self._channel)  # type: ignore[no-untyped-call]
+
+    def close(self) -> None:
+        """Close the channel (ends open watch streams)."""
+        self._channel.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def wait_ready(self, timeout_s: float = 10.0) -> None:
+        """Block until the channel connects.
+
+        Raises:
+            ServerUnreachable: no server within ``timeout_s`` seconds.
+        """
+        try:
+            grpc.channel_ready_future(self._channel).result(timeout=timeout_s)
+        except grpc.FutureTimeoutError:
+            raise ServerUnreachable(
+                grpc.StatusCode.UNAVAILABLE,
+                f"no tablehost server answers at {self.address} within {timeout_s} s (is `tablehost serve` running?)",
+            ) from None
+
+    def _call(self, method: Callable[..., T], request: Any) -> T:
+        try:
+            return method(request, metadata=self._metadata, timeout=self.timeout_s)
+        except grpc.RpcError as exc:
+            raise _api_error(exc, self.address) from None
+
+    # ------------------------------------------------------------ modules
+
+    def upload_module(self, wasm: bytes, name: str = "") -> dict[str, Any]:
+        """Upload module bytes (admin token).
+
+        Returns:
+            ``{"module_id" (sha256 hex), "name", "size_bytes", "exports", "uploaded_at"}``.
+        """
+        return _module(self._call(self._modules.UploadModule, pb.UploadModuleRequest(wasm=wasm, name=name)))
+
+    def list_modules(self) -> list[dict[str, Any]]:
+        """Every stored module (dicts as :meth:`upload_module`), oldest first."""
+        response = self._call(self._modules.ListModules, pb.ListModulesRequest())
+        return [_module(m) for m in response.modules]
+
+    def get_module(self, module_id: str) -> dict[str, Any]:
+        """One module (dict as :meth:`upload_module`)."""
+        return _module(self._call(self._modules.GetModule, pb.GetModuleRequest(module_id=module_id)))
+
+    # ------------------------------------------------------------ matches
+
+    def create_match(
+        self, module_id: str, usernames: list[str], colors: list[str] | None = None
+    ) -> dict[str, Any]:
+        """Create a match with one seat per username (admin token); empty names get defaults.
+
+        Returns:
+            ``{"match_id", "seats": [{"player_id", "username", "color", "token"}],
+            "spectator_token", "view"}`` (the spectator view, as :meth:`view`).
+        """
+        colors = colors or [""] * len(usernames)
+        request = pb.CreateMatchRequest(
+            module_id=module_id,
+            seats=[pb.SeatRequest(username=u, color=c) for u, c in zip(usernames, colors, strict=True)],
+        )
+        response = self._call(self._matches.CreateMatch, request)
+        return {
+            "match_id": response.match_id,
+            "seats": [
+                {"player_id": s.player_id, "username": s.username, "color": s.color, "token": s.token}
+                for s in response.seats
+            ],
+            "spectator_token": response.spectator_token,
+            "view": convert.view_from_proto(response.view),
+        }
+
+    def view(self, match_id: str) -> dict[str, Any]:
+        """This token's view of the match (see ``convert.view_from_proto`` for the keys)."""
+        return convert.view_from_proto(
+            self._call(self._matches.GetView, pb.GetViewRequest(match_id=match_id))
+        )
+
+    def watch(self, match_id: str) -> Iterator[dict[str, Any]]:
+        """This token's view now and after every change; ends after the game-over view.
+
+        Closing the iterator cancels the stream.
+
+        Raises:
+            ApiError: as the server refused or the stream broke.
+        """
+        call = self._matches.WatchMatch(pb.WatchMatchRequest(match_id=match_id), metadata=self._metadata)
+        try:
+            for message in call:
+                yield convert.view_from_proto(message)
+        except grpc.RpcError as exc:
+            raise _api_error(exc, self.address) from None
+        finally:
+            call.cancel()
+
+    def submit(self, match_id: str, action: dict[str, Any], expected_version: int) -> dict[str, Any]:
+        """Play ``action`` (view addresses, e.g. ``view["actions"][i]["action"]``) for this seat.
+
+        Args:
+            match_id: the match.
+            action: an ABI action dict.
+            expected_version: the version of the view the action was chosen from.
+
+        Returns:
+            This seat's view right after the move.
+
+        Raises:
+            ApiError: FAILED_PRECONDITION (not your turn, not offered, stale version, game over),
+                ABORTED (the game failed), PERMISSION_DENIED (not a seat token)...
+        """
+        request = pb.SubmitActionRequest(
+            match_id=match_id, action=convert.action_to_proto(action), expected_version=expected_version
+        )
+        return convert.view_from_proto(self._call(self._matches.SubmitAction, request).view)
+
+    def undo(self, match_id: str, expected_version: int) -> dict[str, Any]:
+        """Take back this seat's newest undoable move; returns this seat's new view."""
+        request = pb.UndoRequest(match_id=match_id, expected_version=expected_version)
+        return convert.view_from_proto(self._call(self._matches.Undo, request).view)
+
+    def record(self, match_id: str) -> dict[str, Any]:
+        """The match record (``tablehost.record/1``, 64-bit seeds exact): admin any time, players after game over."""
+        response = self._call(self._matches.GetRecord, pb.GetRecordRequest(match_id=match_id))
+        return orjson.loads(response.record_json)  # type: ignore[no-any-return]
+
+    def list_matches(self) -> list[dict[str, Any]]:
+        """Matches this token may see, newest first.
+
+        Returns:
+            ``[{"match_id", "module_id", "module_name", "players": [{player_id, username, color}],
+            "version", "game_over", "active_player_ids", "created_at"}]``.
+        """
+        response = self._call(self._matches.ListMatches, pb.ListMatchesRequest())
+        return [
+            {
+                "match_id": m.match_id,
+                "module_id": m.module_id,
+                "module_name": m.module_name,
+                "players": [
+                    {"player_id": p.player_id, "username": p.username, "color": p.color} for p in m.players
+                ],
+                "version": m.version,
+                "game_over": m.game_over,
+                "active_player_ids": list(m.active_player_ids),
+                "created_at": m.created_at,
+            }
+            for m in response.matches
+        ]
+
+
+def _module(module: pb.Module) -> dict[str, Any]:
+    return {
+        "module_id": module.module_id,
+        "name": module.name,
+        "size_bytes": module.size_bytes,
+        "exports": list(module.exports),
+        "uploaded_at": module.uploaded_at,
+    }

@@ -1,0 +1,46 @@
+"""structlog configuration: one JSON object per line, with the request context merged in.
+
+Events carry stable dotted names (``api.request``, ``guest.call_failed``, ``match.resumed``);
+the API interceptor binds the request context (method, match_id, seat, version) through
+contextvars, so no caller passes it by hand.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import TextIO
+
+import structlog
+
+
+def configure(*, level: str = "info", stream: TextIO | None = None, json: bool = True) -> None:
+    """Configure structlog process-wide.
+
+    Args:
+        level: the lowest level written (``debug``, ``info``, ``warning``, ``error``).
+        stream: where lines go; standard error by default (standard output stays for the
+            command's own messages).
+        json: JSON lines (default) or structlog's console renderer for people.
+
+    Raises:
+        ValueError: an unknown level name.
+    """
+    number = logging.getLevelNamesMapping().get(level.upper())
+    if number is None:
+        raise ValueError(f"unknown log level {level!r}")
+    renderer: structlog.typing.Processor = (
+        structlog.processors.JSONRenderer() if json else structlog.dev.ConsoleRenderer(colors=False)
+    )
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.format_exc_info,
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(number),
+        logger_factory=structlog.PrintLoggerFactory(stream or sys.stderr),
+        cache_logger_on_first_use=True,
+    )

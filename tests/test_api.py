@@ -1,0 +1,212 @@
+"""API pieces without a game: the status table, proto ↔ dict conversion, tokens."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tablehost.api import convert, faults
+from tablehost.api.auth import bearer_token, ensure_admin_token, hash_token, new_token
+from tablehost.api.interceptors import STATUS_BY_CODE, status_for
+from tablehost.errors import TablehostError
+
+EXPECTED_STATUS = {
+    "match/unknown": grpc.StatusCode.NOT_FOUND,
+    "module/unknown": grpc.StatusCode.NOT_FOUND,
+    "match/over": grpc.StatusCode.FAILED_PRECONDITION,
+    "match/not_your_turn": grpc.StatusCode.FAILED_PRECONDITION,
+    "match/stale_version": grpc.StatusCode.FAILED_PRECONDITION,
+    "match/not_offered": grpc.StatusCode.FAILED_PRECONDITION,
+    "match/undo_refused": grpc.StatusCode.FAILED_PRECONDITION,
+    "guest/panic": grpc.StatusCode.ABORTED,
+    "guest/trap": grpc.StatusCode.ABORTED,
+    "guest/budget": grpc.StatusCode.ABORTED,
+    "guest/protocol": grpc.StatusCode.ABORTED,
+    "module/invalid": grpc.StatusCode.INVALID_ARGUMENT,
+    "request/invalid": grpc.StatusCode.INVALID_ARGUMENT,
+    "auth/unauthenticated": grpc.StatusCode.UNAUTHENTICATED,
+    "auth/permission_denied": grpc.StatusCode.PERMISSION_DENIED,
+}
+
+
+def _all_error_classes() -> list[type[TablehostError]]:
+    found, todo = [], [TablehostError]
+    while todo:
+        cls = todo.pop()
+        found.append(cls)
+        todo.extend(cls.__subclasses__())
+    return found
+
+
+def test_every_error_code_of_the_host_has_a_status_in_the_one_table() -> None:
+    codes = {cls.code for cls in _all_error_classes()} - {"tablehost/error", "match/error"}
+    assert codes <= set(STATUS_BY_CODE), codes - set(STATUS_BY_CODE)
+    for code, status in EXPECTED_STATUS.items():
+        assert status_for(code) == status, code
+    assert status_for("guest/new_kind") == grpc.StatusCode.ABORTED
+    assert status_for("something/else") == grpc.StatusCode.INTERNAL
+
+
+def test_bearer_token_is_read_from_metadata_and_its_absence_is_unauthenticated() -> None:
+    assert bearer_token((("x-other", "1"), ("authorization", "Bearer abc"))) == "abc"
+    assert bearer_token((("Authorization", b"bearer  abc "),)) == "abc"
+    for metadata in [(), (("authorization", "Basic abc"),), (("authorization", "Bearer "),)]:
+        with pytest.raises(faults.Unauthenticated):
+            bearer_token(metadata)
+
+
+def test_admin_token_file_is_private_and_stable(tmp_path: Path) -> None:
+    path, token = ensure_admin_token(tmp_path)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert ensure_admin_token(tmp_path) == (path, token)
+    assert token.startswith("tha_") and len(token) > 40
+    assert new_token("seat") != new_token("seat")
+    assert hash_token(token) != token and len(hash_token(token)) == 64
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=8,
+)
+maps = st.dictionaries(st.text(max_size=6), json_values, max_size=3)
+player_ids = st.integers(1, 2**32 - 1)
+actions = st.one_of(
+    st.builds(lambda s: {"type": "space_click", "space_id": s}, st.text(min_size=1, max_size=6)),
+    st.builds(
+        lambda s, i: {"type": "piece_click", "space_id": s, "index": i},
+        st.text(min_size=1, max_size=6),
+        st.integers(0, 2**32 - 1),
+    ),
+    st.builds(
+        lambda i, label, loc, dis: {
+            "type": "button_click",
+            "button": {"id": i, "label": label, "location": loc, "disabled": dis},
+        },
+        st.text(max_size=5),
+        st.text(max_size=5),
+        st.text(max_size=5),
+        st.booleans(),
+    ),
+)
+pieces = st.fixed_dictionaries(
+    {
+        "public_kind": st.text(max_size=5),
+        "public_state": maps,
+        "private_kind": st.none() | st.text(max_size=5),
+        "private_state": maps,
+        "owner": st.none() | player_ids,
+    },
+    optional={"count": st.integers(1, 52)},
+)
+spaces = st.fixed_dictionaries(
+    {
+        "space_id": st.text(min_size=1, max_size=6),
+        "kind": st.text(max_size=5),
+        "owner": st.none() | player_ids,
+        "arrangement": st.sampled_from(["ordered", "collection"]),
+        "public_state": maps,
+        "private_state": maps,
+        "pieces": st.lists(pieces, max_size=3),
+    }
+)
+players = st.fixed_dictionaries(
+    {
+        "player_id": player_ids,
+        "username": st.text(max_size=5),
+        "color": st.text(max_size=7),
+        "public_state": maps,
+        "private_state": maps,
+    }
+)
+view_states = st.fixed_dictionaries(
+    {
+        "active_player_ids": st.lists(player_ids, max_size=3),
+        "players": st.lists(players, max_size=3),
+        "spaces": st.lists(spaces, max_size=3),
+        "meta_data": maps,
+        "log": st.lists(st.builds(lambda t: {"text": t}, st.text(max_size=8)), max_size=3),
+    }
+)
+
+
+class _View:
+    def __init__(self, **fields: Any) -> None:
+        self.__dict__.update(fields)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    state=view_states,
+    offered=st.lists(
+        st.fixed_dictionaries(
+            {
+                "action": actions,
+                "intent": st.sampled_from(["choice", "confirm", "cancel", "undo"]),
+                "label": st.text(max_size=5),
+            }
+        ),
+        max_size=3,
+    ),
+    scores=st.dictionaries(
+        player_ids.map(str),
+        st.fixed_dictionaries(
+            {
+                "public_points": st.lists(st.integers(-100, 100).map(float), max_size=2),
+                "private_points": st.lists(st.integers(-100, 100).map(float), max_size=2),
+            }
+        ),
+        max_size=3,
+    ),
+    viewer=st.none() | player_ids,
+    version=st.integers(0, 2**40),
+    game_over=st.booleans(),
+)
+def test_a_view_survives_the_wire(
+    state: dict[str, Any],
+    offered: list[dict[str, Any]],
+    scores: dict[str, Any],
+    viewer: int | None,
+    version: int,
+    game_over: bool,
+) -> None:
+    view = _View(
+        state=state,
+        actions=offered,
+        scores=scores,
+        active_player_ids=state["active_player_ids"],
+        game_over=game_over,
+        version=version,
+    )
+    message = convert.view_to_proto("m-1", viewer, view, ["Points"])
+    wire = type(message).FromString(message.SerializeToString())
+    back = convert.view_from_proto(wire)
+    assert back["state"] == state
+    assert back["actions"] == offered
+    assert back["scores"] == dict(sorted(scores.items(), key=lambda kv: int(kv[0])))
+    assert (back["viewer"], back["version"], back["game_over"]) == (viewer, version, game_over)
+
+
+@given(action=actions)
+def test_an_action_survives_the_wire(action: dict[str, Any]) -> None:
+    assert convert.action_from_proto(convert.action_to_proto(action)) == action
+
+
+def test_an_action_without_kind_or_space_is_invalid() -> None:
+    from tablehost.api._pb import tablehost_pb2 as pb
+
+    for message in [
+        pb.Action(),
+        pb.Action(space_click=pb.SpaceClick()),
+        pb.Action(piece_click=pb.PieceClick()),
+    ]:
+        with pytest.raises(faults.InvalidRequest):
+            convert.action_from_proto(message)
+    with pytest.raises(faults.InvalidRequest):
+        convert.action_to_proto({"type": "teleport"})
