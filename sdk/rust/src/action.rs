@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 /// `{"type": "piece_click", "space_id": "hand-1", "index": 0}`,
 /// `{"type": "button_click", "button": {...}}`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[serde(tag = "type", rename_all = "snake_case", try_from = "FlatAction")]
 pub enum Action {
     SpaceClick { space_id: String },
     PieceClick { space_id: String, index: usize },
@@ -29,6 +29,38 @@ impl Action {
     /// A press of `button`.
     pub fn button_click(button: Button) -> Action {
         Action::ButtonClick { button }
+    }
+}
+
+/// Every field any action has: read first, then checked against `type`.
+/// (serde's own internally tagged reader buffers the whole value and costs
+/// tens of KB of wasm; this one costs a struct.)
+#[derive(Deserialize)]
+struct FlatAction {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    space_id: Option<String>,
+    #[serde(default)]
+    index: Option<usize>,
+    #[serde(default)]
+    button: Option<Button>,
+}
+
+impl TryFrom<FlatAction> for Action {
+    type Error = String;
+
+    fn try_from(flat: FlatAction) -> Result<Action, String> {
+        let missing = |field: &str| format!("a {} action needs \"{}\"", flat.kind, field);
+        match flat.kind.as_str() {
+            "space_click" => Ok(Action::SpaceClick { space_id: flat.space_id.ok_or_else(|| missing("space_id"))? }),
+            "piece_click" => Ok(Action::PieceClick {
+                space_id: flat.space_id.ok_or_else(|| missing("space_id"))?,
+                index: flat.index.ok_or_else(|| missing("index"))?,
+            }),
+            "button_click" => Ok(Action::ButtonClick { button: flat.button.ok_or_else(|| missing("button"))? }),
+            other => Err(format!("unknown action type \"{}\"", other)),
+        }
     }
 }
 

@@ -1,9 +1,8 @@
 //! The dispatcher: one request (op code + JSON bytes) in, one JSON response
 //! out (docs/abi.md, "Ops" and "Errors"). Safe code; `abi.rs` feeds it.
 
-use std::collections::BTreeMap;
-
-use serde::{Deserialize, Serialize};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Serialize, Serializer};
 
 use crate::action::{Action, AvailableAction};
 use crate::cache::StateCache;
@@ -31,7 +30,19 @@ fn bad_request(message: impl Into<String>) -> CallError {
     CallError { code: "bad_request", message: message.into() }
 }
 
-type ActionsByPlayer = BTreeMap<PlayerId, Vec<AvailableAction>>;
+/// (player id, actions) pairs, written as a JSON object keyed by the id in
+/// decimal (a Vec instead of a BTreeMap keeps the wasm small).
+struct ActionsByPlayer(Vec<(PlayerId, Vec<AvailableAction>)>);
+
+impl Serialize for ActionsByPlayer {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (player_id, actions) in &self.0 {
+            map.serialize_entry(player_id, actions)?;
+        }
+        map.end()
+    }
+}
 
 // ---- requests -------------------------------------------------------------
 
@@ -184,7 +195,7 @@ fn ensure_seated(state: &State, player_id: PlayerId) -> Result<(), CallError> {
 }
 
 fn state_miss(state_ref: &str) -> CallError {
-    CallError { code: "state_miss", message: format!("state_ref {:?} is not cached; resend the state", state_ref) }
+    CallError { code: "state_miss", message: format!("state_ref \"{}\" is not cached; resend the state", state_ref) }
 }
 
 /// Run `read` on the request's inline state, else on the cached one.
@@ -195,7 +206,7 @@ fn with_table<R>(
     read: impl FnOnce(&Table) -> Result<R, CallError>,
 ) -> Result<R, CallError> {
     if let Some(state) = state {
-        return read(&Table::new(state));
+        return read(&Table::try_new(state).map_err(bad_request)?);
     }
     let state_ref = state_ref.ok_or_else(|| bad_request("the request needs \"state\" or \"state_ref\""))?;
     match cache.get(&state_ref) {
@@ -222,7 +233,7 @@ fn setup<G: Game>(cache: &mut StateCache, req: SetupRequest) -> Result<Vec<u8>, 
     let patches = started.table.take_patches();
     let scores = G::scores(&started.table);
     let game_over = G::is_game_over(&started.table, &scores);
-    let actions = actions_of_active::<G>(&started.table, game_over);
+    let actions = ActionsByPlayer(actions_of_active::<G>(&started.table, game_over));
     let body = to_json(&SetupResponse {
         state: &started.initial,
         patches: &patches,
@@ -249,7 +260,7 @@ fn actions<G: Game>(cache: &mut StateCache, req: ReadRequest) -> Result<Vec<u8>,
 
 fn step<G: Game>(cache: &mut StateCache, req: StepRequest) -> Result<Vec<u8>, CallError> {
     let mut table = match (req.state, &req.state_ref) {
-        (Some(state), _) => Table::new(state),
+        (Some(state), _) => Table::try_new(state).map_err(bad_request)?,
         (None, Some(state_ref)) => {
             // Check before taking, so a refused call leaves the entry cached.
             match cache.get(state_ref) {
@@ -264,7 +275,7 @@ fn step<G: Game>(cache: &mut StateCache, req: StepRequest) -> Result<Vec<u8>, Ca
     let played = play::<G>(&mut table, req.player_id, &req.action, req.seed);
     let scores = G::scores(&table);
     let game_over = G::is_game_over(&table, &scores);
-    let actions = actions_of_active::<G>(&table, game_over);
+    let actions = ActionsByPlayer(actions_of_active::<G>(&table, game_over));
     let body = to_json(&StepResponse {
         patches: &played.patches,
         rng_used: played.rng_used,

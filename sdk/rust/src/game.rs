@@ -1,8 +1,6 @@
 //! The `Game` trait a game author implements, and the two driver functions
 //! (`start`, `play`) that run it the way the host does (also handy in tests).
 
-use std::collections::BTreeMap;
-
 use crate::action::{Action, AvailableAction};
 use crate::config::{GameConfig, Scores, StartingPlayer};
 use crate::patch::Patch;
@@ -108,10 +106,11 @@ pub fn play<G: Game>(table: &mut Table, player_id: PlayerId, action: &Action, se
     Played { patches: table.take_patches(), rng_used: rng.used(), allow_undo }
 }
 
-/// The actions of every active player, keyed by id; empty when `game_over`.
-pub fn actions_of_active<G: Game>(table: &Table, game_over: bool) -> BTreeMap<PlayerId, Vec<AvailableAction>> {
+/// The actions of every active player in `active_player_ids` order, as
+/// (player id, actions) pairs; empty when `game_over`.
+pub fn actions_of_active<G: Game>(table: &Table, game_over: bool) -> Vec<(PlayerId, Vec<AvailableAction>)> {
     if game_over {
-        return BTreeMap::new();
+        return Vec::new();
     }
     table
         .active_players()

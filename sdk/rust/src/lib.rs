@@ -17,6 +17,7 @@ mod patch;
 #[doc(hidden)]
 pub mod printing;
 mod rng;
+mod space_index;
 mod state;
 mod table;
 

@@ -1,12 +1,12 @@
 //! Patches: one recorded change each, and `apply_patch`, the single definition
 //! of what each one does (docs/abi.md, "Patches"; the Python host mirrors it).
 
-use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::space_index::SpaceIndex;
 use crate::state::{LogEntry, Piece, PlayerId, State};
 
 /// The state keeps at most this many log entries; older ones are dropped first.
@@ -78,7 +78,7 @@ impl std::error::Error for PatchError {}
 /// a `Table`'s space-id index.
 pub(crate) enum SpaceLookup<'a> {
     Scan,
-    Index(&'a BTreeMap<String, usize>),
+    Index(&'a SpaceIndex),
 }
 
 /// Apply `patch` to `state` in place.
@@ -105,9 +105,9 @@ fn error(message: String) -> PatchError {
 fn find_space(state: &State, lookup: &SpaceLookup<'_>, space_id: &str) -> Result<usize, PatchError> {
     let found = match lookup {
         SpaceLookup::Scan => state.spaces.iter().position(|s| s.space_id == space_id),
-        SpaceLookup::Index(index) => index.get(space_id).copied(),
+        SpaceLookup::Index(index) => index.get(space_id),
     };
-    found.ok_or_else(|| error(format!("no space with id {:?}", space_id)))
+    found.ok_or_else(|| error(format!("no space with id \"{}\"", space_id)))
 }
 
 fn find_player(state: &State, player_id: PlayerId) -> Result<usize, PatchError> {
@@ -129,7 +129,7 @@ fn find_piece(
     let len = state.spaces[at].pieces.len();
     if index >= len {
         return Err(error(format!(
-            "piece index {} out of range in space {:?} holding {} pieces",
+            "piece index {} out of range in space \"{}\" holding {} pieces",
             index, space_id, len
         )));
     }
@@ -174,7 +174,7 @@ pub(crate) fn apply_patch_with(
             let len = state.spaces[at].pieces.len();
             if *index > len {
                 return Err(error(format!(
-                    "insert index {} out of range in space {:?} holding {} pieces",
+                    "insert index {} out of range in space \"{}\" holding {} pieces",
                     index, space_id, len
                 )));
             }
@@ -191,7 +191,7 @@ pub(crate) fn apply_patch_with(
             let target = to_index.unwrap_or(len_after_removal);
             if target > len_after_removal {
                 return Err(error(format!(
-                    "move to_index {} out of range in space {:?} holding {} pieces after the removal",
+                    "move to_index {} out of range in space \"{}\" holding {} pieces after the removal",
                     target, to, len_after_removal
                 )));
             }
@@ -203,8 +203,8 @@ pub(crate) fn apply_patch_with(
             let pieces = &mut state.spaces[at].pieces;
             if !is_permutation(order, pieces.len()) {
                 return Err(error(format!(
-                    "permute order {:?} is not a permutation of 0..{} for space {:?}",
-                    order,
+                    "permute order of {} entries is not a permutation of 0..{} for space \"{}\"",
+                    order.len(),
                     pieces.len(),
                     space_id
                 )));

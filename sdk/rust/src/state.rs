@@ -35,7 +35,7 @@ impl State {
     pub fn space(&self, space_id: &str) -> &Space {
         match self.spaces.iter().find(|space| space.space_id == space_id) {
             Some(space) => space,
-            None => panic!("no space with id {:?}", space_id),
+            None => panic!("no space with id \"{}\"", space_id),
         }
     }
 

@@ -1,12 +1,11 @@
 //! `Table`: the state a game reads, and the only way it changes it. Every
 //! mutator applies one `Patch` and records it for the host.
 
-use std::collections::BTreeMap;
-
 use serde_json::Value;
 
 use crate::patch::{apply_patch_with, Patch, SpaceLookup};
 use crate::rng::Rng;
+use crate::space_index::SpaceIndex;
 use crate::state::{LogEntry, Piece, Player, PlayerId, Space, State};
 
 /// A state plus the patches recorded since the last `take_patches`, whether
@@ -14,7 +13,7 @@ use crate::state::{LogEntry, Piece, Player, PlayerId, Space, State};
 #[derive(Clone, Debug)]
 pub struct Table {
     state: State,
-    space_positions: BTreeMap<String, usize>,
+    space_positions: SpaceIndex,
     patches: Vec<Patch>,
     undo_allowed: bool,
 }
@@ -24,13 +23,17 @@ impl Table {
     ///
     /// Panics when two spaces share an id (no valid state has that).
     pub fn new(state: State) -> Table {
-        let mut space_positions = BTreeMap::new();
-        for (position, space) in state.spaces.iter().enumerate() {
-            if space_positions.insert(space.space_id.clone(), position).is_some() {
-                panic!("two spaces share the id {:?}", space.space_id);
-            }
+        match Table::try_new(state) {
+            Ok(table) => table,
+            Err(message) => panic!("{}", message),
         }
-        Table { state, space_positions, patches: Vec::new(), undo_allowed: false }
+    }
+
+    /// A table over `state`, or an error message when two spaces share an id.
+    pub fn try_new(state: State) -> Result<Table, String> {
+        let space_positions = SpaceIndex::build(&state.spaces)
+            .map_err(|id| format!("two spaces share the id \"{}\"", id))?;
+        Ok(Table { state, space_positions, patches: Vec::new(), undo_allowed: false })
     }
 
     /// The whole state, read-only.
@@ -65,14 +68,14 @@ impl Table {
     /// Position of space `space_id` in `state().spaces`. Panics when missing.
     pub fn space_index(&self, space_id: &str) -> usize {
         match self.space_positions.get(space_id) {
-            Some(&position) => position,
-            None => panic!("no space with id {:?}", space_id),
+            Some(position) => position,
+            None => panic!("no space with id \"{}\"", space_id),
         }
     }
 
     /// Whether a space with id `space_id` exists.
     pub fn has_space(&self, space_id: &str) -> bool {
-        self.space_positions.contains_key(space_id)
+        self.space_positions.get(space_id).is_some()
     }
 
     /// The space named `space_id`. Panics when missing.
@@ -96,7 +99,7 @@ impl Table {
         match pieces.get(index) {
             Some(piece) => piece,
             None => panic!(
-                "no piece at index {} of space {:?} holding {} pieces",
+                "no piece at index {} of space \"{}\" holding {} pieces",
                 index,
                 space_id,
                 pieces.len()
