@@ -15,7 +15,7 @@ import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -27,11 +27,13 @@ from tablehost.errors import (
     StaleVersion,
     UndoRefused,
 )
-from tablehost.guest import GuestPool
 from tablehost.reveal import reveals_anything
 from tablehost.table import Table, apply_patches, canonical_json, normalize_state
 from tablehost.types import ActionDict, AvailableActionDict, PlayerId, Seed, StateDict, Viewer
 from tablehost.view import resolve_view_action, view_actions, view_state, visible_scores
+
+if TYPE_CHECKING:  # the pool is used through its methods only (tests use a Python fake)
+    from tablehost.guest import GuestPool
 
 RECORD_FORMAT = "tablehost.record/1"
 

@@ -12,16 +12,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from tablehost.errors import GuestError, MatchError, RecordError, TablehostError
-from tablehost.guest import GuestPool
 from tablehost.match import RECORD_FORMAT, Match, MoveRecord, PlayerInfo
 from tablehost.table import Table, apply_patches, canonical_json, normalize_state
 from tablehost.types import StateDict, Viewer
 from tablehost.view import view_state
+
+if TYPE_CHECKING:  # the pool is used through its methods only (tests use a Python fake)
+    from tablehost.guest import GuestPool
 
 
 @dataclass

@@ -1,0 +1,115 @@
+"""One conformance harness for every sample game in sample_games/dist.
+
+For seeded random playouts (hypothesis draws the seeds) it checks after every move that the
+host's state equals the state the SDK computed, that no view carries a private part its viewer
+may not see, that the listed actions never name a hidden piece's true index, and that the
+record replays exactly in a fresh guest.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tablehost.guest import GuestPool
+from tablehost.match import Match, MoveRecord
+from tablehost.module import load_module
+from tablehost.record import parse_record, replay, state_at
+from tablehost.selfplay import play_game
+from tablehost.table import canonical_json
+
+DIST = Path(__file__).resolve().parent.parent / "sample_games" / "dist"
+PLAYERS = {"tic_tac_toe": [2], "reversi": [2], "checkers": [2], "dominoes": [2, 3, 4], "hearts": [4]}
+CASES = [(name, n) for name, counts in PLAYERS.items() for n in counts if (DIST / f"{name}.wasm").exists()]
+MAX_PLIES = {"hearts": 1200}
+
+_modules: dict[str, Any] = {}
+
+
+def pool_for(name: str) -> GuestPool:
+    if name not in _modules:
+        _modules[name] = load_module((DIST / f"{name}.wasm").read_bytes(), name=name)
+    return GuestPool(_modules[name])
+
+
+def strings_in(value: Any) -> list[str]:
+    """Every string (keys and values) in a JSON value."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in [k, *strings_in(v)]]
+    if isinstance(value, list):
+        return [s for item in value for s in strings_in(item)]
+    return []
+
+
+def viewer_of(space: dict[str, Any], piece: dict[str, Any]) -> int | None:
+    return piece["owner"] if piece.get("owner") is not None else space.get("owner")
+
+
+def assert_no_leak(match: Match, viewer: int | None) -> None:
+    """No private kind hidden from ``viewer`` appears in anything ``viewer`` is served."""
+    state = match.state
+    visible: set[str] = set()
+    hidden: set[str] = set()
+    for space in state["spaces"]:
+        for piece in space["pieces"]:
+            visible.add(piece["public_kind"])
+            kind = piece.get("private_kind")
+            if kind is None:
+                continue
+            (visible if viewer is not None and viewer_of(space, piece) == viewer else hidden).add(kind)
+    secret = {k for k in hidden - visible if len(k) >= 2}
+    served = match.view(viewer)
+    text = "\x00".join(strings_in({"state": served.state, "actions": served.actions, "scores": served.scores}))
+    leaked = [k for k in secret if k in text]
+    assert not leaked, f"viewer {viewer} was served hidden kinds {leaked} at version {match.version}"
+    for space in served.state["spaces"]:
+        for index, piece in enumerate(space["pieces"]):
+            if "count" in piece:
+                assert "private_kind" not in piece or piece["private_kind"] is None
+    for offered in served.actions:
+        action = offered["action"]
+        if action["type"] == "piece_click":
+            pieces = next(s for s in served.state["spaces"] if s["space_id"] == action["space_id"])["pieces"]
+            assert 0 <= action["index"] < len(pieces), "an action names an index outside the view"
+
+
+def check_every_view(match: Match, move: MoveRecord) -> None:
+    del move
+    for viewer in [None, *(p.player_id for p in match.players)]:
+        assert_no_leak(match, viewer)
+
+
+@pytest.mark.parametrize(("name", "players"), CASES)
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(min_value=0, max_value=2**64 - 1))
+def test_random_playout_mirror_views_and_replay(name: str, players: int, seed: int) -> None:
+    pool = pool_for(name)
+    result = play_game(
+        pool,
+        ["random"] * players,
+        seed,
+        match_id=f"conf-{name}",
+        max_plies=MAX_PLIES.get(name, 2000),
+        module_sha256=_modules[name].sha256,
+        check_mirror=True,
+        on_move=check_every_view,
+    )
+    assert result.finished, f"{name} did not end within the ply cap (seed {seed})"
+    record = parse_record(orjson.loads(orjson.dumps(result.match.record())))
+    replayed = replay(record, pool_for(name))
+    assert replayed.ok, replayed.detail
+    assert canonical_json(replayed.final_state) == canonical_json(result.match.state)
+    assert canonical_json(state_at(record)) == canonical_json(result.match.state)
+
+
+def test_every_sample_game_is_covered() -> None:
+    built = {p.stem for p in DIST.glob("*.wasm")}
+    assert built, "no sample game is built: run `make games`"
+    assert built <= set(PLAYERS), f"add player counts for {built - set(PLAYERS)} to the conformance harness"
