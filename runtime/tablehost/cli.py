@@ -190,6 +190,13 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return EXIT_FAILED
 
 
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Start a server, play bot matches of every sample game over gRPC, verify each by replay."""
+    from tablehost.demo import run_demo
+
+    return run_demo(Path(args.dist), Path(args.data) if args.data else None, seed=args.seed)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every command (also used to generate the docs)."""
     parser = argparse.ArgumentParser(prog="tablehost", description=__doc__.split("\n\n")[0])
@@ -227,6 +234,12 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--at", type=int, help="print the state after this many events (version)")
     rep.add_argument("--viewer", help="with --at: print this player's view (an id, or 'spectator')")
     rep.set_defaults(func=cmd_replay)
+
+    demo = commands.add_parser("demo", help="run a server and bot matches of every sample game over gRPC")
+    demo.add_argument("--dist", default="sample_games/dist", help="folder of .wasm modules")
+    demo.add_argument("--data", help="data directory (default: a temporary one, removed on success)")
+    demo.add_argument("--seed", type=int, default=1, help="seed of the bots' choices")
+    demo.set_defaults(func=cmd_demo)
 
     try:
         from tablehost import cli_remote
