@@ -1,0 +1,295 @@
+"""The gRPC API in-process: auth, status codes, views per token, records, watch, restart.
+
+A real grpc server on a free loopback port, with a real sample module; the end-to-end
+suite (test_e2e_server.py) does the same against a ``tablehost serve`` process.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+import structlog
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from structlog.testing import capture_logs
+
+from tablehost.api._pb import tablehost_pb2 as pb
+from tablehost.api._pb import tablehost_pb2_grpc as pb_grpc
+from tablehost.api.registry import MatchRegistry
+from tablehost.api.server import create_server
+from tablehost.client import ApiError, TablehostClient
+
+DIST = Path(
+    os.environ.get("TABLEHOST_DIST_DIR", Path(__file__).resolve().parents[1] / "sample_games" / "dist")
+)
+
+
+def module_bytes(name: str) -> bytes:
+    path = DIST / f"{name}.wasm"
+    if not path.exists():
+        pytest.skip(f"{path} is not built (make games)")
+    return path.read_bytes()
+
+
+@dataclass
+class Host:
+    address: str
+    admin: TablehostClient
+    module_id: str
+    data_dir: Path
+    registry: MatchRegistry
+    server: grpc.Server
+
+    def client(self, token: str | None) -> TablehostClient:
+        return TablehostClient(self.address, token, timeout_s=10)
+
+
+def start_host(data_dir: Path) -> Host:
+    registry = MatchRegistry(data_dir, synchronous="NORMAL")
+    server, port = create_server("127.0.0.1:0", registry, max_workers=32)
+    server.start()
+    address = f"127.0.0.1:{port}"
+    admin = TablehostClient(address, registry.admin_token_path.read_text().strip(), timeout_s=10)
+    module_id = admin.upload_module(module_bytes("tic_tac_toe"), "tic_tac_toe")["module_id"]
+    return Host(address, admin, module_id, data_dir, registry, server)
+
+
+def stop_host(host: Host) -> None:
+    host.admin.close()
+    host.registry.close_watchers()
+    host.server.stop(0).wait()
+    host.registry.close()
+
+
+@pytest.fixture(scope="module")
+def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Host]:
+    started = start_host(tmp_path_factory.mktemp("data"))
+    yield started
+    stop_host(started)
+
+
+def refused(call: Any, *args: Any) -> ApiError:
+    with pytest.raises(ApiError) as info:
+        call(*args)
+    return info.value
+
+
+def new_match(host: Host) -> tuple[str, TablehostClient, TablehostClient, TablehostClient]:
+    created = host.admin.create_match(host.module_id, ["ann", "bob"])
+    seat1, seat2 = (host.client(s["token"]) for s in created["seats"])
+    return created["match_id"], seat1, seat2, host.client(created["spectator_token"])
+
+
+def test_uploading_the_same_bytes_again_returns_the_same_module(host: Host) -> None:
+    again = host.admin.upload_module(module_bytes("tic_tac_toe"), "another name")
+    assert again["module_id"] == host.module_id and again["name"] == "tic_tac_toe"
+    assert "tablehost_call" in again["exports"]
+    assert [m["module_id"] for m in host.admin.list_modules()].count(host.module_id) == 1
+    assert refused(host.admin.get_module, "0" * 64).status == grpc.StatusCode.NOT_FOUND
+    bad = refused(host.admin.upload_module, b"\0asm not really", "junk")
+    assert bad.status == grpc.StatusCode.INVALID_ARGUMENT and bad.code == "module/invalid"
+
+
+def test_each_token_gets_its_own_view_and_only_seats_act(host: Host) -> None:
+    match_id, seat1, seat2, spectator = new_match(host)
+    view1, view2, watching = seat1.view(match_id), seat2.view(match_id), spectator.view(match_id)
+    assert (view1["viewer"], view2["viewer"], watching["viewer"]) == (1, 2, None)
+    assert view1["active_player_ids"] == [1] and len(view1["actions"]) == 9
+    assert view2["actions"] == [] and watching["actions"] == []
+
+    offered = view1["actions"][0]["action"]
+    not_yours = refused(seat2.submit, match_id, offered, 0)
+    assert (not_yours.status, not_yours.code) == (grpc.StatusCode.FAILED_PRECONDITION, "match/not_your_turn")
+    for outsider in (spectator, host.admin):
+        assert refused(outsider.submit, match_id, offered, 0).status == grpc.StatusCode.PERMISSION_DENIED
+    assert seat1.view(match_id)["version"] == 0
+
+    other_match, *_ = new_match(host)
+    for seat in (seat1, spectator):
+        assert refused(seat.view, other_match).status == grpc.StatusCode.PERMISSION_DENIED
+        assert refused(seat.submit, other_match, offered, 0).status == grpc.StatusCode.PERMISSION_DENIED
+
+
+def test_refusals_carry_their_status_and_change_nothing(host: Host) -> None:
+    match_id, seat1, seat2, _ = new_match(host)
+    first = seat1.view(match_id)["actions"][0]["action"]
+    assert seat1.submit(match_id, first, 0)["version"] == 1
+    stale = refused(seat2.submit, match_id, seat2.view(match_id)["actions"][0]["action"], 0)
+    assert (stale.status, stale.code) == (grpc.StatusCode.FAILED_PRECONDITION, "match/stale_version")
+    taken = refused(seat2.submit, match_id, first, 1)
+    assert (taken.status, taken.code) == (grpc.StatusCode.FAILED_PRECONDITION, "match/not_offered")
+    unknown = refused(seat1.submit, match_id, {"type": "space_click", "space_id": "z9"}, 1)
+    assert unknown.status == grpc.StatusCode.FAILED_PRECONDITION
+    assert seat2.view(match_id)["version"] == 1
+
+
+def test_malformed_and_unknown_requests(host: Host) -> None:
+    match_id, seat1, _, _ = new_match(host)
+    stub = pb_grpc.MatchServiceStub(grpc.insecure_channel(host.address))
+    metadata = host.admin._metadata
+    seat_metadata = seat1._metadata
+
+    def status_of(method: Any, request: Any, md: Any = metadata) -> grpc.StatusCode:
+        with pytest.raises(grpc.RpcError) as info:
+            method(request, metadata=md, timeout=10)
+        return info.value.code()  # type: ignore[no-any-return]
+
+    action = pb.Action(space_click=pb.SpaceClick(space_id="a1"))
+    invalid = grpc.StatusCode.INVALID_ARGUMENT
+    assert (
+        status_of(stub.SubmitAction, pb.SubmitActionRequest(match_id=match_id, action=action), seat_metadata)
+        == invalid
+    )
+    no_kind = pb.SubmitActionRequest(match_id=match_id, action=pb.Action(), expected_version=0)
+    assert status_of(stub.SubmitAction, no_kind, seat_metadata) == invalid
+    assert status_of(stub.GetView, pb.GetViewRequest()) == invalid
+    with_options = pb.CreateMatchRequest(module_id=host.module_id, seats=[pb.SeatRequest()] * 2)
+    with_options.options.update({"speed": 2})
+    assert status_of(stub.CreateMatch, with_options) == invalid
+    assert status_of(stub.CreateMatch, pb.CreateMatchRequest(module_id=host.module_id)) == invalid
+
+    assert status_of(stub.GetView, pb.GetViewRequest(match_id="m-nope")) == grpc.StatusCode.NOT_FOUND
+    unknown_module = pb.CreateMatchRequest(module_id="f" * 64, seats=[pb.SeatRequest()] * 2)
+    assert status_of(stub.CreateMatch, unknown_module) == grpc.StatusCode.NOT_FOUND
+
+    assert (
+        status_of(stub.GetView, pb.GetViewRequest(match_id=match_id), ()) == grpc.StatusCode.UNAUTHENTICATED
+    )
+    wrong = (("authorization", "Bearer ths_not-a-token"),)
+    assert (
+        status_of(stub.GetView, pb.GetViewRequest(match_id=match_id), wrong)
+        == grpc.StatusCode.UNAUTHENTICATED
+    )
+    assert refused(seat1.create_match, host.module_id, ["a", "b"]).status == grpc.StatusCode.PERMISSION_DENIED
+
+
+def play_out(match_id: str, seats: list[TablehostClient]) -> dict[str, Any]:
+    """Play the first offered action of whoever is active until game over."""
+    while True:
+        views = [seat.view(match_id) for seat in seats]
+        if views[0]["game_over"]:
+            return views[0]
+        view = next(v for v in views if v["actions"])
+        seats[view["viewer"] - 1].submit(match_id, view["actions"][0]["action"], view["version"])
+
+
+def test_records_go_to_the_admin_any_time_and_to_players_after_game_over(host: Host) -> None:
+    match_id, seat1, seat2, spectator = new_match(host)
+    assert refused(seat1.record, match_id).status == grpc.StatusCode.PERMISSION_DENIED
+    assert refused(spectator.record, match_id).status == grpc.StatusCode.PERMISSION_DENIED
+    assert host.admin.record(match_id)["moves"] == []
+    final = play_out(match_id, [seat1, seat2])
+    record = seat1.record(match_id)
+    assert record["format"] == "tablehost.record/1" and len(record["moves"]) == final["version"]
+    assert spectator.record(match_id) == record
+    over = refused(seat1.submit, match_id, {"type": "space_click", "space_id": "a1"}, final["version"])
+    assert (over.status, over.code) == (grpc.StatusCode.FAILED_PRECONDITION, "match/over")
+    summaries = {m["match_id"]: m for m in host.admin.list_matches()}
+    assert summaries[match_id]["game_over"] and summaries[match_id]["version"] == final["version"]
+    assert [m["match_id"] for m in seat1.list_matches()] == [match_id]
+
+
+def test_watch_sends_a_view_after_every_change_until_game_over(host: Host) -> None:
+    match_id, seat1, seat2, spectator = new_match(host)
+    seen: list[int] = []
+    ready = threading.Event()
+
+    def watch() -> None:
+        for view in spectator.watch(match_id):
+            seen.append(view["version"])
+            ready.set()
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    assert ready.wait(10)
+    seats = [seat1, seat2]
+    while True:
+        views = [seat.view(match_id) for seat in seats]
+        if views[0]["game_over"]:
+            break
+        view = next(v for v in views if v["actions"])
+        seats[view["viewer"] - 1].submit(match_id, view["actions"][-1]["action"], view["version"])
+        deadline = threading.Event()
+        for _ in range(100):  # watchers coalesce; wait until this change was seen
+            if seen and seen[-1] == view["version"] + 1:
+                break
+            deadline.wait(0.01)
+    watcher.join(10)
+    assert not watcher.is_alive()
+    assert seen == list(range(seen[-1] + 1))
+
+
+def test_health_and_reflection_answer(host: Host) -> None:
+    channel = grpc.insecure_channel(host.address)
+    health = health_pb2_grpc.HealthStub(channel)
+    for service in ("", "tablehost.v1.MatchService", "tablehost.v1.ModuleService"):
+        answer = health.Check(health_pb2.HealthCheckRequest(service=service), timeout=10)
+        assert answer.status == health_pb2.HealthCheckResponse.SERVING
+    from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+    stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+    responses = stub.ServerReflectionInfo(
+        iter([reflection_pb2.ServerReflectionRequest(list_services="")]), timeout=10
+    )
+    names = {s.name for r in responses for s in r.list_services_response.service}
+    assert {"tablehost.v1.MatchService", "tablehost.v1.ModuleService", "grpc.health.v1.Health"} <= names
+
+
+def test_one_log_event_per_request_with_its_context(host: Host) -> None:
+    match_id, seat1, _, _ = new_match(host)
+    view = seat1.view(match_id)
+    with capture_logs(processors=[structlog.contextvars.merge_contextvars]) as events:
+        seat1.submit(match_id, view["actions"][0]["action"], 0)
+        refused(seat1.submit, match_id, view["actions"][0]["action"], 0)
+    requests = [e for e in events if e["event"] == "api.request"]
+    assert [(e["method"], e["match_id"], e["seat"], e["outcome"]) for e in requests] == [
+        ("SubmitAction", match_id, "seat:1", "OK"),
+        ("SubmitAction", match_id, "seat:1", "FAILED_PRECONDITION"),
+    ]
+    assert requests[0]["version"] == 1 and requests[0]["latency_ms"] >= 0
+
+
+def test_a_restarted_server_resumes_matches_and_tokens(tmp_path: Path) -> None:
+    first = start_host(tmp_path)
+    created = first.admin.create_match(first.module_id, ["ann", "bob"])
+    match_id, token1 = created["match_id"], created["seats"][0]["token"]
+    with first.client(token1) as seat1:
+        view = seat1.view(match_id)
+        seat1.submit(match_id, view["actions"][4]["action"], 0)
+    stop_host(first)
+
+    second = start_host(tmp_path)
+    try:
+        with second.client(token1) as seat1, second.client(created["seats"][1]["token"]) as seat2:
+            assert seat1.view(match_id)["version"] == 1
+            final = play_out(match_id, [seat1, seat2])
+            assert final["game_over"]
+            assert second.admin.record(match_id)["moves"][0]["view_action"] == view["actions"][4]["action"]
+    finally:
+        stop_host(second)
+
+
+def test_undo_through_the_api_restores_the_view(host: Host) -> None:
+    hearts = host.admin.upload_module(module_bytes("hearts"), "hearts")["module_id"]
+    created = host.admin.create_match(hearts, ["a", "b", "c", "d"])
+    match_id = created["match_id"]
+    with host.client(created["seats"][0]["token"]) as seat1:
+        before = seat1.view(match_id)
+        choice = next(a for a in before["actions"] if a["intent"] == "choice")
+        after = seat1.submit(match_id, choice["action"], before["version"])
+        undo = next((a for a in after["actions"] if a["intent"] == "undo"), None)
+        assert undo is not None, "a passing selection is undoable"
+        undone = seat1.undo(match_id, after["version"])
+        assert undone["version"] == after["version"] + 1
+        assert undone["state"] == before["state"]
+        again = seat1.submit(match_id, choice["action"], undone["version"])
+        via_action = seat1.submit(match_id, undo["action"], again["version"])  # the offered undo action
+        assert via_action["state"] == before["state"]
+        refusal = refused(seat1.undo, match_id, via_action["version"])
+        assert (refusal.status, refusal.code) == (grpc.StatusCode.FAILED_PRECONDITION, "match/undo_refused")
