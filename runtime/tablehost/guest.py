@@ -10,7 +10,7 @@ buffer and ``tablehost_call`` runs the op (docs/abi.md).
 
     trap OUT_OF_FUEL / INTERRUPT / STACK_OVERFLOW  -> BudgetExceeded(budget="fuel"/"wall_ms"/"stack")
     other trap, the SDK kept a panic message       -> GuestPanic (message = the panic message)
-    other trap, memory within 1/8 of its cap       -> BudgetExceeded(budget="memory")
+    other trap, memory short of its cap (below)    -> BudgetExceeded(budget="memory")
     other trap                                     -> GuestTrap(trap="unreachable", ...)
 
 Every :class:`~tablehost.errors.GuestError` carries ``printed`` (what the game printed) and
@@ -54,7 +54,9 @@ BUDGET_BY_TRAP: dict[wasmtime.TrapCode, str] = {
 """Trap codes that mean a budget ran out, and the budget each names."""
 
 MEMORY_PRESSURE_FRACTION = 8
-"""A trap with memory within ``cap / 8`` of the cap is taken as a refused ``memory.grow``."""
+"""A trap is taken as a refused ``memory.grow`` when the memory left under the cap is less than
+``cap / 8``, or less than the memory grew during the call (wasmtime's C API reports no refused
+grow, so this is inferred: a guest whose allocation failed aborts with ``unreachable``)."""
 
 PANIC_MESSAGE_FUEL = 10_000_000
 """Fuel for reading ``tablehost_panic_message`` after a trap."""
@@ -125,6 +127,7 @@ class Guest:
         self._panic = RawFunc(raw, _func(exports, "tablehost_panic_message"), 1)
         self._buffer_ptr = 0
         self._buffer_bytes = 0
+        self._memory_at_start = raw.memory_bytes()
 
     def call(self, op: int, request: dict[str, Any]) -> dict[str, Any]:
         """Run one op: serialise ``request``, cross once, parse and shape-check the response.
@@ -181,6 +184,7 @@ class Guest:
         # Memory never shrinks, so the buffer checked at allocation is still inside it.
         ctypes.memmove(raw.base + self._buffer_ptr, payload, size)
         op_name = OP_NAMES.get(op, str(op))
+        self._memory_at_start = raw.memory_bytes()
         self._arm(self.limits.fuel_per_call)
         with WasmErrors(self, op_name):
             packed = self._call.call(op, self._buffer_ptr, size).i64
@@ -250,11 +254,12 @@ class Guest:
         return (message if isinstance(message, str) else None), (printed if isinstance(printed, str) else "")
 
     def memory_exhausted(self) -> bool:
-        """Whether linear memory is within ``1/MEMORY_PRESSURE_FRACTION`` of ``limits.memory_bytes``."""
+        """After a trap: whether a refused ``memory.grow`` likely caused it (see :data:`MEMORY_PRESSURE_FRACTION`)."""
         if self._raw is None:
             return False
-        cap = self.limits.memory_bytes
-        return self._memory_bytes() > cap - cap // MEMORY_PRESSURE_FRACTION
+        now = self._memory_bytes()
+        headroom = self.limits.memory_bytes - now
+        return headroom < self.limits.memory_bytes // MEMORY_PRESSURE_FRACTION or headroom < now - self._memory_at_start
 
 
 class WasmErrors:
@@ -509,9 +514,9 @@ class GuestPool:
         *,
         next_ref: str | None = None,
     ) -> dict[str, Any]:
-        guest = self._acquire(state_ref)
+        guest, holds_ref = self._acquire(state_ref)
         try:
-            response, by_ref = self._call_with_state(guest, op, state_ref, get_state, fields)
+            response, by_ref = self._call_with_state(guest, op, state_ref if holds_ref else None, get_state, fields)
         except GuestError as exc:
             log.warning("guest.call_failed", module=self.module.name, op=OP_NAMES[op], code=exc.code,
                         budget=getattr(exc, "budget", None), error=str(exc))
@@ -539,20 +544,22 @@ class GuestPool:
     def _call_with_state(
         guest: Guest,
         op: int,
-        state_ref: str | None,
+        held_ref: str | None,
         get_state: Callable[[], StateDict],
         fields: dict[str, Any],
     ) -> tuple[dict[str, Any], bool]:
-        if state_ref is None:
+        """Call by ``held_ref`` when given, else (or after a miss) with the full state; say which."""
+        if op == OP_SETUP:
             return guest.call(op, fields), False
-        if state_ref in guest.refs:
+        if held_ref is not None:
             try:
-                return guest.call(op, {"state_ref": state_ref, **fields}), True
+                return guest.call(op, {"state_ref": held_ref, **fields}), True
             except StateMiss:
-                guest.forget(state_ref)
+                guest.forget(held_ref)
         return guest.call(op, {"state": get_state(), **fields}), False
 
-    def _acquire(self, state_ref: str | None) -> Guest:
+    def _acquire(self, state_ref: str | None) -> tuple[Guest, bool]:
+        """An idle instance, preferring the one routed ``state_ref``; and whether it is that one."""
         with self._cond:
             while True:
                 if self._closed:
@@ -560,15 +567,15 @@ class GuestPool:
                 owner = self._owner.get(state_ref) if state_ref is not None else None
                 if owner is not None and owner in self._idle:
                     self._idle.remove(owner)
-                    return owner
+                    return owner, state_ref in owner.refs
                 if self._idle:
-                    return self._idle.pop()
+                    return self._idle.pop(), False
                 if self._live < self.limits.instances_per_module:
                     self._live += 1
                     break
                 self._cond.wait()
         try:
-            return Guest(self.module, self.limits)
+            return Guest(self.module, self.limits), False
         except BaseException:
             with self._cond:
                 self._live -= 1

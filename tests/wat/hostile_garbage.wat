@@ -5,7 +5,7 @@
 ;;   step      -> bytes that are not JSON
 (data (i32.const 10240) "this is not JSON\00")
 (data (i32.const 10496) "{\"actions\":\"\ff\fe\"}\00")
-(data (i32.const 10752) "[1,2,3]\00")
+(data (i32.const 10752) "{\"actions\":{\"not\":\"a list\"}}\00")
 (func $on_call (param $op i32) (param $ptr i32) (param $len i32) (result i64)
   (if (i32.eq (local.get $op) (i32.const 2)) (then (return (call $packed_cstr (i32.const 10752)))))
   (if (i32.eq (local.get $op) (i32.const 4))
