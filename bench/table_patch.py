@@ -54,20 +54,37 @@ def card_state() -> dict[str, Any]:
             }
             for i in range(13)
         ]
-        hands.append({"space_id": f"hand-{seat + 1}", "kind": "hand", "owner": seat + 1,
-                      "arrangement": "collection", "pieces": cards})
+        hands.append(
+            {
+                "space_id": f"hand-{seat + 1}",
+                "kind": "hand",
+                "owner": seat + 1,
+                "arrangement": "collection",
+                "pieces": cards,
+            }
+        )
     spaces = hands + [
         {"space_id": "trick", "kind": "trick", "pieces": []},
         {"space_id": "taken", "kind": "pile", "arrangement": "collection", "pieces": []},
     ]
     players = [
-        {"player_id": p, "username": f"player{p}", "color": "#123456",
-         "public_state": {"points": 0, "round_points": 0}, "private_state": {"passed": []}}
+        {
+            "player_id": p,
+            "username": f"player{p}",
+            "color": "#123456",
+            "public_state": {"points": 0, "round_points": 0},
+            "private_state": {"passed": []},
+        }
         for p in range(1, 5)
     ]
     log = [{"text": f"move {i}", "for_player": {"1": f"you saw card {i}"}} for i in range(4)]
-    return {"active_player_ids": [1], "players": players, "spaces": spaces,
-            "meta_data": {"round": 1, "passing": "left", "hearts_broken": False}, "log": log}
+    return {
+        "active_player_ids": [1],
+        "players": players,
+        "spaces": spaces,
+        "meta_data": {"round": 1, "passing": "left", "hearts_broken": False},
+        "log": log,
+    }
 
 
 def card_move(turn: int) -> list[dict[str, Any]]:
@@ -97,14 +114,18 @@ def per_patch_us(table: Table, moves: list[list[dict[str, Any]]], repeat: int) -
 def main() -> None:
     reversi = Table(reversi_state())
     reversi_moves = [reversi_move(t) for t in range(60)]
-    print(f"reversi move ({len(reversi_moves[0])} patches): "
-          f"{per_patch_us(reversi, reversi_moves, 50):.2f} µs/patch")
+    print(
+        f"reversi move ({len(reversi_moves[0])} patches): "
+        f"{per_patch_us(reversi, reversi_moves, 50):.2f} µs/patch"
+    )
 
     cards = Table(card_state())
     size = len(cards.snapshot())
     card_moves = [card_move(t) for t in range(52)]
-    print(f"card game, {size / 1024:.1f} KB state ({len(card_moves[0])} patches/move): "
-          f"{per_patch_us(cards, card_moves, 50):.2f} µs/patch")
+    print(
+        f"card game, {size / 1024:.1f} KB state ({len(card_moves[0])} patches/move): "
+        f"{per_patch_us(cards, card_moves, 50):.2f} µs/patch"
+    )
 
     copy_us = min(timeit.repeat(cards.copy, number=1000, repeat=5)) / 1000 * 1e6
     print(f"for reference, a deep copy of the card state: {copy_us:.1f} µs")

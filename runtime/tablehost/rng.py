@@ -8,7 +8,8 @@ indistinguishable hidden pieces a view click means).
 
 from __future__ import annotations
 
-from typing import MutableSequence, TypeVar
+from collections.abc import MutableSequence
+from typing import TypeVar
 
 __all__ = ["Rng"]
 

@@ -16,7 +16,8 @@ changes the length of its spaces, so the whole list commits or nothing does.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import orjson
 
@@ -246,7 +247,7 @@ def _commit_log(log: list[Any], entry: dict[str, JSON]) -> None:
 
 def _space(table: Table, patch: PatchDict, field: str, lengths: _Lengths) -> tuple[str, dict[str, Any], int]:
     """The space named by ``patch[field]`` and its length as of this patch."""
-    space_id = patch.get(field)
+    space_id: Any = patch.get(field)
     space = table._spaces.get(space_id) if type(space_id) is str else None
     if space is None:
         raise PatchError(f"{patch.get('op')}: no space {space_id!r}")
@@ -442,7 +443,7 @@ class Table:
         PatchError: the state is malformed (see :func:`normalize_state`).
     """
 
-    __slots__ = ("state", "_spaces", "_players")
+    __slots__ = ("_players", "_spaces", "state")
 
     state: StateDict
     _spaces: dict[str, dict[str, Any]]
