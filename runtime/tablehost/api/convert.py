@@ -131,19 +131,18 @@ def available_from_proto(offer: pb.AvailableAction) -> dict[str, Any]:
 # ---------------------------------------------------------------- table state
 
 
-def _piece_to_proto(piece: dict[str, Any]) -> pb.Piece:
-    message = pb.Piece(
-        public_kind=piece.get("public_kind", ""),
-        public_state=to_struct(piece.get("public_state")),
-        private_state=to_struct(piece.get("private_state")),
-    )
+def _fill_piece(message: pb.Piece, piece: dict[str, Any]) -> None:
+    message.public_kind = piece.get("public_kind", "")
+    if piece.get("public_state"):
+        message.public_state.update(piece["public_state"])
     if piece.get("private_kind") is not None:
         message.private_kind = piece["private_kind"]
+    if piece.get("private_state"):
+        message.private_state.update(piece["private_state"])
     if piece.get("owner") is not None:
         message.owner = piece["owner"]
     if piece.get("count") is not None:
         message.count = piece["count"]
-    return message
 
 
 def _piece_from_proto(piece: pb.Piece) -> dict[str, Any]:
@@ -160,27 +159,29 @@ def _piece_from_proto(piece: pb.Piece) -> dict[str, Any]:
 
 
 def state_to_proto(state: dict[str, Any]) -> pb.TableState:
-    """A view of a State (view.view_state's output) as a message."""
-    spaces = []
+    """A view of a State (view.view_state's output) as a message.
+
+    Built in place with ``add()`` and only non-empty maps set: this runs for every view served.
+    """
+    message = pb.TableState(active_player_ids=state.get("active_player_ids", []))
+    for player in state.get("players", []):
+        _fill_player(message.players.add(), player)
     for space in state.get("spaces", []):
-        message = pb.Space(
-            space_id=space["space_id"],
-            kind=space.get("kind", ""),
-            arrangement=ARRANGEMENTS.get(space.get("arrangement", "ordered"), pb.ARRANGEMENT_ORDERED),
-            public_state=to_struct(space.get("public_state")),
-            private_state=to_struct(space.get("private_state")),
-            pieces=[_piece_to_proto(p) for p in space.get("pieces", [])],
-        )
+        out = message.spaces.add(space_id=space["space_id"], kind=space.get("kind", ""))
+        out.arrangement = ARRANGEMENTS.get(space.get("arrangement", "ordered"), pb.ARRANGEMENT_ORDERED)
         if space.get("owner") is not None:
-            message.owner = space["owner"]
-        spaces.append(message)
-    return pb.TableState(
-        active_player_ids=state.get("active_player_ids", []),
-        players=[player_to_proto(p) for p in state.get("players", [])],
-        spaces=spaces,
-        meta_data=to_struct(state.get("meta_data")),
-        log=[pb.LogEntry(text=entry.get("text", "")) for entry in state.get("log", [])],
-    )
+            out.owner = space["owner"]
+        if space.get("public_state"):
+            out.public_state.update(space["public_state"])
+        if space.get("private_state"):
+            out.private_state.update(space["private_state"])
+        for piece in space.get("pieces", []):
+            _fill_piece(out.pieces.add(), piece)
+    if state.get("meta_data"):
+        message.meta_data.update(state["meta_data"])
+    for entry in state.get("log", []):
+        message.log.add(text=entry.get("text", ""))
+    return message
 
 
 def state_from_proto(state: pb.TableState) -> dict[str, Any]:
@@ -205,17 +206,23 @@ def state_from_proto(state: pb.TableState) -> dict[str, Any]:
     }
 
 
+def _fill_player(message: pb.Player, player: dict[str, Any]) -> None:
+    message.player_id = player["player_id"]
+    message.username = player.get("username", "")
+    message.color = player.get("color", "")
+    if player.get("public_state"):
+        message.public_state.update(player["public_state"])
+    if player.get("private_state"):
+        message.private_state.update(player["private_state"])
+
+
 def player_to_proto(player: Any) -> pb.Player:
     """A player dict (or a ``PlayerInfo``) as a message."""
     if not isinstance(player, dict):
         player = {"player_id": player.player_id, "username": player.username, "color": player.color}
-    return pb.Player(
-        player_id=player["player_id"],
-        username=player.get("username", ""),
-        color=player.get("color", ""),
-        public_state=to_struct(player.get("public_state")),
-        private_state=to_struct(player.get("private_state")),
-    )
+    message = pb.Player()
+    _fill_player(message, player)
+    return message
 
 
 def player_from_proto(player: pb.Player) -> dict[str, Any]:
