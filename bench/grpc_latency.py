@@ -30,8 +30,8 @@ import grpc
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "runtime"))
 
-from tablehost.api._pb import tablehost_pb2 as pb  # noqa: E402
-from tablehost.api._pb import tablehost_pb2_grpc as pb_grpc  # noqa: E402
+from tablehost.api._pb import tablehost_pb2 as pb
+from tablehost.api._pb import tablehost_pb2_grpc as pb_grpc
 
 
 def start_server(data_dir: Path, sync: str) -> tuple[subprocess.Popen[str], str, str]:
@@ -70,6 +70,7 @@ async def play_match(
     created: pb.CreateMatchResponse,
     latencies: list[float],
     rng: random.Random,
+    think_s: float,
 ) -> None:
     """Play one match to the end, timing every SubmitAction (seconds into ``latencies``)."""
     tokens = {seat.player_id: seat.token for seat in created.seats}
@@ -85,12 +86,15 @@ async def play_match(
         reply = await stub.SubmitAction(request, metadata=auth(tokens[player]))
         latencies.append(time.perf_counter() - started)
         view = reply.view
+        if think_s:
+            await asyncio.sleep(think_s * rng.uniform(0.5, 1.5))
 
 
 async def run_level(
-    address: str, admin: str, module_id: str, matches: int, games: int
+    address: str, admin: str, module_id: str, matches: int, games: int, think_s: float
 ) -> tuple[int, float, float, float]:
-    """Play ``games`` games in each of ``matches`` concurrent lanes; return moves, p50 ms, p99 ms, moves/s."""
+    """Play ``games`` games in each of ``matches`` concurrent lanes, pausing about ``think_s`` seconds
+    between a lane's moves; return moves, p50 ms, p99 ms, moves/s."""
     async with grpc.aio.insecure_channel(address) as channel:
         stub = pb_grpc.MatchServiceStub(channel)
         seats = [pb.SeatRequest(username="a"), pb.SeatRequest(username="b")]
@@ -105,7 +109,7 @@ async def run_level(
         async def lane(number: int) -> None:
             rng = random.Random(number)
             for game in range(games):
-                await play_match(stub, created[number * games + game], latencies, rng)
+                await play_match(stub, created[number * games + game], latencies, rng, think_s)
 
         started = time.perf_counter()
         await asyncio.gather(*(lane(n) for n in range(matches)))
@@ -131,11 +135,13 @@ def main() -> int:
             module_id = asyncio.run(upload(address, admin, Path(args.module).read_bytes()))
             print(
                 f"SubmitAction over gRPC, {Path(args.module).name}, synchronous={args.sync.upper()}, "
-                f"{os.cpu_count()} cores"
+                f"{os.cpu_count()} cores, think {args.think_ms:g} ms"
             )
             print(f"{'matches':>8} {'moves':>7} {'p50 ms':>8} {'p99 ms':>8} {'moves/s':>9}")
             for level in (int(x) for x in args.levels.split(",")):
-                moves, p50, p99, rate = asyncio.run(run_level(address, admin, module_id, level, args.games))
+                moves, p50, p99, rate = asyncio.run(
+                    run_level(address, admin, module_id, level, args.games, args.think_ms / 1e3)
+                )
                 print(f"{level:>8} {moves:>7} {p50:>8.2f} {p99:>8.2f} {rate:>9.0f}", flush=True)
         finally:
             proc.terminate()
