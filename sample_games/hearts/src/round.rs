@@ -65,7 +65,7 @@ pub fn start_play(table: &mut Table) {
     set_phase(table, Phase::Playing);
     let leader = holder_of(table, TWO_OF_CLUBS).expect("the 2C was dealt");
     table.set_active_players(vec![leader]);
-    table.log(LogEntry::new(format!("{} holds the 2C and leads", name_of(table, leader))));
+    table.log(LogEntry::new(format!("{} leads the first trick", name_of(table, leader))));
 }
 
 /// Who holds `card` in hand, if anyone.
