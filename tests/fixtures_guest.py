@@ -27,7 +27,7 @@ ACTION = {"type": "space_click", "space_id": "a"}
 
 def wat_module(name: str) -> bytes:
     """The binary of the standalone module ``tests/wat/<name>.wat``."""
-    return wasmtime.wat2wasm((WAT_DIR / f"{name}.wat").read_text())
+    return bytes(wasmtime.wat2wasm((WAT_DIR / f"{name}.wat").read_text()))
 
 
 def guest_wasm(variant: str | None = None) -> bytes:
@@ -36,7 +36,7 @@ def guest_wasm(variant: str | None = None) -> bytes:
     if variant is not None:
         assert _HOOK in text, "echo_guest.wat changed its $on_call hook"
         text = text.replace(_HOOK, (WAT_DIR / f"{variant}.wat").read_text())
-    return wasmtime.wat2wasm(text)
+    return bytes(wasmtime.wat2wasm(text))
 
 
 def load_guest(

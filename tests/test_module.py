@@ -58,7 +58,7 @@ def test_memory_must_be_exported() -> None:
         '(func (export "tablehost_panic_message") (result i64) (i64.const 0))\n  (func (export "tablehost_call")',
     )
     with pytest.raises(ModuleError, match="'memory'"):
-        validate_module(wasmtime.wat2wasm(wat))
+        validate_module(bytes(wasmtime.wat2wasm(wat)))
 
 
 def test_non_wasm_bytes_are_refused() -> None:
@@ -91,7 +91,7 @@ def test_initial_memory_over_the_cap_is_refused() -> None:
 )
 def test_nondeterministic_features_are_refused(body: str) -> None:
     with pytest.raises(ModuleError, match="invalid wasm module"):
-        validate_module(wasmtime.wat2wasm(f"(module {body})"))
+        validate_module(bytes(wasmtime.wat2wasm(f"(module {body})")))
 
 
 def test_engine_canonicalises_nans() -> None:

@@ -55,10 +55,12 @@ class ModuleError(TablehostError):
 
 
 class GuestError(TablehostError):
-    """A guest call failed. ``printed`` holds what the game printed (may be empty)."""
+    """A guest call failed. ``printed`` holds what the game printed (may be empty);
+    ``op`` names the call (``setup``, ``step``, ... or ``instantiate``/``alloc``)."""
 
     code = "guest/error"
     printed: str = ""
+    op: str = ""
 
 
 class GuestPanic(GuestError):
@@ -71,6 +73,7 @@ class GuestTrap(GuestError):
     """The guest trapped without a panic message (``trap`` names the wasm trap)."""
 
     code = "guest/trap"
+    trap: str = ""
 
 
 class BudgetExceeded(GuestError):
@@ -84,6 +87,8 @@ class GuestProtocolError(GuestError):
     """The guest answered with something that is not a valid ABI v1 response."""
 
     code = "guest/protocol"
+    guest_code: str | None = None
+    """The guest's own error code when it answered ``{"error": {"code": ...}}``, else ``None``."""
 
 
 class RecordError(TablehostError):
