@@ -126,6 +126,12 @@ def main() -> int:
     parser.add_argument("--games", type=int, default=3, help="games played one after another per lane")
     parser.add_argument("--module", default=str(ROOT / "sample_games" / "dist" / "tic_tac_toe.wasm"))
     parser.add_argument(
+        "--think-ms",
+        type=float,
+        default=0.0,
+        help="mean pause of a match between its moves (0: closed loop, the server saturated)",
+    )
+    parser.add_argument(
         "--sync", choices=("full", "normal"), default="full", help="the server's SQLite sync mode"
     )
     args = parser.parse_args()
