@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tablehost import errors
 from tablehost.api import convert, faults
 from tablehost.api.auth import bearer_token, ensure_admin_token, hash_token, new_token
 from tablehost.api.interceptors import STATUS_BY_CODE, status_for
@@ -210,3 +211,27 @@ def test_an_action_without_kind_or_space_is_invalid() -> None:
             convert.action_from_proto(message)
     with pytest.raises(faults.InvalidRequest):
         convert.action_to_proto({"type": "teleport"})
+
+
+def test_a_guest_failure_is_aborted_and_logged_with_the_budget_that_tripped() -> None:
+    from structlog.testing import capture_logs
+
+    from tablehost.api.interceptors import RequestInterceptor, details_for
+
+    class Context:
+        trailing: tuple[tuple[str, str], ...] = ()
+
+        def set_trailing_metadata(self, metadata: tuple[tuple[str, str], ...]) -> None:
+            self.trailing = metadata
+
+    failure = errors.BudgetExceeded("step ran out of fuel", budget="fuel")
+    failure.printed = "thinking..."
+    context = Context()
+    with capture_logs() as events:
+        status = RequestInterceptor(registry=None)._fail(failure, context)  # type: ignore[arg-type]
+    assert status == grpc.StatusCode.ABORTED
+    assert context.trailing == (("tablehost-code", "guest/budget"),)
+    assert [(e["event"], e["budget"], e["printed"]) for e in events] == [
+        ("guest.call_failed", "fuel", "thinking...")
+    ]
+    assert details_for(failure) == "guest/budget: step ran out of fuel (the game printed: thinking...)"
