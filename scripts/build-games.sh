@@ -77,7 +77,8 @@ build() {
 check() {
     local fresh status=0 dir package
     fresh=$(mktemp -d)
-    trap 'rm -rf "$fresh"' EXIT
+    # shellcheck disable=SC2064  # expand now: $fresh is local
+    trap "rm -rf '$fresh'" EXIT
     build "$fresh" >/dev/null
     while read -r dir package; do
         if ! cmp -s "$fresh/$dir.wasm" "sample_games/dist/$dir.wasm"; then
