@@ -67,7 +67,10 @@ pub fn config(players: &[PlayerId]) -> GameConfig {
     meta_data.insert("game".to_string(), json!("dominoes"));
     meta_data.insert("tiles_per_hand".to_string(), json!(tiles_per_hand(players.len())));
     GameConfig {
-        spaces: std::iter::once(boneyard).chain(hands).chain(std::iter::once(line)).collect(),
+        spaces: std::iter::once(boneyard)
+            .chain(hands)
+            .chain(std::iter::once(line))
+            .collect(),
         score_labels: vec!["Points".to_string()],
         meta_data,
         // Replaced in `prepare` by the holder of the highest tile.
@@ -104,21 +107,15 @@ pub fn hand_pips(table: &Table, player: PlayerId) -> u32 {
     hand_tiles(table, player).iter().map(|(_, tile)| tile.pips()).sum()
 }
 
-/// The seated players in seat order.
-pub fn seated(table: &Table) -> Vec<PlayerId> {
-    table.state().players.iter().map(|player| player.player_id).collect()
-}
-
 /// The player after `player` in seat order, wrapping round.
 pub fn next_player(table: &Table, player: PlayerId) -> PlayerId {
-    let seats = seated(table);
-    let seat = seats.iter().position(|&p| p == player).expect("a seated player");
-    seats[(seat + 1) % seats.len()]
+    let seats = table.players();
+    seats[(table.seat_of(player) + 1) % seats.len()]
 }
 
 /// How `player` is named in the log.
 pub fn name_of(table: &Table, player: PlayerId) -> String {
-    let username = &table.state().player(player).username;
+    let username = &table.player(player).username;
     if username.is_empty() {
         format!("player {}", player)
     } else {

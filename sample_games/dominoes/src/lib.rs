@@ -29,7 +29,7 @@ pub mod round;
 pub mod tile;
 pub mod turn;
 
-use layout::{hand_pips, result, seated, POINTS};
+use layout::{hand_pips, result, POINTS};
 
 /// The dominoes game, exported to the host by `export_game!`.
 pub struct Dominoes;
@@ -55,11 +55,19 @@ impl Game for Dominoes {
     /// `public_points[0]`: points won this round (0 until it ends);
     /// `private_points[0]`: pips still in the player's own hand.
     fn scores(table: &Table) -> Scores {
-        seated(table)
+        table
+            .players()
             .into_iter()
             .map(|player| {
-                let won = table.state().player(player).public(POINTS).and_then(|v| v.as_f64()).unwrap_or(0.0);
-                let score = Score { public_points: vec![won], private_points: vec![f64::from(hand_pips(table, player))] };
+                let won = table
+                    .player(player)
+                    .public(POINTS)
+                    .and_then(|v| v.as_f64())
+                    .unwrap_or(0.0);
+                let score = Score {
+                    public_points: vec![won],
+                    private_points: vec![f64::from(hand_pips(table, player))],
+                };
                 (player, score)
             })
             .collect()

@@ -33,7 +33,9 @@ pub fn open_ends(table: &Table) -> Option<(u8, u8)> {
 }
 
 fn end_pips(value: Option<&Value>) -> u8 {
-    let pips = value.and_then(Value::as_u64).expect("every tile on the line records its ends");
+    let pips = value
+        .and_then(Value::as_u64)
+        .expect("every tile on the line records its ends");
     pips as u8
 }
 

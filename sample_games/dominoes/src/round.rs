@@ -3,10 +3,7 @@
 use tablehost_sdk::json;
 use tablehost_sdk::{LogEntry, PlayerId, Rng, Table};
 
-use crate::layout::{
-    hand_of, hand_pips, hand_tiles, name_of, seated, tile_of, tiles_per_hand, BONEYARD,
-    POINTS, RESULT,
-};
+use crate::layout::{hand_of, hand_pips, hand_tiles, name_of, tile_of, tiles_per_hand, BONEYARD, POINTS, RESULT};
 use crate::tile::Tile;
 
 /// A uniformly random index into a space of `len` pieces (`len >= 1`).
@@ -20,7 +17,7 @@ pub fn random_index(rng: &mut Rng, len: usize) -> usize {
 /// The boneyard is a collection, so its order is never shown; drawing random
 /// positions is what makes the deal random.
 pub fn deal(table: &mut Table, rng: &mut Rng) {
-    let players = seated(table);
+    let players = table.players();
     for _ in 0..tiles_per_hand(players.len()) {
         for &player in &players {
             let index = random_index(rng, table.space(BONEYARD).pieces.len());
@@ -31,13 +28,16 @@ pub fn deal(table: &mut Table, rng: &mut Rng) {
 
 /// The tile a hand would lead with: its highest ranked tile (see `Tile::lead_rank`).
 pub fn best_lead(table: &Table, player: PlayerId) -> Option<(usize, Tile)> {
-    hand_tiles(table, player).into_iter().max_by_key(|(_, tile)| tile.lead_rank())
+    hand_tiles(table, player)
+        .into_iter()
+        .max_by_key(|(_, tile)| tile.lead_rank())
 }
 
 /// Who leads: the holder of the highest double, or of the highest tile if
 /// no double was dealt.
 pub fn leader(table: &Table) -> PlayerId {
-    seated(table)
+    table
+        .players()
         .into_iter()
         .filter_map(|player| best_lead(table, player).map(|(_, tile)| (tile.lead_rank(), player)))
         .max()
@@ -72,8 +72,7 @@ pub fn winner(table: &Table, ending: Ending) -> Option<PlayerId> {
     match ending {
         Ending::Domino(player) => Some(player),
         Ending::Blocked => {
-            let counts: Vec<(u32, PlayerId)> =
-                seated(table).into_iter().map(|p| (hand_pips(table, p), p)).collect();
+            let counts: Vec<(u32, PlayerId)> = table.players().into_iter().map(|p| (hand_pips(table, p), p)).collect();
             let fewest = counts.iter().map(|(pips, _)| *pips).min()?;
             let mut lowest = counts.iter().filter(|(pips, _)| *pips == fewest);
             match (lowest.next(), lowest.next()) {
@@ -86,7 +85,12 @@ pub fn winner(table: &Table, ending: Ending) -> Option<PlayerId> {
 
 /// The winner's points: the pips left in every other hand.
 pub fn points_for(table: &Table, winner: PlayerId) -> u32 {
-    seated(table).into_iter().filter(|&p| p != winner).map(|p| hand_pips(table, p)).sum()
+    table
+        .players()
+        .into_iter()
+        .filter(|&p| p != winner)
+        .map(|p| hand_pips(table, p))
+        .sum()
 }
 
 /// Ends the round: turns every hand face up (the count is done in the open),
@@ -106,7 +110,11 @@ pub fn end_round(table: &mut Table, ending: Ending) {
             match ending {
                 Ending::Domino(_) => format!("{} dominoes and scores {}", name_of(table, player), points),
                 Ending::Blocked => {
-                    format!("The line is blocked: {} holds the fewest pips and scores {}", name_of(table, player), points)
+                    format!(
+                        "The line is blocked: {} holds the fewest pips and scores {}",
+                        name_of(table, player),
+                        points
+                    )
                 }
             }
         }
@@ -119,7 +127,7 @@ pub fn end_round(table: &mut Table, ending: Ending) {
 
 /// Turns every tile left in a hand face up.
 fn reveal_hands(table: &mut Table) {
-    for player in seated(table) {
+    for player in table.players() {
         let hand = hand_of(player);
         for index in 0..table.space(&hand).pieces.len() {
             let tile = tile_of(table.piece(&hand, index)).expect("the rules see every hand");

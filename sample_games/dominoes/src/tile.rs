@@ -14,8 +14,16 @@ pub struct Tile {
 impl Tile {
     /// The tile with ends `a` and `b` (either order), each 0..=6.
     pub fn new(a: u8, b: u8) -> Tile {
-        assert!(a <= MAX_PIPS && b <= MAX_PIPS, "no tile {}-{} in a double-six set", a, b);
-        Tile { high: a.max(b), low: a.min(b) }
+        assert!(
+            a <= MAX_PIPS && b <= MAX_PIPS,
+            "no tile {}-{} in a double-six set",
+            a,
+            b
+        );
+        Tile {
+            high: a.max(b),
+            low: a.min(b),
+        }
     }
 
     /// Every tile of the double-six set: 28 tiles, each pair of ends once.

@@ -15,10 +15,9 @@
 //! the boneyard, which the host resolves to a random tile of the face-down
 //! group, so the player cannot pick a tile and the move can never be undone.
 
-use tablehost_sdk::json;
-use tablehost_sdk::{Action, AvailableAction, Button, LogEntry, PlayerId, Table};
+use tablehost_sdk::{json, Action, AvailableAction, Button, LogEntry, PlayerId, Table};
 
-use crate::layout::{hand_of, hand_tiles, name_of, next_player, result, seated, tile_of, BONEYARD, LINE, PASSES_IN_A_ROW};
+use crate::layout::{hand_of, hand_tiles, name_of, next_player, result, tile_of, BONEYARD, LINE, PASSES_IN_A_ROW};
 use crate::line::{lay_tile, open_ends, placements, End};
 use crate::round::{best_lead, end_round, Ending};
 use crate::tile::Tile;
@@ -42,23 +41,39 @@ pub fn legal_plays(table: &Table, player: PlayerId) -> Vec<Play> {
     let ends = open_ends(table);
     if ends.is_none() {
         return best_lead(table, player)
-            .map(|(index, tile)| Play { index, tile, end: End::Right })
+            .map(|(index, tile)| Play {
+                index,
+                tile,
+                end: End::Right,
+            })
             .into_iter()
             .collect();
     }
     hand_tiles(table, player)
         .into_iter()
-        .flat_map(|(index, tile)| placements(tile, ends).into_iter().map(move |end| Play { index, tile, end }))
+        .flat_map(|(index, tile)| {
+            placements(tile, ends)
+                .into_iter()
+                .map(move |end| Play { index, tile, end })
+        })
         .collect()
 }
 
 /// The actions offered to `player` (empty unless it is their turn in a live round).
 pub fn available_actions(table: &Table, player: PlayerId) -> Vec<AvailableAction> {
-    if result(table).is_some() || !table.state().active_player_ids.contains(&player) {
+    if result(table).is_some() || !table.is_active(player) {
         return Vec::new();
     }
     let plays = legal_plays(table, player);
     if !plays.is_empty() {
+        if open_ends(table).is_none() {
+            let lead = plays[0];
+            let label = format!("Lead {}", lead.tile.face());
+            return vec![AvailableAction::confirm(
+                Action::piece_click(hand_of(player), lead.index),
+                label,
+            )];
+        }
         return plays.iter().map(|play| offer_play(player, play, &plays)).collect();
     }
     let boneyard = table.space(BONEYARD).pieces.len();
@@ -132,7 +147,12 @@ pub fn apply_action(table: &mut Table, player: PlayerId, action: &Action) {
 fn play_tile(table: &mut Table, player: PlayerId, index: usize, end: End) {
     let tile = lay_tile(table, player, index, end);
     table.set_space_public_state(LINE, PASSES_IN_A_ROW, json!(0));
-    let text = format!("{} played {} on the {} end", name_of(table, player), tile.face(), end.name());
+    let text = format!(
+        "{} played {} on the {} end",
+        name_of(table, player),
+        tile.face(),
+        end.name()
+    );
     table.log(LogEntry::new(text));
     if table.space(&hand_of(player)).pieces.is_empty() {
         end_round(table, Ending::Domino(player));
@@ -154,11 +174,16 @@ fn draw(table: &mut Table, player: PlayerId, index: usize) {
 
 /// Passes; when everyone has passed in a row nobody can play and the round is blocked.
 fn pass(table: &mut Table, player: PlayerId) {
-    let passes = table.space(LINE).public(PASSES_IN_A_ROW).and_then(|v| v.as_u64()).unwrap_or(0) + 1;
+    let passes = table
+        .space(LINE)
+        .public(PASSES_IN_A_ROW)
+        .and_then(|v| v.as_u64())
+        .unwrap_or(0)
+        + 1;
     table.set_space_public_state(LINE, PASSES_IN_A_ROW, json!(passes));
     let text = format!("{} passed", name_of(table, player));
     table.log(LogEntry::new(text));
-    if passes as usize >= seated(table).len() {
+    if passes as usize >= table.players().len() {
         end_round(table, Ending::Blocked);
     } else {
         let next = next_player(table, player);

@@ -27,7 +27,11 @@ fn random_rounds_end_conserve_tiles_and_hide_faces() {
             assert!(moves < MOVE_LIMIT, "seed {}: no end after {} moves", seed, moves);
             let player = table.active_players()[0];
             let offered = Dominoes::available_actions(&table, player);
-            assert!(!offered.is_empty(), "seed {}: the active player has nothing to do", seed);
+            assert!(
+                !offered.is_empty(),
+                "seed {}: the active player has nothing to do",
+                seed
+            );
             let pick = &offered[bot.below(offered.len())];
             let played = play::<Dominoes>(&mut table, player, &pick.action, bot.next_u64());
             last_move = played.patches;
@@ -70,7 +74,13 @@ fn check_nothing_hidden_is_shown(table: &Table, last_move: &[Patch]) {
         let shown = format!("{}\n{}", public, own.join("\n"));
         let shown_words = words(&shown);
         for face in &hidden {
-            assert!(!shown_words.contains(face.as_str()), "viewer {:?} can read hidden {} in:\n{}", viewer, face, shown);
+            assert!(
+                !shown_words.contains(face.as_str()),
+                "viewer {:?} can read hidden {} in:\n{}",
+                viewer,
+                face,
+                shown
+            );
         }
         let mut turned_up = Vec::new();
         let mut lines = Vec::new();
@@ -87,7 +97,13 @@ fn check_nothing_hidden_is_shown(table: &Table, last_move: &[Patch]) {
         let lines = lines.join("\n");
         let line_words = words(&lines);
         for face in hidden.iter().filter(|face| !turned_up.contains(face)) {
-            assert!(!line_words.contains(face.as_str()), "viewer {:?} can read hidden {} in the log:\n{}", viewer, face, lines);
+            assert!(
+                !line_words.contains(face.as_str()),
+                "viewer {:?} can read hidden {} in the log:\n{}",
+                viewer,
+                face,
+                lines
+            );
         }
     }
 }
@@ -139,7 +155,9 @@ fn json_text(map: &Map<String, Value>) -> String {
 
 /// The words of `text`: runs of letters, digits and `-`, so a face such as "6-4" is one word.
 fn words(text: &str) -> HashSet<&str> {
-    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-')).filter(|word| !word.is_empty()).collect()
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+        .filter(|word| !word.is_empty())
+        .collect()
 }
 
 #[test]

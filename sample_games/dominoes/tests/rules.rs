@@ -2,10 +2,10 @@
 //! (`new_match` + `play`) from dealt or hand-built positions.
 
 use dominoes::layout::{hand_of, hand_tiles, tile_of, BACK, BONEYARD, LINE, PASSES_IN_A_ROW, RESULT};
+use dominoes::line::End;
 use dominoes::round::leader;
 use dominoes::tile::Tile;
 use dominoes::turn::{pass_action, play_button_id};
-use dominoes::line::End;
 use dominoes::Dominoes;
 use tablehost_sdk::{json, new_match, play, Action, Button, Game, Intent, Piece, Table};
 
@@ -38,13 +38,18 @@ fn position(hands: &[&str], line: &str, boneyard: &str, active: u32) -> Table {
 }
 
 fn tiles(faces: &str) -> Vec<Tile> {
-    faces.split_whitespace().map(|face| Tile::parse(face).unwrap()).collect()
+    faces
+        .split_whitespace()
+        .map(|face| Tile::parse(face).unwrap())
+        .collect()
 }
 
 fn line_tile(pair: &str) -> Piece {
     let (left, right) = pair.split_once('|').unwrap();
     let (left, right): (u8, u8) = (left.parse().unwrap(), right.parse().unwrap());
-    Piece::new(Tile::new(left, right).face()).with_public("left", left).with_public("right", right)
+    Piece::new(Tile::new(left, right).face())
+        .with_public("left", left)
+        .with_public("right", right)
 }
 
 fn line_pairs(table: &Table) -> Vec<String> {
@@ -56,7 +61,10 @@ fn line_pairs(table: &Table) -> Vec<String> {
 }
 
 fn actions(table: &Table, player: u32) -> Vec<Action> {
-    Dominoes::available_actions(table, player).into_iter().map(|a| a.action).collect()
+    Dominoes::available_actions(table, player)
+        .into_iter()
+        .map(|a| a.action)
+        .collect()
 }
 
 fn points(table: &Table) -> Vec<f64> {
@@ -102,15 +110,25 @@ fn five_players_are_refused() {
 fn holder_of_the_highest_double_leads_it_and_nothing_else() {
     for seed in 0..40 {
         let table = new_match::<Dominoes>(&[ANN, BOB, CAT], seed);
-        let best = |p| hand_tiles(&table, p).into_iter().map(|(_, t)| t.lead_rank()).max().unwrap();
+        let best = |p| {
+            hand_tiles(&table, p)
+                .into_iter()
+                .map(|(_, t)| t.lead_rank())
+                .max()
+                .unwrap()
+        };
         let leader = table.active_players()[0];
         assert!([ANN, BOB, CAT].iter().all(|&p| best(p) <= best(leader)));
         let offered = Dominoes::available_actions(&table, leader);
         assert_eq!(offered.len(), 1, "the lead is forced");
+        assert!(offered[0].label.starts_with("Lead "), "{}", offered[0].label);
         match &offered[0].action {
             Action::PieceClick { space_id, index } => {
                 assert_eq!(*space_id, hand_of(leader));
-                assert_eq!(tile_of(table.piece(space_id, *index)).unwrap().lead_rank(), best(leader));
+                assert_eq!(
+                    tile_of(table.piece(space_id, *index)).unwrap().lead_rank(),
+                    best(leader)
+                );
             }
             other => panic!("lead offered as {:?}", other),
         }
@@ -170,8 +188,13 @@ fn a_tile_fitting_one_end_is_a_click_on_it() {
 fn unable_to_play_the_player_draws_until_able() {
     let mut table = position(&["1-1 2-2", "0-0"], "6|3 3|4", "5-5 4-0", ANN);
     let draws = actions(&table, ANN);
-    assert_eq!(draws, vec![Action::piece_click(BONEYARD, 0), Action::piece_click(BONEYARD, 1)]);
-    assert!(Dominoes::available_actions(&table, ANN).iter().all(|a| a.intent == Intent::Choice));
+    assert_eq!(
+        draws,
+        vec![Action::piece_click(BONEYARD, 0), Action::piece_click(BONEYARD, 1)]
+    );
+    assert!(Dominoes::available_actions(&table, ANN)
+        .iter()
+        .all(|a| a.intent == Intent::Choice));
 
     // The host resolves the click to a random tile; here the 5-5, which does not fit.
     let drew = play::<Dominoes>(&mut table, ANN, &Action::piece_click(BONEYARD, 0), 0);
@@ -183,7 +206,11 @@ fn unable_to_play_the_player_draws_until_able() {
     assert_eq!(line.for_player.get("1").map(String::as_str), Some("You drew 5-5"));
 
     play::<Dominoes>(&mut table, ANN, &Action::piece_click(BONEYARD, 0), 0);
-    assert_eq!(actions(&table, ANN), vec![Action::piece_click(hand_of(ANN), 3)], "the 4-0 fits");
+    assert_eq!(
+        actions(&table, ANN),
+        vec![Action::piece_click(hand_of(ANN), 3)],
+        "the 4-0 fits"
+    );
 }
 
 #[test]
@@ -219,7 +246,11 @@ fn blocked_round_goes_to_the_fewest_pips_who_scores_the_rest() {
     assert_eq!(points(&table), vec![0.0, 16.0, 0.0], "ANN's 6 plus CAT's 10");
     assert!(table.active_players().is_empty());
     let hand = table.pieces(&hand_of(CAT));
-    assert_eq!((hand[0].public_kind.as_str(), hand[0].private_kind.as_deref()), ("5-5", None), "hands are shown");
+    assert_eq!(
+        (hand[0].public_kind.as_str(), hand[0].private_kind.as_deref()),
+        ("5-5", None),
+        "hands are shown"
+    );
 }
 
 #[test]
@@ -237,7 +268,11 @@ fn laying_the_last_tile_wins_the_other_hands_pips() {
     play::<Dominoes>(&mut table, ANN, &Action::piece_click(hand_of(ANN), 0), 0);
     assert!(over(&table));
     assert_eq!(table.meta(RESULT), Some(&json!({"winner": ANN, "reason": "domino"})));
-    assert_eq!(points(&table), vec![17.0, 0.0, 0.0], "BOB's 12 plus CAT's 5; the boneyard does not count");
+    assert_eq!(
+        points(&table),
+        vec![17.0, 0.0, 0.0],
+        "BOB's 12 plus CAT's 5; the boneyard does not count"
+    );
     assert!(Dominoes::available_actions(&table, BOB).is_empty());
 }
 

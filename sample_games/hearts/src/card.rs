@@ -24,7 +24,10 @@ impl Suit {
     }
 
     fn from_letter(letter: &str) -> Option<Suit> {
-        Suit::ALL.iter().copied().find(|suit| letter.len() == 1 && letter.starts_with(suit.letter()))
+        Suit::ALL
+            .iter()
+            .copied()
+            .find(|suit| letter.len() == 1 && letter.starts_with(suit.letter()))
     }
 }
 
@@ -36,9 +39,15 @@ pub struct Card {
 }
 
 /// The card that leads the first trick of every round.
-pub const TWO_OF_CLUBS: Card = Card { suit: Suit::Clubs, rank: 2 };
+pub const TWO_OF_CLUBS: Card = Card {
+    suit: Suit::Clubs,
+    rank: 2,
+};
 /// The card worth 13 points.
-pub const QUEEN_OF_SPADES: Card = Card { suit: Suit::Spades, rank: 12 };
+pub const QUEEN_OF_SPADES: Card = Card {
+    suit: Suit::Spades,
+    rank: 12,
+};
 
 const RANK_NAMES: [&str; 13] = ["2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A"];
 
@@ -51,7 +60,10 @@ impl Card {
 
     /// All 52 cards, clubs first, each suit from 2 up to the ace.
     pub fn deck() -> Vec<Card> {
-        Suit::ALL.iter().flat_map(|&suit| (2..=14).map(move |rank| Card::new(rank, suit))).collect()
+        Suit::ALL
+            .iter()
+            .flat_map(|&suit| (2..=14).map(move |rank| Card::new(rank, suit)))
+            .collect()
     }
 
     /// The card's name: rank then suit letter, `"10H"`, `"QS"`, `"2C"`. Used

@@ -82,7 +82,9 @@ pub fn taken_by(player: PlayerId) -> String {
 /// Panics unless there are exactly four players.
 pub fn config(players: &[PlayerId]) -> GameConfig {
     assert_eq!(players.len(), PLAYERS, "hearts is for exactly 4 players");
-    let mut spaces = vec![Space::new(DECK, "deck").collection().with_pieces(Card::deck().into_iter().map(face_down))];
+    let mut spaces = vec![Space::new(DECK, "deck")
+        .collection()
+        .with_pieces(Card::deck().into_iter().map(face_down))];
     for &player in players {
         spaces.push(Space::new(hand_of(player), "hand").collection().owned_by(player));
         spaces.push(Space::new(pass_pile_of(player), "pass").collection().owned_by(player));
@@ -183,5 +185,8 @@ pub fn score_of(table: &Table, player: PlayerId) -> u32 {
 
 /// The penalty points in the tricks `player` has taken this round.
 pub fn points_taken(table: &Table, player: PlayerId) -> u32 {
-    cards_in(table, &taken_by(player)).iter().map(|(_, card)| card.points()).sum()
+    cards_in(table, &taken_by(player))
+        .iter()
+        .map(|(_, card)| card.points())
+        .sum()
 }

@@ -82,7 +82,10 @@ impl Game for Hearts {
             .players()
             .into_iter()
             .map(|player| {
-                let points = vec![f64::from(score_of(table, player)), f64::from(points_taken(table, player))];
+                let points = vec![
+                    f64::from(score_of(table, player)),
+                    f64::from(points_taken(table, player)),
+                ];
                 (player, Score::public(points))
             })
             .collect()

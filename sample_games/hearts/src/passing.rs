@@ -84,7 +84,10 @@ pub fn passing_actions(table: &Table, player: PlayerId) -> Vec<AvailableAction> 
     }
     for (index, card) in &chosen {
         let label = format!("Withdraw {}", card.face());
-        actions.push(AvailableAction::cancel(Action::piece_click(pile.clone(), *index), label));
+        actions.push(AvailableAction::cancel(
+            Action::piece_click(pile.clone(), *index),
+            label,
+        ));
     }
     if chosen.len() == CARDS_TO_PASS {
         let label = format!("Pass the three cards {}", current_direction(table).name());
@@ -113,10 +116,18 @@ pub fn withdraw(table: &mut Table, player: PlayerId, index: usize) {
 /// Commits `player`'s three cards; they wait for everyone else. Returns true
 /// when this was the last player to commit (time to exchange).
 pub fn commit(table: &mut Table, player: PlayerId) -> bool {
-    let waiting: Vec<PlayerId> = table.active_players().iter().copied().filter(|&p| p != player).collect();
+    let waiting: Vec<PlayerId> = table
+        .active_players()
+        .iter()
+        .copied()
+        .filter(|&p| p != player)
+        .collect();
     let done = waiting.is_empty();
     table.set_active_players(waiting);
-    table.log(LogEntry::new(format!("{} chose three cards to pass", name_of(table, player))));
+    table.log(LogEntry::new(format!(
+        "{} chose three cards to pass",
+        name_of(table, player)
+    )));
     done
 }
 
@@ -127,7 +138,10 @@ pub fn exchange(table: &mut Table) {
     let mut entry = LogEntry::new(format!("Everyone passed three cards {}", direction.name()));
     for passer in table.players() {
         let receiver = receiver_of(table, passer);
-        let received: Vec<Card> = cards_in(table, &pass_pile_of(passer)).into_iter().map(|(_, card)| card).collect();
+        let received: Vec<Card> = cards_in(table, &pass_pile_of(passer))
+            .into_iter()
+            .map(|(_, card)| card)
+            .collect();
         while !table.pieces(&pass_pile_of(passer)).is_empty() {
             table.move_piece(&pass_pile_of(passer), 0, &hand_of(receiver));
         }
@@ -145,6 +159,9 @@ mod tests {
     fn directions_cycle_left_right_across_hold() {
         let directions: Vec<Direction> = (1..=9).map(Direction::of_round).collect();
         use Direction::*;
-        assert_eq!(directions, vec![Left, Right, Across, Hold, Left, Right, Across, Hold, Left]);
+        assert_eq!(
+            directions,
+            vec![Left, Right, Across, Hold, Left, Right, Across, Hold, Left]
+        );
     }
 }

@@ -5,8 +5,8 @@ use tablehost_sdk::{LogEntry, PlayerId, Rng, Table};
 
 use crate::card::{Card, TWO_OF_CLUBS};
 use crate::layout::{
-    cards_in, hand_of, name_of, points_taken, score_of, set_phase, taken_by, Phase, BACK, DECK,
-    GAME_END_POINTS, HEARTS_BROKEN, ROUND, SCORE,
+    cards_in, hand_of, name_of, points_taken, score_of, set_phase, taken_by, Phase, BACK, DECK, GAME_END_POINTS,
+    HEARTS_BROKEN, ROUND, SCORE,
 };
 use crate::passing::{current_direction, Direction};
 
@@ -25,7 +25,11 @@ pub fn start_round(table: &mut Table, rng: &mut Rng) {
     deal(table, rng);
     let direction = current_direction(table);
     table.set_meta(crate::layout::PASS_DIRECTION, direction.name());
-    table.log(LogEntry::new(format!("Round {}: the pass is {}", round, direction.name())));
+    table.log(LogEntry::new(format!(
+        "Round {}: the pass is {}",
+        round,
+        direction.name()
+    )));
     if direction == Direction::Hold {
         start_play(table);
     } else {
@@ -65,7 +69,10 @@ pub fn start_play(table: &mut Table) {
     set_phase(table, Phase::Playing);
     let leader = holder_of(table, TWO_OF_CLUBS).expect("the 2C was dealt");
     table.set_active_players(vec![leader]);
-    table.log(LogEntry::new(format!("{} leads the first trick", name_of(table, leader))));
+    table.log(LogEntry::new(format!(
+        "{} leads the first trick",
+        name_of(table, leader)
+    )));
 }
 
 /// Who holds `card` in hand, if anyone.
@@ -81,9 +88,15 @@ pub fn holder_of(table: &Table, card: Card) -> Option<PlayerId> {
 /// Rule: a heart is 1 point and the Q♠ 13; a player who took all 26
 /// ("shot the moon") scores 0 and every other player 26 instead.
 pub fn round_points(taken: &[(PlayerId, u32)]) -> Vec<(PlayerId, u32)> {
-    let shooter = taken.iter().find(|(_, points)| *points == ALL_POINTS).map(|(player, _)| *player);
+    let shooter = taken
+        .iter()
+        .find(|(_, points)| *points == ALL_POINTS)
+        .map(|(player, _)| *player);
     match shooter {
-        Some(moon) => taken.iter().map(|(p, _)| (*p, if *p == moon { 0 } else { ALL_POINTS })).collect(),
+        Some(moon) => taken
+            .iter()
+            .map(|(p, _)| (*p, if *p == moon { 0 } else { ALL_POINTS }))
+            .collect(),
         None => taken.to_vec(),
     }
 }
@@ -91,7 +104,11 @@ pub fn round_points(taken: &[(PlayerId, u32)]) -> Vec<(PlayerId, u32)> {
 /// Ends the round after the thirteenth trick: adds the round's points to the
 /// scores, then ends the game if anyone has reached 100, else deals again.
 pub fn end_round(table: &mut Table, rng: &mut Rng) {
-    let taken: Vec<(PlayerId, u32)> = table.players().into_iter().map(|p| (p, points_taken(table, p))).collect();
+    let taken: Vec<(PlayerId, u32)> = table
+        .players()
+        .into_iter()
+        .map(|p| (p, points_taken(table, p)))
+        .collect();
     let mut summary = Vec::new();
     for (player, points) in round_points(&taken) {
         let total = score_of(table, player) + points;
@@ -113,5 +130,8 @@ pub fn end_round(table: &mut Table, rng: &mut Rng) {
 
 /// Rule: the game ends when, at the end of a round, someone has 100 or more.
 pub fn is_game_end(table: &Table) -> bool {
-    table.players().into_iter().any(|player| score_of(table, player) >= GAME_END_POINTS)
+    table
+        .players()
+        .into_iter()
+        .any(|player| score_of(table, player) >= GAME_END_POINTS)
 }

@@ -9,7 +9,10 @@ use crate::layout::{
 
 /// Whether the trick in play is the round's first (no trick has been taken yet).
 pub fn is_first_trick(table: &Table) -> bool {
-    table.players().into_iter().all(|player| table.pieces(&taken_by(player)).is_empty())
+    table
+        .players()
+        .into_iter()
+        .all(|player| table.pieces(&taken_by(player)).is_empty())
 }
 
 /// The suit led to the trick in play, if a card has been led.
@@ -50,7 +53,10 @@ pub fn legal_plays(table: &Table, player: PlayerId) -> Vec<usize> {
 
 /// The indexes of the cards in `hand` that pass `rule`.
 fn only(hand: &[(usize, Card)], rule: impl Fn(Card) -> bool) -> Vec<usize> {
-    hand.iter().filter(|(_, card)| rule(*card)).map(|(index, _)| *index).collect()
+    hand.iter()
+        .filter(|(_, card)| rule(*card))
+        .map(|(index, _)| *index)
+        .collect()
 }
 
 /// The playable cards of `player` as actions: a click on each (`confirm`).
@@ -59,7 +65,9 @@ pub fn playing_actions(table: &Table, player: PlayerId) -> Vec<AvailableAction> 
     legal_plays(table, player)
         .into_iter()
         .map(|index| {
-            let face = crate::layout::card_of(table.piece(&hand, index)).map(Card::face).unwrap_or_default();
+            let face = crate::layout::card_of(table.piece(&hand, index))
+                .map(Card::face)
+                .unwrap_or_default();
             AvailableAction::confirm(Action::piece_click(hand.clone(), index), format!("Play {}", face))
         })
         .collect()
@@ -77,7 +85,11 @@ pub fn play_card(table: &mut Table, player: PlayerId, index: usize) -> Card {
     if card.suit == Suit::Hearts && !hearts_broken(table) {
         table.set_meta(HEARTS_BROKEN, true);
     }
-    table.log(LogEntry::new(format!("{} played {}", name_of(table, player), card.face())));
+    table.log(LogEntry::new(format!(
+        "{} played {}",
+        name_of(table, player),
+        card.face()
+    )));
     card
 }
 

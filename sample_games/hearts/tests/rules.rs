@@ -43,7 +43,13 @@ impl Position<'_> {
         }
         let mut put = |state: &mut tablehost_sdk::State, space: String, piece: Piece, card: Card| {
             named.push(card);
-            state.spaces.iter_mut().find(|s| s.space_id == space).unwrap().pieces.push(piece);
+            state
+                .spaces
+                .iter_mut()
+                .find(|s| s.space_id == space)
+                .unwrap()
+                .pieces
+                .push(piece);
         };
         for (seat, &player) in SEATS.iter().enumerate() {
             for card in cards(self.hands[seat]) {
@@ -58,17 +64,26 @@ impl Position<'_> {
             put(&mut state, TRICK.to_string(), face_up(card, player), card);
         }
         let deck = state.spaces.iter_mut().find(|s| s.space_id == DECK).unwrap();
-        deck.pieces = Card::deck().into_iter().filter(|c| !named.contains(c)).map(face_down).collect();
+        deck.pieces = Card::deck()
+            .into_iter()
+            .filter(|c| !named.contains(c))
+            .map(face_down)
+            .collect();
         state.meta_data.insert(PHASE.to_string(), json!("playing"));
         state.meta_data.insert(ROUND.to_string(), json!(self.round));
-        state.meta_data.insert(HEARTS_BROKEN.to_string(), json!(self.hearts_broken));
+        state
+            .meta_data
+            .insert(HEARTS_BROKEN.to_string(), json!(self.hearts_broken));
         state.active_player_ids = vec![self.active];
         Table::new(state)
     }
 }
 
 fn cards(faces: &str) -> Vec<Card> {
-    faces.split_whitespace().map(|face| Card::parse(face).unwrap()).collect()
+    faces
+        .split_whitespace()
+        .map(|face| Card::parse(face).unwrap())
+        .collect()
 }
 
 fn face_up(card: Card, played_by: u32) -> Piece {
@@ -88,7 +103,11 @@ fn playable(table: &Table, player: u32) -> Vec<String> {
 
 /// Plays the card `face` from `player`'s hand.
 fn play_card(table: &mut Table, player: u32, face: &str) {
-    let index = cards_in(table, &hand_of(player)).into_iter().find(|(_, c)| c.face() == face).unwrap().0;
+    let index = cards_in(table, &hand_of(player))
+        .into_iter()
+        .find(|(_, c)| c.face() == face)
+        .unwrap()
+        .0;
     play::<Hearts>(table, player, &Action::piece_click(hand_of(player), index), 7);
 }
 
@@ -100,7 +119,11 @@ fn scores(table: &Table) -> Vec<f64> {
 fn everyone_passes(table: &mut Table) -> Vec<Vec<Card>> {
     let mut chosen = Vec::new();
     for player in SEATS {
-        let mine: Vec<Card> = cards_in(table, &hand_of(player)).into_iter().take(3).map(|(_, c)| c).collect();
+        let mine: Vec<Card> = cards_in(table, &hand_of(player))
+            .into_iter()
+            .take(3)
+            .map(|(_, c)| c)
+            .collect();
         for _ in 0..3 {
             play::<Hearts>(table, player, &Action::piece_click(hand_of(player), 0), 0);
         }
@@ -127,7 +150,13 @@ fn each_round_deals_thirteen_face_down_cards_to_each_player() {
 fn passing_goes_left_right_across_then_none() {
     let mut table = fresh(0);
     assert_eq!(table.meta(PASS_DIRECTION), Some(&json!("left")));
-    let expected = [(1, BOB, "left"), (2, DAN, "right"), (3, CAT, "across"), (4, ANN, "none"), (5, BOB, "left")];
+    let expected = [
+        (1, BOB, "left"),
+        (2, DAN, "right"),
+        (3, CAT, "across"),
+        (4, ANN, "none"),
+        (5, BOB, "left"),
+    ];
     for (round, receiver, name) in expected {
         table.set_meta(ROUND, json!(round));
         assert_eq!(receiver_of(&table, ANN), receiver, "round {}", round);
@@ -153,7 +182,11 @@ fn selecting_is_undoable_and_withdrawing_is_a_cancel() {
     let selected = play::<Hearts>(&mut table, ANN, &Action::piece_click(hand_of(ANN), 4), 0);
     assert!(selected.allow_undo);
     assert_eq!(cards_in(&table, &pass_pile_of(ANN)), vec![(0, card)]);
-    assert_eq!(table.space(&pass_pile_of(ANN)).owner, Some(ANN), "only ANN sees what she chose");
+    assert_eq!(
+        table.space(&pass_pile_of(ANN)).owner,
+        Some(ANN),
+        "only ANN sees what she chose"
+    );
 
     let offered = Hearts::available_actions(&table, ANN);
     let withdraw = offered.iter().find(|a| a.intent == Intent::Cancel).unwrap();
@@ -167,7 +200,9 @@ fn selecting_is_undoable_and_withdrawing_is_a_cancel() {
 fn the_pass_is_offered_only_with_three_chosen_and_cannot_be_undone() {
     let mut table = fresh(0);
     for chosen in 1..=3 {
-        assert!(!Hearts::available_actions(&table, ANN).iter().any(|a| a.intent == Intent::Confirm));
+        assert!(!Hearts::available_actions(&table, ANN)
+            .iter()
+            .any(|a| a.intent == Intent::Confirm));
         play::<Hearts>(&mut table, ANN, &Action::piece_click(hand_of(ANN), 0), 0);
         assert_eq!(table.pieces(&pass_pile_of(ANN)).len(), chosen);
     }
@@ -178,7 +213,11 @@ fn the_pass_is_offered_only_with_three_chosen_and_cannot_be_undone() {
     let passed = play::<Hearts>(&mut table, ANN, &confirm[0].action, 0);
     assert!(!passed.allow_undo);
     assert_eq!(table.active_players(), &[BOB, CAT, DAN], "ANN waits for the others");
-    assert_eq!(table.pieces(&pass_pile_of(ANN)).len(), 3, "nothing moves before everyone has passed");
+    assert_eq!(
+        table.pieces(&pass_pile_of(ANN)).len(),
+        3,
+        "nothing moves before everyone has passed"
+    );
 }
 
 #[test]
@@ -187,16 +226,33 @@ fn once_all_have_passed_the_cards_change_hands_and_each_is_told_privately() {
     let chosen = everyone_passes(&mut table);
     for (seat, &player) in SEATS.iter().enumerate() {
         let receiver = SEATS[(seat + 1) % 4];
-        let hand: Vec<Card> = cards_in(&table, &hand_of(receiver)).into_iter().map(|(_, c)| c).collect();
-        assert!(chosen[seat].iter().all(|c| hand.contains(c)), "{}'s cards reached {}", player, receiver);
+        let hand: Vec<Card> = cards_in(&table, &hand_of(receiver))
+            .into_iter()
+            .map(|(_, c)| c)
+            .collect();
+        assert!(
+            chosen[seat].iter().all(|c| hand.contains(c)),
+            "{}'s cards reached {}",
+            player,
+            receiver
+        );
         assert_eq!(hand.len(), 13);
         assert!(table.pieces(&pass_pile_of(player)).is_empty());
     }
-    let exchange = table.state().log.iter().find(|e| e.text.starts_with("Everyone passed")).unwrap();
+    let exchange = table
+        .state()
+        .log
+        .iter()
+        .find(|e| e.text.starts_with("Everyone passed"))
+        .unwrap();
     assert_eq!(exchange.text, "Everyone passed three cards left");
     let faces: Vec<String> = chosen[0].iter().map(|c| c.face()).collect();
     let told_bob = &exchange.for_player[&BOB.to_string()];
-    assert!(faces.iter().all(|face| told_bob.contains(face.as_str())), "{}", told_bob);
+    assert!(
+        faces.iter().all(|face| told_bob.contains(face.as_str())),
+        "{}",
+        told_bob
+    );
     assert!(told_bob.ends_with("from player-1"));
     assert_eq!(exchange.for_player.len(), 4);
 }
@@ -207,7 +263,9 @@ fn the_two_of_clubs_leads_the_first_trick() {
     everyone_passes(&mut table);
     assert_eq!(table.meta(PHASE), Some(&json!("playing")));
     let leader = table.active_players()[0];
-    assert!(cards_in(&table, &hand_of(leader)).iter().any(|(_, c)| *c == TWO_OF_CLUBS));
+    assert!(cards_in(&table, &hand_of(leader))
+        .iter()
+        .any(|(_, c)| *c == TWO_OF_CLUBS));
     assert_eq!(playable(&table, leader), vec!["2C"]);
 }
 
@@ -264,22 +322,44 @@ fn a_player_void_in_the_suit_led_may_play_anything_after_the_first_trick() {
 #[test]
 fn no_points_on_the_first_trick_unless_nothing_else_can_be_played() {
     let first_trick = |hand| {
-        Position { hands: ["", hand, "", ""], trick: &[(ANN, "2C")], taken: ["", "", "", ""], round: 1, hearts_broken: false, active: BOB }
-            .table()
+        Position {
+            hands: ["", hand, "", ""],
+            trick: &[(ANN, "2C")],
+            taken: ["", "", "", ""],
+            round: 1,
+            hearts_broken: false,
+            active: BOB,
+        }
+        .table()
     };
     assert_eq!(playable(&first_trick("QS 3H 4D"), BOB), vec!["4D"]);
     assert_eq!(playable(&first_trick("QS 3H 5H"), BOB), vec!["QS", "3H", "5H"]);
-    assert_eq!(playable(&first_trick("QS 3H 9C"), BOB), vec!["9C"], "following suit comes first");
+    assert_eq!(
+        playable(&first_trick("QS 3H 9C"), BOB),
+        vec!["9C"],
+        "following suit comes first"
+    );
 }
 
 #[test]
 fn hearts_cannot_be_led_until_broken() {
     let lead = |hand, broken| {
-        Position { hands: [hand, "", "", ""], trick: &[], taken: ["2C 3C 4C 5C", "", "", ""], round: 1, hearts_broken: broken, active: ANN }
-            .table()
+        Position {
+            hands: [hand, "", "", ""],
+            trick: &[],
+            taken: ["2C 3C 4C 5C", "", "", ""],
+            round: 1,
+            hearts_broken: broken,
+            active: ANN,
+        }
+        .table()
     };
     assert_eq!(playable(&lead("3H 4D", false), ANN), vec!["4D"]);
-    assert_eq!(playable(&lead("3H 5H", false), ANN), vec!["3H", "5H"], "a hand of only hearts may lead one");
+    assert_eq!(
+        playable(&lead("3H 5H", false), ANN),
+        vec!["3H", "5H"],
+        "a hand of only hearts may lead one"
+    );
     assert_eq!(playable(&lead("3H 4D", true), ANN), vec!["3H", "4D"]);
 }
 
@@ -297,7 +377,11 @@ fn a_heart_played_breaks_hearts() {
     play_card(&mut table, BOB, "3H");
     assert_eq!(table.meta(HEARTS_BROKEN), Some(&json!(true)));
     let played = table.piece(TRICK, 1);
-    assert_eq!((played.public_kind.as_str(), played.private_kind.as_deref()), ("3H", None), "played face up");
+    assert_eq!(
+        (played.public_kind.as_str(), played.private_kind.as_deref()),
+        ("3H", None),
+        "played face up"
+    );
     assert_eq!(table.active_players(), &[CAT]);
 }
 
@@ -331,7 +415,10 @@ fn the_highest_card_of_the_suit_led_takes_the_trick_and_leads_next() {
         play_card(&mut table, player, face);
     }
     assert!(table.pieces(TRICK).is_empty());
-    let taken: Vec<String> = cards_in(&table, &taken_by(DAN)).into_iter().map(|(_, c)| c.face()).collect();
+    let taken: Vec<String> = cards_in(&table, &taken_by(DAN))
+        .into_iter()
+        .map(|(_, c)| c.face())
+        .collect();
     assert_eq!(taken, vec!["5D", "2D", "AS", "KD"]);
     assert_eq!(table.active_players(), &[DAN]);
 }
@@ -352,8 +439,14 @@ fn a_heart_is_one_point_and_the_queen_of_spades_thirteen() {
 
 #[test]
 fn taking_all_26_gives_26_to_every_other_player() {
-    assert_eq!(round_points(&[(1, 26), (2, 0), (3, 0), (4, 0)]), vec![(1, 0), (2, 26), (3, 26), (4, 26)]);
-    assert_eq!(round_points(&[(1, 25), (2, 1), (3, 0), (4, 0)]), vec![(1, 25), (2, 1), (3, 0), (4, 0)]);
+    assert_eq!(
+        round_points(&[(1, 26), (2, 0), (3, 0), (4, 0)]),
+        vec![(1, 0), (2, 26), (3, 26), (4, 26)]
+    );
+    assert_eq!(
+        round_points(&[(1, 25), (2, 1), (3, 0), (4, 0)]),
+        vec![(1, 25), (2, 1), (3, 0), (4, 0)]
+    );
 
     let mut table = Position {
         hands: ["AH", "2S", "3S", "4S"],
@@ -411,7 +504,12 @@ fn the_game_ends_when_a_round_ends_with_someone_at_100() {
 
 #[test]
 fn deals_differ_between_seeds() {
-    let hand = |seed| cards_in(&fresh(seed), &hand_of(ANN)).into_iter().map(|(_, c)| c).collect::<Vec<_>>();
+    let hand = |seed| {
+        cards_in(&fresh(seed), &hand_of(ANN))
+            .into_iter()
+            .map(|(_, c)| c)
+            .collect::<Vec<_>>()
+    };
     let mut rng = Rng::new(1);
     let seeds: Vec<u64> = (0..4).map(|_| rng.next_u64()).collect();
     let distinct: std::collections::BTreeSet<Vec<Card>> = seeds.into_iter().map(hand).collect();
