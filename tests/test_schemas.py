@@ -1,0 +1,262 @@
+"""Real ABI v1 traffic of the committed sample modules against schemas/*.schema.json.
+
+A minimal raw driver (no budgets, no pool: this checks the wire format, not
+the host) plays seeded random games through `tablehost_call` and validates
+every request, response, state, patch and offered action, plus the error and
+panic paths, against the published JSON Schemas (docs/abi.md).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+import wasmtime
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMAS = ROOT / "schemas"
+DIST = ROOT / "sample_games" / "dist"
+BASE = "https://tablehost.dev/schemas/abi-v1/"
+
+OP_SETUP, OP_ACTIONS, OP_STEP, OP_SCORES, OP_GAME_OVER = 1, 2, 3, 4, 5
+
+SAMPLE_MODULES = sorted(DIST.glob("*.wasm"))
+
+
+def _registry() -> Registry:
+    resources = []
+    for path in sorted(SCHEMAS.glob("*.schema.json")):
+        document = json.loads(path.read_text())
+        resources.append((document["$id"], Resource.from_contents(document)))
+    return Registry().with_resources(resources)
+
+
+REGISTRY = _registry()
+
+
+def validator(name: str) -> Draft202012Validator:
+    """A validator for `<file>.schema.json` or `messages.schema.json#/$defs/<Name>`."""
+    if name.endswith(".schema.json"):
+        schema: dict[str, Any] = {"$ref": BASE + name}
+    else:
+        schema = {"$ref": BASE + "messages.schema.json#/$defs/" + name}
+    return Draft202012Validator(schema, registry=REGISTRY)
+
+
+def check(name: str, instance: Any) -> None:
+    """Raise `jsonschema.ValidationError` when `instance` does not match schema `name`."""
+    validator(name).validate(instance)
+
+
+ENGINE = wasmtime.Engine()
+_COMPILED: dict[Path, wasmtime.Module] = {}
+
+
+def compiled(path: Path) -> wasmtime.Module:
+    """The module at `path`, compiled once per test session."""
+    if path not in _COMPILED:
+        _COMPILED[path] = wasmtime.Module(ENGINE, path.read_bytes())
+    return _COMPILED[path]
+
+
+class RawGuest:
+    """One instance of a module, driven through the bare ABI exports."""
+
+    def __init__(self, module: wasmtime.Module) -> None:
+        self.store = wasmtime.Store(ENGINE)
+        instance = wasmtime.Instance(self.store, module, [])
+        exports = instance.exports(self.store)
+        self.memory = exports["memory"]
+        self._alloc = exports["tablehost_alloc"]
+        self._dealloc = exports["tablehost_dealloc"]
+        self._call = exports["tablehost_call"]
+        self._panic_message = exports["tablehost_panic_message"]
+
+    def _read_packed(self, packed: int) -> bytes:
+        packed &= 0xFFFF_FFFF_FFFF_FFFF
+        ptr, length = packed >> 32, packed & 0xFFFF_FFFF
+        return bytes(self.memory.read(self.store, ptr, ptr + length))
+
+    def call_raw(self, op: int, request: bytes) -> dict[str, Any]:
+        """Send `request` bytes for `op`; returns the parsed response. Traps propagate."""
+        ptr = self._alloc(self.store, len(request))
+        assert ptr != 0
+        self.memory.write(self.store, request, ptr)
+        try:
+            packed = self._call(self.store, op, ptr, len(request))
+        finally:
+            self._dealloc(self.store, ptr, len(request))
+        return json.loads(self._read_packed(packed))
+
+    def call(self, op: int, request: dict[str, Any]) -> dict[str, Any]:
+        return self.call_raw(op, json.dumps(request).encode())
+
+    def panic_report(self) -> dict[str, Any]:
+        return json.loads(self._read_packed(self._panic_message(self.store)))
+
+
+def players(count: int) -> list[dict[str, Any]]:
+    return [{"player_id": 10 + i, "username": f"p{i}", "color": "#000"} for i in range(count)]
+
+
+def guest_for(path: Path) -> RawGuest:
+    return RawGuest(compiled(path))
+
+
+def start(path: Path, seed: int, next_ref: str) -> tuple[RawGuest, dict[str, Any]]:
+    """A fresh instance with a match set up: tries 2, 4 then 3 players, since
+    each sample game accepts its own player count (a wrong one panics)."""
+    for count in (2, 4, 3):
+        guest = guest_for(path)
+        request = {"players": players(count), "seed": seed, "next_ref": next_ref}
+        check("SetupRequest", request)
+        try:
+            return guest, guest.call(OP_SETUP, request)
+        except wasmtime.Trap:
+            continue
+    raise AssertionError(f"{path.name} accepted none of 2, 4 or 3 players")
+
+
+def check_offered(actions: dict[str, list[dict[str, Any]]]) -> None:
+    for offered in actions.values():
+        for available in offered:
+            check("available_action.schema.json", available)
+
+
+def play_random(path: Path, seed: int, max_moves: int) -> int:
+    """Play up to `max_moves` random offered moves, validating all traffic; returns moves made."""
+    rng = random.Random(seed)
+    guest, setup = start(path, seed, "ref-0")
+    check("SetupResponse", setup)
+    check("state.schema.json", setup["state"])
+    for patch in setup["patches"]:
+        check("patch.schema.json", patch)
+    check_offered(setup["actions"])
+    actions, game_over = setup["actions"], setup["game_over"]
+    moves = 0
+    while not game_over and moves < max_moves:
+        choices = [(int(pid), a["action"]) for pid, offered in actions.items() for a in offered]
+        if not choices:
+            break
+        player_id, action = rng.choice(choices)
+        check("action.schema.json", action)
+        request = {
+            "state_ref": f"ref-{moves}",
+            "next_ref": f"ref-{moves + 1}",
+            "player_id": player_id,
+            "action": action,
+            "seed": rng.getrandbits(64),
+            "want_state": moves % 5 == 0,
+        }
+        check("StepRequest", request)
+        response = guest.call(OP_STEP, request)
+        check("StepResponse", response)
+        for patch in response["patches"]:
+            check("patch.schema.json", patch)
+        if "state" in response:
+            check("state.schema.json", response["state"])
+        check_offered(response["actions"])
+        actions, game_over = response["actions"], response["game_over"]
+        moves += 1
+    final_ref = {"state_ref": f"ref-{moves}"}
+    check("ScoresRequest", final_ref)
+    check("ScoresResponse", guest.call(OP_SCORES, final_ref))
+    check("GameOverResponse", guest.call(OP_GAME_OVER, final_ref))
+    return moves
+
+
+@pytest.mark.parametrize("path", SAMPLE_MODULES, ids=lambda p: p.stem)
+def test_random_playout_traffic_matches_the_schemas(path: Path) -> None:
+    assert play_random(path, seed=1, max_moves=40) > 0
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(min_value=0, max_value=2**64 - 1))
+def test_tic_tac_toe_games_to_the_end_match_the_schemas(seed: int) -> None:
+    assert play_random(DIST / "tic_tac_toe.wasm", seed=seed, max_moves=9) >= 5
+
+
+@pytest.fixture
+def ttt() -> RawGuest:
+    return guest_for(DIST / "tic_tac_toe.wasm")
+
+
+def _setup_ttt(guest: RawGuest, next_ref: str = "r0") -> dict[str, Any]:
+    return guest.call(OP_SETUP, {"players": players(2), "seed": 5, "next_ref": next_ref})
+
+
+def test_actions_by_ref_and_by_state_agree(ttt: RawGuest) -> None:
+    setup = _setup_ttt(ttt)
+    by_ref = ttt.call(OP_ACTIONS, {"state_ref": "r0", "player_id": 10})
+    by_state = ttt.call(OP_ACTIONS, {"state": setup["state"], "player_id": 10})
+    check("ActionsResponse", by_ref)
+    assert by_ref == by_state
+    assert len(by_ref["actions"]) == 9
+
+
+def test_a_missing_ref_answers_state_miss_and_the_resend_works(ttt: RawGuest) -> None:
+    setup = _setup_ttt(ttt)
+    step = {
+        "state_ref": "never-cached",
+        "next_ref": "r1",
+        "player_id": 10,
+        "action": {"type": "space_click", "space_id": "b2"},
+        "seed": 0,
+    }
+    miss = ttt.call(OP_STEP, step)
+    check("ErrorResponse", miss)
+    assert miss["error"]["code"] == "state_miss"
+    del step["state_ref"]
+    step["state"] = setup["state"]
+    check("StepResponse", ttt.call(OP_STEP, step))
+
+
+@pytest.mark.parametrize(
+    ("op", "request_bytes", "code"),
+    [
+        (OP_STEP, b"{not json", "bad_request"),
+        (OP_ACTIONS, b"{}", "bad_request"),
+        (OP_SCORES, b'{"state_ref": 3}', "bad_request"),
+        (42, b"{}", "unknown_op"),
+        (OP_ACTIONS, b'{"state_ref": "r0", "player_id": 99}', "unknown_player"),
+    ],
+)
+def test_error_responses_match_the_schema(ttt: RawGuest, op: int, request_bytes: bytes, code: str) -> None:
+    _setup_ttt(ttt)
+    response = ttt.call_raw(op, request_bytes)
+    check("ErrorResponse", response)
+    assert response["error"]["code"] == code
+
+
+def test_a_panic_traps_and_leaves_a_report_with_its_location(ttt: RawGuest) -> None:
+    _setup_ttt(ttt)
+    first = {"state_ref": "r0", "next_ref": "r1", "player_id": 10, "seed": 0,
+             "action": {"type": "space_click", "space_id": "b2"}}
+    ttt.call(OP_STEP, first)
+    again = dict(first, state_ref="r1", next_ref="r2", player_id=11)
+    with pytest.raises(wasmtime.Trap):
+        ttt.call(OP_STEP, again)
+    report = ttt.panic_report()
+    check("PanicReport", report)
+    assert "already marked" in report["message"]
+    assert "sample_games/tic_tac_toe/src/lib.rs" in report["message"]
+    assert "/work/" not in report["message"], "paths are remapped to the repository root"
+
+
+def test_no_panic_report_before_a_panic(ttt: RawGuest) -> None:
+    report = ttt.panic_report()
+    check("PanicReport", report)
+    assert report["message"] is None
+
+
+def test_the_abi_marker_reports_minor_version_zero() -> None:
+    store = wasmtime.Store(ENGINE)
+    instance = wasmtime.Instance(store, compiled(DIST / "tic_tac_toe.wasm"), [])
+    assert instance.exports(store)["tablehost_abi_v1"](store) == 0
