@@ -1,7 +1,8 @@
 """Micro-benchmark of host-side patch application (runtime/tablehost/table.py).
 
 Prints microseconds per patch for
-- a typical reversi move: one piece added, three flipped, active players, a log line;
+- a typical reversi move (as sample_games/reversi writes it): a disc added, three
+  turned, active players, a log line;
 - a card-game move on a ~6 KB state: a card moved from a hand to a trick (ordered
   to ordered), a piece state set, a private log line, active players;
 and, for reference, the cost of the full-copy alternative (``Table.copy``).
@@ -31,7 +32,9 @@ def reversi_state() -> dict[str, Any]:
 
 def reversi_move(turn: int) -> list[dict[str, Any]]:
     colour = "black" if turn % 2 == 0 else "white"
+    square = f"{'abcdefgh'[turn % 8]}{1 + turn // 8 % 8}"
     return [
+        {"op": "add_piece", "space_id": square, "piece": {"public_kind": colour}},
         {"op": "set_public_kind", "space_id": "d4", "index": 0, "kind": colour},
         {"op": "set_public_kind", "space_id": "e5", "index": 0, "kind": colour},
         {"op": "set_public_kind", "space_id": "d5", "index": 0, "kind": colour},

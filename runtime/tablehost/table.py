@@ -17,7 +17,7 @@ changes the length of its spaces, so the whole list commits or nothing does.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -32,6 +32,7 @@ LOG_CAP = 500
 _Step = tuple[Callable[..., Any], tuple[Any, ...]]
 _Lengths = dict[str, int]
 _SCALARS = (str, int, float, bool, type(None))
+T = TypeVar("T")
 
 
 def canonical_json(value: JSON) -> bytes:
@@ -54,25 +55,35 @@ def canonical_json(value: JSON) -> bytes:
 # ---------------------------------------------------------------------------
 
 
-def _copy_json(value: JSON, what: str) -> JSON:
+# Error messages name the field only; callers add where it was on the way out
+# (see _each and _prepare), so the happy path builds no strings.
+
+
+def _copy_json(value: JSON, field: str) -> JSON:
     """A deep copy of a JSON value (scalars are immutable and returned as they are)."""
     if type(value) in _SCALARS:
         return value
     try:
         return orjson.loads(orjson.dumps(value))
     except (TypeError, ValueError) as exc:
-        raise PatchError(f"{what} is not a JSON value: {exc}") from exc
+        raise PatchError(f"{field} is not a JSON value: {exc}") from exc
 
 
-def _copy_map(value: JSON, what: str) -> dict[str, JSON]:
-    """A deep copy of a JSON object; an omitted or null map is the empty map."""
+def _map(value: JSON, field: str) -> dict[str, JSON]:
+    """A JSON object as it is; an omitted or null map is the empty map."""
     if value is None:
         return {}
     if type(value) is not dict:
-        raise PatchError(f"{what} must be a JSON object, got {type(value).__name__}")
+        raise PatchError(f"{field} must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _copy_map(value: JSON, field: str) -> dict[str, JSON]:
+    """A deep copy of a JSON object; an omitted or null map is the empty map."""
+    value = _map(value, field)
     if not value:
         return {}
-    copied: dict[str, JSON] = _copy_json(value, what)
+    copied: dict[str, JSON] = _copy_json(value, field)
     return copied
 
 
@@ -80,90 +91,106 @@ def _is_player_id(value: Any) -> bool:
     return type(value) is int and 0 <= value <= 0xFFFFFFFF
 
 
-def _owner(value: Any, what: str) -> int | None:
+def _owner(value: Any, field: str) -> int | None:
     if value is None or _is_player_id(value):
         return value  # type: ignore[no-any-return]
-    raise PatchError(f"{what} must be a player id (u32) or null, got {value!r}")
+    raise PatchError(f"{field} must be a player id (u32) or null, got {value!r}")
 
 
-def _text(value: Any, what: str) -> str:
+def _text(value: Any, field: str) -> str:
     if type(value) is not str:
-        raise PatchError(f"{what} must be a string, got {value!r}")
+        raise PatchError(f"{field} must be a string, got {value!r}")
     return value
 
 
-def _normalize_piece(piece: Any, what: str) -> dict[str, JSON]:
-    """A fresh full-form Piece; raises PatchError when the piece is malformed."""
-    if type(piece) is not dict:
-        raise PatchError(f"{what} must be a JSON object, got {type(piece).__name__}")
-    private_kind = piece.get("private_kind")
-    if private_kind is not None:
-        _text(private_kind, f"{what}.private_kind")
+def _optional_text(value: Any, field: str) -> str | None:
+    return None if value is None else _text(value, field)
+
+
+def _object(value: Any, what: str) -> dict[str, Any]:
+    if type(value) is not dict:
+        raise PatchError(f"{what} must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _each(items: Any, normalize: Callable[[Any], T], label: str) -> list[T]:
+    """``normalize`` applied to each item of a list; errors say which item."""
+    if type(items) is not list:
+        raise PatchError(f"{label} must be a list")
+    result = []
+    for i, item in enumerate(items):
+        try:
+            result.append(normalize(item))
+        except PatchError as exc:
+            raise PatchError(f"{label}[{i}]: {exc.message}") from None
+    return result
+
+
+def _normalize_piece(
+    piece: Any, as_map: Callable[[JSON, str], dict[str, JSON]] = _copy_map
+) -> dict[str, JSON]:
+    """A full-form Piece whose maps come through ``as_map`` (a copy unless told otherwise).
+
+    Raises PatchError when the piece is malformed.
+    """
+    piece = _object(piece, "a piece")
     return {
-        "public_kind": _text(piece.get("public_kind"), f"{what}.public_kind"),
-        "public_state": _copy_map(piece.get("public_state"), f"{what}.public_state"),
-        "private_kind": private_kind,
-        "private_state": _copy_map(piece.get("private_state"), f"{what}.private_state"),
-        "owner": _owner(piece.get("owner"), f"{what}.owner"),
+        "public_kind": _text(piece.get("public_kind"), "public_kind"),
+        "public_state": as_map(piece.get("public_state"), "public_state"),
+        "private_kind": _optional_text(piece.get("private_kind"), "private_kind"),
+        "private_state": as_map(piece.get("private_state"), "private_state"),
+        "owner": _owner(piece.get("owner"), "owner"),
     }
 
 
-def _normalize_log_entry(entry: Any, what: str) -> dict[str, JSON]:
-    """A fresh full-form LogEntry ``{"text", "for_player": {"<pid>": text}}``."""
-    if type(entry) is not dict:
-        raise PatchError(f"{what} must be a JSON object, got {type(entry).__name__}")
-    text = _text(entry.get("text"), f"{what}.text")
-    lines = entry.get("for_player")
-    for_player: dict[str, str] = {}
-    if lines is not None:
-        if type(lines) is not dict:
-            raise PatchError(f"{what}.for_player must map player ids to strings")
-        for key, line in lines.items():
-            for_player[str(key)] = _text(line, f"{what}.for_player[{key!r}]")
-    return {"text": text, "for_player": for_player}
+def _fresh_piece(piece: Any) -> dict[str, JSON]:
+    return _normalize_piece(piece, _map)
 
 
-def _normalize_space(space: Any, what: str) -> dict[str, JSON]:
-    if type(space) is not dict:
-        raise PatchError(f"{what} must be a JSON object, got {type(space).__name__}")
-    space_id = _text(space.get("space_id"), f"{what}.space_id")
-    where = f"space {space_id!r}"
+def _normalize_log_entry(entry: Any) -> dict[str, JSON]:
+    """A new full-form LogEntry ``{"text", "for_player": {"<pid>": text}}``."""
+    entry = _object(entry, "a log entry")
+    lines = _map(entry.get("for_player"), "for_player")
+    for key, line in lines.items():
+        if type(line) is not str:
+            raise PatchError(f"for_player[{key!r}] must be a string, got {line!r}")
+    return {"text": _text(entry.get("text"), "text"), "for_player": {str(k): v for k, v in lines.items()}}
+
+
+def _normalize_space(space: Any) -> dict[str, JSON]:
+    space = _object(space, "a space")
+    space_id = _text(space.get("space_id"), "space_id")
     arrangement = space.get("arrangement") or "ordered"
     if arrangement not in ("ordered", "collection"):
-        raise PatchError(f"{where}.arrangement must be 'ordered' or 'collection', got {arrangement!r}")
-    pieces = space.get("pieces") or []
-    if type(pieces) is not list:
-        raise PatchError(f"{where}.pieces must be a list")
+        raise PatchError(f"arrangement must be 'ordered' or 'collection', got {arrangement!r}")
     return {
         "space_id": space_id,
-        "kind": _text(space.get("kind", ""), f"{where}.kind"),
-        "owner": _owner(space.get("owner"), f"{where}.owner"),
+        "kind": _text(space.get("kind", ""), "kind"),
+        "owner": _owner(space.get("owner"), "owner"),
         "arrangement": arrangement,
-        "public_state": _copy_map(space.get("public_state"), f"{where}.public_state"),
-        "private_state": _copy_map(space.get("private_state"), f"{where}.private_state"),
-        "pieces": [_normalize_piece(p, f"{where}.pieces[{i}]") for i, p in enumerate(pieces)],
+        "public_state": _map(space.get("public_state"), "public_state"),
+        "private_state": _map(space.get("private_state"), "private_state"),
+        "pieces": _each(space.get("pieces") or [], _fresh_piece, f"space {space_id!r} pieces"),
     }
 
 
-def _normalize_player(player: Any, what: str) -> dict[str, JSON]:
-    if type(player) is not dict:
-        raise PatchError(f"{what} must be a JSON object, got {type(player).__name__}")
+def _normalize_player(player: Any) -> dict[str, JSON]:
+    player = _object(player, "a player")
     player_id = player.get("player_id")
     if not _is_player_id(player_id):
-        raise PatchError(f"{what}.player_id must be a u32, got {player_id!r}")
-    where = f"player {player_id}"
+        raise PatchError(f"player_id must be a u32, got {player_id!r}")
     return {
         "player_id": player_id,
-        "color": _text(player.get("color", ""), f"{where}.color"),
-        "username": _text(player.get("username", ""), f"{where}.username"),
-        "public_state": _copy_map(player.get("public_state"), f"{where}.public_state"),
-        "private_state": _copy_map(player.get("private_state"), f"{where}.private_state"),
+        "color": _text(player.get("color", ""), "color"),
+        "username": _text(player.get("username", ""), "username"),
+        "public_state": _map(player.get("public_state"), "public_state"),
+        "private_state": _map(player.get("private_state"), "private_state"),
     }
 
 
-def _player_ids(value: Any, what: str) -> list[int]:
+def _player_ids(value: Any, field: str) -> list[int]:
     if type(value) is not list or not all(_is_player_id(v) for v in value):
-        raise PatchError(f"{what} must be a list of player ids, got {value!r}")
+        raise PatchError(f"{field} must be a list of player ids, got {value!r}")
     return list(value)
 
 
@@ -188,15 +215,18 @@ def normalize_state(state: dict[str, Any]) -> StateDict:
     """
     if type(state) is not dict:
         raise PatchError(f"a state must be a JSON object, got {type(state).__name__}")
-    players = [_normalize_player(p, f"players[{i}]") for i, p in enumerate(state.get("players") or [])]
-    spaces = [_normalize_space(s, f"spaces[{i}]") for i, s in enumerate(state.get("spaces") or [])]
-    log = [_normalize_log_entry(e, f"log[{i}]") for i, e in enumerate(state.get("log") or [])]
+    # One deep copy up front (int keys become strings); the parts below are then fresh.
+    try:
+        state = orjson.loads(orjson.dumps(state, option=orjson.OPT_NON_STR_KEYS))
+    except (TypeError, ValueError) as exc:
+        raise PatchError(f"the state is not JSON: {exc}") from exc
+    log = state.get("log") or []
     normal = {
         "active_player_ids": _player_ids(state.get("active_player_ids") or [], "active_player_ids"),
-        "players": players,
-        "spaces": spaces,
-        "meta_data": _copy_map(state.get("meta_data"), "meta_data"),
-        "log": log[-LOG_CAP:],
+        "players": _each(state.get("players") or [], _normalize_player, "players"),
+        "spaces": _each(state.get("spaces") or [], _normalize_space, "spaces"),
+        "meta_data": _map(state.get("meta_data"), "meta_data"),
+        "log": _each(log[-LOG_CAP:] if type(log) is list else log, _normalize_log_entry, "log"),
     }
     Table._adopt(normal)  # checks that ids are unique
     return normal
@@ -250,7 +280,7 @@ def _space(table: Table, patch: PatchDict, field: str, lengths: _Lengths) -> tup
     space_id: Any = patch.get(field)
     space = table._spaces.get(space_id) if type(space_id) is str else None
     if space is None:
-        raise PatchError(f"{patch.get('op')}: no space {space_id!r}")
+        raise PatchError(f"no space {space_id!r}")
     length = lengths.get(space_id)
     if length is None:
         length = len(space["pieces"])
@@ -261,34 +291,34 @@ def _index(patch: PatchDict, field: str, bound: int) -> int:
     """``patch[field]`` checked to lie in ``0 .. bound-1``."""
     index = patch.get(field)
     if type(index) is not int or not 0 <= index < bound:
-        raise PatchError(f"{patch.get('op')}: {field} {index!r} is outside 0..{bound - 1} of the space")
+        raise PatchError(f"{field} {index!r} is outside 0..{bound - 1} of the space")
     return index
 
 
 def _key(patch: PatchDict) -> str:
     key = patch.get("key")
     if type(key) is not str:
-        raise PatchError(f"{patch.get('op')}: key must be a string, got {key!r}")
+        raise PatchError(f"key must be a string, got {key!r}")
     return key
 
 
 def _value(patch: PatchDict) -> JSON:
     if "value" not in patch:
-        raise PatchError(f"{patch.get('op')}: value is missing (use null to remove a key)")
-    return _copy_json(patch["value"], f"{patch.get('op')}: value")
+        raise PatchError("value is missing (use null to remove a key)")
+    return _copy_json(patch["value"], "value")
 
 
 def _player(table: Table, patch: PatchDict) -> dict[str, Any]:
     player_id = patch.get("player_id")
     player = table._players.get(player_id) if type(player_id) is int else None
     if player is None:
-        raise PatchError(f"{patch.get('op')}: no player {patch.get('player_id')!r}")
+        raise PatchError(f"no player {player_id!r}")
     return player
 
 
 def _prep_add_piece(table: Table, patch: PatchDict, lengths: _Lengths) -> _Step:
     space_id, space, length = _space(table, patch, "space_id", lengths)
-    piece = _normalize_piece(patch.get("piece"), "add_piece: piece")
+    piece = _normalize_piece(patch.get("piece"))
     lengths[space_id] = length + 1
     return space["pieces"].append, (piece,)
 
@@ -296,7 +326,7 @@ def _prep_add_piece(table: Table, patch: PatchDict, lengths: _Lengths) -> _Step:
 def _prep_insert_piece(table: Table, patch: PatchDict, lengths: _Lengths) -> _Step:
     space_id, space, length = _space(table, patch, "space_id", lengths)
     index = _index(patch, "index", length + 1)
-    piece = _normalize_piece(patch.get("piece"), "insert_piece: piece")
+    piece = _normalize_piece(patch.get("piece"))
     lengths[space_id] = length + 1
     return space["pieces"].insert, (index, piece)
 
@@ -329,7 +359,7 @@ def _prep_permute(table: Table, patch: PatchDict, lengths: _Lengths) -> _Step:
         or not all(type(k) is int for k in order)
         or sorted(order) != list(range(length))
     ):
-        raise PatchError(f"permute: order must be a permutation of 0..{length - 1}, got {order!r}")
+        raise PatchError(f"order must be a permutation of 0..{length - 1}, got {order!r}")
     return _commit_permute, (space["pieces"], tuple(order))
 
 
@@ -339,14 +369,10 @@ def _piece_field_preparer(field: str, check: Callable[[Any, str], JSON]) -> Call
     def prepare(table: Table, patch: PatchDict, lengths: _Lengths) -> _Step:
         _, space, length = _space(table, patch, "space_id", lengths)
         index = _index(patch, "index", length)
-        value = check(patch.get(value_field), f"{patch.get('op')}: {value_field}")
+        value = check(patch.get(value_field), value_field)
         return _commit_piece_field, (space["pieces"], index, field, value)
 
     return prepare
-
-
-def _optional_text(value: Any, what: str) -> str | None:
-    return None if value is None else _text(value, what)
 
 
 def _piece_state_preparer(field: str) -> Callable[..., _Step]:
@@ -360,7 +386,7 @@ def _piece_state_preparer(field: str) -> Callable[..., _Step]:
 
 def _prep_set_space_owner(table: Table, patch: PatchDict, lengths: _Lengths) -> _Step:
     _, space, _ = _space(table, patch, "space_id", lengths)
-    return space.__setitem__, ("owner", _owner(patch.get("owner"), "set_space_owner: owner"))
+    return space.__setitem__, ("owner", _owner(patch.get("owner"), "owner"))
 
 
 def _space_state_preparer(field: str) -> Callable[..., _Step]:
@@ -379,7 +405,7 @@ def _player_state_preparer(field: str) -> Callable[..., _Step]:
 
 
 def _prep_set_active_players(table: Table, patch: PatchDict, lengths: _Lengths) -> _Step:
-    ids = _player_ids(patch.get("player_ids"), "set_active_players: player_ids")
+    ids = _player_ids(patch.get("player_ids"), "player_ids")
     return table.state.__setitem__, ("active_player_ids", ids)
 
 
@@ -388,7 +414,7 @@ def _prep_set_meta(table: Table, patch: PatchDict, lengths: _Lengths) -> _Step:
 
 
 def _prep_log(table: Table, patch: PatchDict, lengths: _Lengths) -> _Step:
-    return _commit_log, (table.state["log"], _normalize_log_entry(patch.get("entry"), "log: entry"))
+    return _commit_log, (table.state["log"], _normalize_log_entry(patch.get("entry")))
 
 
 _PREPARERS: dict[str, Callable[[Table, PatchDict, _Lengths], _Step]] = {
@@ -421,7 +447,10 @@ def _prepare(table: Table, patch: PatchDict, lengths: _Lengths) -> _Step:
     except (KeyError, TypeError):
         op = patch.get("op") if type(patch) is dict else patch
         raise PatchError(f"unknown patch op {op!r}") from None
-    return prepare(table, patch, lengths)
+    try:
+        return prepare(table, patch, lengths)
+    except PatchError as exc:
+        raise PatchError(f"{patch['op']}: {exc.message}", op=patch["op"]) from None
 
 
 # ---------------------------------------------------------------------------
