@@ -250,17 +250,25 @@ impl Board {
     /// With `chain` set, only jumps of the piece on that square are legal
     /// (it is in the middle of a multi-jump).
     pub fn legal_steps(&self, colour: Colour, chain: Option<Square>) -> Vec<Step> {
-        let mut steps = Vec::new();
+        let mut steps = Vec::with_capacity(16);
         if let Some(square) = chain {
             self.jumps_from(square, &mut steps);
             return steps;
         }
-        let own = |square: &Square| matches!(self.at(*square), Some(c) if c.colour == colour && !c.captured);
-        for square in dark_squares().filter(own) {
+        // One scan for the side's pieces (at most 12), then two cheap passes.
+        let mut own = [0 as Square; 32];
+        let mut count = 0;
+        for square in dark_squares() {
+            if matches!(self.at(square), Some(c) if c.colour == colour && !c.captured) {
+                own[count] = square;
+                count += 1;
+            }
+        }
+        for &square in &own[..count] {
             self.jumps_from(square, &mut steps);
         }
         if steps.is_empty() {
-            for square in dark_squares().filter(own) {
+            for &square in &own[..count] {
                 self.moves_from(square, &mut steps);
             }
         }

@@ -41,16 +41,15 @@ pub fn starting_table(players: &[PlayerId]) -> GameConfig {
     }
 }
 
-/// The board as the table shows it: one pass over the square spaces; a square's
-/// first piece (if any) is its disc.
+/// The board as the table shows it: one pass over the spaces; a space whose id
+/// names a square holds that square's disc as its first piece, if any.
+/// (Matching the two-byte id is cheaper than comparing kinds, and this runs
+/// several times per move.)
 pub fn read_board(table: &Table) -> Board {
     let mut board = Board::default();
     for space in &table.state().spaces {
-        if space.kind != SQUARE_KIND {
-            continue;
-        }
         let disc = space.pieces.first().and_then(|piece| Colour::from_kind(&piece.public_kind));
-        if let (Some(square), Some(colour)) = (parse_square(&space.space_id), disc) {
+        if let (Some(colour), Some(square)) = (disc, parse_square(&space.space_id)) {
             board.put(square, colour);
         }
     }
