@@ -103,7 +103,7 @@ def reference_apply(state: dict[str, Any], patch: dict[str, Any]) -> None:
 # --- Properties ---
 
 
-@settings(max_examples=300)
+@settings(max_examples=200)
 @given(states_with_patches())
 def test_patches_agree_with_the_reference_model(case: tuple[dict[str, Any], list[dict[str, Any]]]) -> None:
     state, patches = case
@@ -115,7 +115,7 @@ def test_patches_agree_with_the_reference_model(case: tuple[dict[str, Any], list
     assert canonical_json(table.state) == canonical_json(expected)
 
 
-@settings(max_examples=200)
+@settings(max_examples=100)
 @given(states_with_patches())
 def test_one_by_one_equals_all_at_once(case: tuple[dict[str, Any], list[dict[str, Any]]]) -> None:
     state, patches = case
@@ -126,7 +126,7 @@ def test_one_by_one_equals_all_at_once(case: tuple[dict[str, Any], list[dict[str
     assert together.canonical_json() == single.canonical_json()
 
 
-@settings(max_examples=200)
+@settings(max_examples=120)
 @given(st.data())
 def test_a_failing_patch_list_leaves_the_state_unchanged(data: st.DataObject) -> None:
     state, patches = data.draw(states_with_patches())

@@ -58,7 +58,7 @@ def first_pick(n: int) -> int:
 # --- Nothing hidden leaks ---
 
 
-@settings(max_examples=120)
+@settings(max_examples=100)
 @given(states_with_patches())
 def test_a_view_holds_exactly_the_private_values_its_viewer_may_see(case: Case) -> None:
     state = patched(case)
@@ -141,7 +141,7 @@ def listed_by_index(offered: list[dict[str, Any]], space_id: str) -> list[dict[s
     return result
 
 
-@settings(max_examples=150)
+@settings(max_examples=120)
 @given(hidden_reorderings())
 def test_hidden_order_changes_neither_the_view_nor_the_actions(case: Reordering) -> None:
     state, other, viewer, offered, moved, order = case
@@ -156,7 +156,7 @@ def test_hidden_order_changes_neither_the_view_nor_the_actions(case: Reordering)
 # --- Actions in view addresses ---
 
 
-@settings(max_examples=80)
+@settings(max_examples=60)
 @given(st.data())
 def test_view_actions_round_trip_to_every_offered_action(data: st.DataObject) -> None:
     state = patched(data.draw(states_with_patches()))
