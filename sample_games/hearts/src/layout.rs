@@ -11,7 +11,7 @@
 //!
 //! A hidden card is `Piece::new("back").hiding("<face>")`. Meta data holds only
 //! public facts: `round`, `phase`, `pass_direction`, `hearts_broken`,
-//! `lowest_score_wins`. Each player's public state holds `score`, the points
+//! `lower_score_wins`. Each player's public state holds `score`, the points
 //! of the rounds already finished.
 
 use tablehost_sdk::{json, Map, Value};
@@ -37,6 +37,10 @@ pub const HEARTS_BROKEN: &str = "hearts_broken";
 pub const SCORE: &str = "score";
 /// Piece public state key on a played card: who played it.
 pub const PLAYED_BY: &str = "played_by";
+
+/// Meta key telling the host that the lowest score ranks first (read by its
+/// simulations and bots; `true` in hearts).
+pub const LOWER_SCORE_WINS: &str = "lower_score_wins";
 
 /// Hearts is for exactly four players.
 pub const PLAYERS: usize = 4;
@@ -93,7 +97,7 @@ pub fn config(players: &[PlayerId]) -> GameConfig {
     spaces.push(Space::new(TRICK, "trick"));
     let mut meta_data = Map::new();
     meta_data.insert("game".to_string(), json!("hearts"));
-    meta_data.insert("lowest_score_wins".to_string(), json!(true));
+    meta_data.insert(LOWER_SCORE_WINS.to_string(), json!(true));
     meta_data.insert(ROUND.to_string(), json!(0));
     GameConfig {
         spaces,

@@ -15,7 +15,7 @@
 //! 5. Each heart taken is 1 point, the Q♠ 13. A player who takes all 26
 //!    scores 0 and every other player 26 (`round::round_points`).
 //! 6. The game ends when a round ends with someone at 100 or more; the lowest
-//!    score wins (meta data `lowest_score_wins: true`).
+//!    score wins (meta data `lower_score_wins: true`).
 //!
 //! Hidden information: hands and pass piles are collections owned by their
 //! holders, the deck a collection nobody owns, every hidden card a `back`

@@ -3,8 +3,8 @@
 
 use hearts::card::{Card, TWO_OF_CLUBS};
 use hearts::layout::{
-    card_of, cards_in, face_down, hand_of, pass_pile_of, taken_by, BACK, DECK, HEARTS_BROKEN, PASS_DIRECTION, PHASE,
-    PLAYED_BY, ROUND, SCORE, TRICK,
+    card_of, cards_in, face_down, hand_of, pass_pile_of, taken_by, BACK, DECK, HEARTS_BROKEN, LOWER_SCORE_WINS,
+    PASS_DIRECTION, PHASE, PLAYED_BY, ROUND, SCORE, TRICK,
 };
 use hearts::passing::{pass_action, receiver_of};
 use hearts::round::round_points;
@@ -144,6 +144,11 @@ fn each_round_deals_thirteen_face_down_cards_to_each_player() {
     assert!(table.pieces(DECK).is_empty());
     assert_eq!(table.meta(ROUND), Some(&json!(1)));
     assert_eq!(table.meta(PHASE), Some(&json!("passing")));
+    assert_eq!(
+        table.meta(LOWER_SCORE_WINS),
+        Some(&json!(true)),
+        "the host ranks the lowest score first"
+    );
 }
 
 #[test]
