@@ -8,8 +8,7 @@
 //! has its face as public kind, no private kind, and public state `left` and
 //! `right`: the pips of the end facing each way along the line.
 
-use tablehost_sdk::{json, Map, Value};
-use tablehost_sdk::{GameConfig, Piece, PlayerId, Space, StartingPlayer, Table};
+use tablehost_sdk::{json, GameConfig, Map, Piece, PlayerId, Space, StartingPlayer, Table, Value};
 
 use crate::tile::Tile;
 

@@ -1,7 +1,6 @@
 //! The line of play: its two open ends and where a tile may be laid.
 
-use tablehost_sdk::{json, Value};
-use tablehost_sdk::{PlayerId, Table};
+use tablehost_sdk::{json, PlayerId, Table, Value};
 
 use crate::layout::{hand_of, LINE};
 use crate::tile::Tile;

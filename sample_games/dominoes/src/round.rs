@@ -1,7 +1,6 @@
 //! The start and the end of a round: the deal, the lead, and the count.
 
-use tablehost_sdk::json;
-use tablehost_sdk::{LogEntry, PlayerId, Rng, Table};
+use tablehost_sdk::{json, LogEntry, PlayerId, Rng, Table};
 
 use crate::layout::{hand_of, hand_pips, hand_tiles, name_of, tile_of, tiles_per_hand, BONEYARD, POINTS, RESULT};
 use crate::tile::Tile;

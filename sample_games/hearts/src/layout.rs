@@ -14,8 +14,7 @@
 //! `lower_score_wins`. Each player's public state holds `score`, the points
 //! of the rounds already finished.
 
-use tablehost_sdk::{json, Map, Value};
-use tablehost_sdk::{GameConfig, Piece, PlayerId, Space, StartingPlayer, Table};
+use tablehost_sdk::{json, GameConfig, Map, Piece, PlayerId, Space, StartingPlayer, Table, Value};
 
 use crate::card::Card;
 

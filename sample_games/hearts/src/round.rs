@@ -1,12 +1,11 @@
 //! A round: gather and deal, pass (or not), thirteen tricks, then the count.
 
-use tablehost_sdk::json;
-use tablehost_sdk::{LogEntry, PlayerId, Rng, Table};
+use tablehost_sdk::{json, LogEntry, PlayerId, Rng, Table, Value};
 
 use crate::card::{Card, TWO_OF_CLUBS};
 use crate::layout::{
-    cards_in, hand_of, name_of, points_taken, score_of, set_phase, taken_by, Phase, BACK, DECK, GAME_END_POINTS,
-    HEARTS_BROKEN, ROUND, SCORE,
+    cards_in, hand_of, name_of, points_taken, round_number, score_of, set_phase, taken_by, Phase, BACK, DECK,
+    GAME_END_POINTS, HEARTS_BROKEN, PASS_DIRECTION, PLAYED_BY, ROUND, SCORE,
 };
 use crate::passing::{current_direction, Direction};
 
@@ -18,13 +17,13 @@ pub const ALL_POINTS: u32 = 26;
 /// Starts the next round: every card back into the deck face down, thirteen
 /// each dealt at random, then the pass (or, in a no-pass round, the lead).
 pub fn start_round(table: &mut Table, rng: &mut Rng) {
-    let round = crate::layout::round_number(table) + 1;
+    let round = round_number(table) + 1;
     table.set_meta(ROUND, json!(round));
     table.set_meta(HEARTS_BROKEN, false);
     gather(table);
     deal(table, rng);
     let direction = current_direction(table);
-    table.set_meta(crate::layout::PASS_DIRECTION, direction.name());
+    table.set_meta(PASS_DIRECTION, direction.name());
     table.log(LogEntry::new(format!(
         "Round {}: the pass is {}",
         round,
@@ -45,7 +44,7 @@ fn gather(table: &mut Table) {
         while let Some((_, card)) = cards_in(table, &pile).first().copied() {
             table.set_private_kind(&pile, 0, Some(&card.face()));
             table.set_public_kind(&pile, 0, BACK);
-            table.set_piece_public_state(&pile, 0, crate::layout::PLAYED_BY, tablehost_sdk::Value::Null);
+            table.set_piece_public_state(&pile, 0, PLAYED_BY, Value::Null);
             table.move_piece(&pile, 0, DECK);
         }
     }

@@ -4,7 +4,7 @@ use tablehost_sdk::{Action, AvailableAction, LogEntry, PlayerId, Table};
 
 use crate::card::{Card, Suit, TWO_OF_CLUBS};
 use crate::layout::{
-    cards_in, hand_of, hearts_broken, name_of, seat_after, taken_by, HEARTS_BROKEN, PLAYED_BY, PLAYERS, TRICK,
+    card_of, cards_in, hand_of, hearts_broken, name_of, seat_after, taken_by, HEARTS_BROKEN, PLAYED_BY, PLAYERS, TRICK,
 };
 
 /// Whether the trick in play is the round's first (no trick has been taken yet).
@@ -65,9 +65,7 @@ pub fn playing_actions(table: &Table, player: PlayerId) -> Vec<AvailableAction> 
     legal_plays(table, player)
         .into_iter()
         .map(|index| {
-            let face = crate::layout::card_of(table.piece(&hand, index))
-                .map(Card::face)
-                .unwrap_or_default();
+            let face = card_of(table.piece(&hand, index)).map(Card::face).unwrap_or_default();
             AvailableAction::confirm(Action::piece_click(hand.clone(), index), format!("Play {}", face))
         })
         .collect()
@@ -77,7 +75,7 @@ pub fn playing_actions(table: &Table, player: PlayerId) -> Vec<AvailableAction> 
 /// Returns the card. Turning a card face up reveals it, so this never allows undo.
 pub fn play_card(table: &mut Table, player: PlayerId, index: usize) -> Card {
     let hand = hand_of(player);
-    let card = crate::layout::card_of(table.piece(&hand, index)).expect("the rules see the player's hand");
+    let card = card_of(table.piece(&hand, index)).expect("the rules see the player's hand");
     let at = table.move_piece(&hand, index, TRICK);
     table.set_public_kind(TRICK, at, card.face());
     table.set_private_kind(TRICK, at, None);
