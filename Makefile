@@ -1,8 +1,28 @@
 # Common tasks. Each target is one line of shell so the recipe reads as docs.
-.PHONY: help toolchain games games-check rust-test
+.PHONY: help setup demo test py-test check proto bench toolchain games games-check rust-test
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+setup: ## install the host and its dev tools into this Python (PyPI only)
+	scripts/setup-python.sh
+
+demo: setup ## the main job: a server, every sample game played by bots over gRPC, records verified
+	python3 -m tablehost demo
+
+test: setup toolchain rust-test py-test ## everything CI checks: cargo tests, then pytest
+
+py-test: ## the Python suites (unit, property, end to end against a real server)
+	python3 -m pytest
+
+check: ## lint and type-check the host
+	python3 -m ruff check runtime tests bench && python3 -m mypy
+
+proto: ## regenerate runtime/tablehost/api/_pb from proto/
+	scripts/gen-proto.sh
+
+bench: ## print host throughput, patch and gRPC latency figures
+	python3 bench/host_throughput.py && python3 bench/table_patch.py && python3 bench/grpc_latency.py
 
 toolchain: ## install the Rust/wasm toolchain if missing (Debian packages)
 	scripts/install-toolchain.sh

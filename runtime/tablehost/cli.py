@@ -9,6 +9,7 @@ message and exits non-zero on bad input; ``tablehost COMMAND --help`` documents 
 from __future__ import annotations
 
 import argparse
+import os
 import secrets
 import sys
 from collections.abc import Sequence
@@ -17,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from tablehost import logs
 from tablehost.bots import parse_bot_list
 from tablehost.errors import TablehostError
 from tablehost.guest import GuestPool
@@ -254,6 +256,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 failed check, 2 bad input)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    # Local commands print for people; their structured events go to stderr at warning and above
+    # (``serve`` configures its own JSON logging).
+    logs.configure(level=os.environ.get("TABLEHOST_LOG_LEVEL", "warning"), json=False)
     try:
         return int(args.func(args))
     except TablehostError as exc:
