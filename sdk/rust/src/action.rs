@@ -69,6 +69,7 @@ impl TryFrom<FlatAction> for Action {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Button {
     pub id: String,
+    #[serde(default)]
     pub label: String,
     #[serde(default)]
     pub location: String,

@@ -76,3 +76,52 @@ impl Default for StateCache {
         StateCache::new()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::StateCache;
+    use crate::state::State;
+    use crate::table::Table;
+
+    fn table(round: i64) -> Table {
+        let mut state = State::default();
+        state.meta_data.insert("round".into(), round.into());
+        Table::new(state)
+    }
+
+    fn round(table: &Table) -> i64 {
+        table.meta("round").and_then(|v| v.as_i64()).unwrap()
+    }
+
+    #[test]
+    fn hit_miss_and_take() {
+        let mut cache = StateCache::new();
+        cache.put("a".into(), table(1));
+        assert_eq!(cache.get("a").map(round), Some(1));
+        assert!(cache.get("b").is_none());
+        assert_eq!(cache.take("a").map(|t| round(&t)), Some(1));
+        assert!(cache.is_empty());
+    }
+
+    #[test]
+    fn evicts_the_least_recently_used() {
+        let mut cache = StateCache::with_capacity(2);
+        cache.put("a".into(), table(1));
+        cache.put("b".into(), table(2));
+        cache.get("a");
+        cache.put("c".into(), table(3));
+        assert!(cache.contains("a") && cache.contains("c") && !cache.contains("b"));
+        assert_eq!(cache.len(), 2);
+    }
+
+    #[test]
+    fn putting_an_existing_ref_replaces_it_without_evicting() {
+        let mut cache = StateCache::with_capacity(2);
+        cache.put("a".into(), table(1));
+        cache.put("b".into(), table(2));
+        cache.put("a".into(), table(9));
+        assert_eq!(cache.len(), 2);
+        assert_eq!(cache.get("a").map(round), Some(9));
+        assert!(cache.contains("b"));
+    }
+}

@@ -237,6 +237,7 @@ impl Piece {
 /// to the text that player reads instead of `text`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct LogEntry {
+    #[serde(default)]
     pub text: String,
     #[serde(default)]
     pub for_player: BTreeMap<String, String>,
