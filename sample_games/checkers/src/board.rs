@@ -460,6 +460,48 @@ mod tests {
         assert!(!board.chain_continues(jump), "but crowning ends the move");
     }
 
+    /// A random position: each dark square empty, or a man or king of either side.
+    fn random_board(rng: &mut tablehost_sdk::Rng) -> Board {
+        let mut board = Board::default();
+        for square in dark_squares() {
+            board.cells[square as usize] = match rng.below(6u32) {
+                0 => Some(DARK_MAN),
+                1 => Some(DARK_KING),
+                2 => Some(LIGHT_MAN),
+                3 => Some(Checker::king(Colour::Light)),
+                _ => None,
+            };
+        }
+        board
+    }
+
+    #[test]
+    fn legal_steps_obey_the_movement_rules_on_random_boards() {
+        let mut rng = tablehost_sdk::Rng::new(7);
+        for _ in 0..3000 {
+            let board = random_board(&mut rng);
+            for colour in [Colour::Dark, Colour::Light] {
+                let steps = board.legal_steps(colour, None);
+                let any_jump = steps.iter().any(|step| step.captures.is_some());
+                for step in &steps {
+                    let mover = board.at(step.from).expect("a step starts on a piece");
+                    assert_eq!(mover.colour, colour);
+                    assert_eq!(board.at(step.to), None, "steps land on empty squares");
+                    assert_eq!(any_jump, step.captures.is_some(), "capture is mandatory");
+                    let rank_step = rank_of(step.to) as i8 - rank_of(step.from) as i8;
+                    let distance = if step.captures.is_some() { 2 } else { 1 };
+                    assert_eq!(rank_step.abs(), distance);
+                    if !mover.king {
+                        assert_eq!(rank_step.signum(), colour.forward(), "men go forward only");
+                    }
+                    if let Some(over) = step.captures {
+                        assert_eq!(board.at(over).map(|c| c.colour), Some(colour.opponent()));
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn no_pieces_means_no_legal_step() {
         let board = board(&[("c3", DARK_MAN)]);

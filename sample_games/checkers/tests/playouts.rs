@@ -8,7 +8,7 @@ use checkers::Checkers;
 use tablehost_sdk::{apply_patches, new_match, play, Game, Intent, PlayerId, Rng};
 
 const PLAYERS: [PlayerId; 2] = [5, 6];
-const GAMES: u64 = 150;
+const GAMES: u64 = 100;
 /// Generous: a random bot also selects and cancels, but the draw rule and the
 /// finite number of man moves and captures bound every game.
 const MAX_ACTIONS: usize = 20_000;

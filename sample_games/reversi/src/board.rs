@@ -334,6 +334,25 @@ mod tests {
     }
 
     #[test]
+    fn bulk_placements_agree_with_the_line_walker_on_random_boards() {
+        let mut rng = tablehost_sdk::Rng::new(42);
+        for round in 0..3000 {
+            // Alternate dense (~1/2) and sparse (~1/4) boards.
+            let occupied = if round % 2 == 0 { rng.next_u64() } else { rng.next_u64() & rng.next_u64() };
+            let colours = rng.next_u64();
+            let board = Board { dark: occupied & colours, light: occupied & !colours };
+            for colour in [Colour::Dark, Colour::Light] {
+                let legal = board.legal_placements(colour);
+                for square in 0..64u8 {
+                    let flipped = board.flips(colour, square);
+                    assert_eq!(legal >> square & 1 == 1, flipped != 0, "{:?} {:?}", board, square);
+                    assert_eq!(flipped & !board.discs(colour.opponent()), 0, "only opposing discs turn");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn full_board_means_neither_can_place() {
         let board = Board { dark: !0u64 << 32, light: !0u64 >> 32 };
         assert!(board.neither_can_place());
