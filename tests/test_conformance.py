@@ -26,7 +26,7 @@ from tablehost.table import canonical_json
 DIST = Path(__file__).resolve().parent.parent / "sample_games" / "dist"
 PLAYERS = {"tic_tac_toe": [2], "reversi": [2], "checkers": [2], "dominoes": [2, 3, 4], "hearts": [4]}
 CASES = [(name, n) for name, counts in PLAYERS.items() for n in counts if (DIST / f"{name}.wasm").exists()]
-MAX_PLIES = {"hearts": 1200}
+MAX_PLIES = {"hearts": 5000}
 
 _modules: dict[str, Any] = {}
 

@@ -21,13 +21,14 @@ import orjson
 
 from tablehost.errors import (
     GuestProtocolError,
+    PatchError,
     MatchOver,
     NotOffered,
     NotYourTurn,
     StaleVersion,
     UndoRefused,
 )
-from tablehost.reveal import reveals_anything
+from tablehost.reveal import patch_reveals
 from tablehost.table import Table, apply_patches, canonical_json, normalize_state
 from tablehost.types import ActionDict, AvailableActionDict, PlayerId, Seed, StateDict, Viewer
 from tablehost.view import resolve_view_action, view_actions, view_state, visible_scores
@@ -49,8 +50,8 @@ Journal = Callable[[str, dict[str, Any]], None]
 
 
 def utc_now() -> str:
-    """Return the current UTC time as ISO 8601 with microseconds and a ``Z`` suffix."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """Return the current UTC time as ISO 8601 with microseconds, e.g. ``2026-11-29T21:00:00.000001+00:00``."""
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
 
 def draw_seed() -> Seed:
@@ -112,6 +113,8 @@ class MoveRecord:
     picked: bool = False
     undone: bool = False
     undo_seq: int | None = None
+    revealed: bool = field(default=False, compare=False)
+    """Set by the match when it applies the move (not recorded: recomputed on resume)."""
 
     @property
     def undoable(self) -> bool:
@@ -208,7 +211,6 @@ class Match:
     version: int = 0
     _actions: dict[int, list[AvailableActionDict]] = field(default_factory=dict)
     _undo_chain: list[tuple[MoveRecord, _Position]] = field(default_factory=list)
-    _undo_cache: tuple[int, str | None] | None = None
 
     # ----------------------------------------------------------------- creation
 
@@ -341,7 +343,7 @@ class Match:
         if self.game_over:
             return []
         offered = list(self._actions.get(player_id, ()))
-        if self.undo_refusal(player_id) is None:
+        if self.can_undo(player_id):
             offered.append({"action": UNDO_ACTION, "intent": "undo", "label": "Undo"})
         return offered
 
@@ -499,24 +501,30 @@ class Match:
 
     # ----------------------------------------------------------------- undo
 
-    def undo_refusal(self, player_id: PlayerId) -> str | None:
-        """Why ``player_id`` may not undo now, or None when :meth:`undo` would succeed.
+    def can_undo(self, player_id: PlayerId) -> bool:
+        """True when :meth:`undo` by ``player_id`` would succeed now (O(1)).
 
-        Platform rule 3: the newest move that is still in force must be the player's own,
-        allowed by the game, drew no randomness, nobody else acted since, and (our own
-        addition) it revealed nothing to any viewer that was hidden from them before.
+        Platform rule 3: the newest move still in force is the player's own, the game allowed
+        undo on it, it drew no randomness, nobody else has acted since, and (the host's own
+        addition, see :mod:`tablehost.reveal`) it revealed nothing hidden to anyone.
         """
-        if self._undo_cache is not None and self._undo_cache[0] == self.version:
-            cached = self._undo_cache[1]
-        else:
-            cached = self._undo_refusal_now()
-            self._undo_cache = (self.version, cached)
-        if cached is not None:
-            return cached
+        if self.game_over or not self._undo_chain:
+            return False
         move = self._undo_chain[-1][0]
-        if move.player_id != player_id:
+        return move.player_id == player_id and not move.revealed
+
+    def undo_refusal(self, player_id: PlayerId) -> str | None:
+        """Why ``player_id`` may not undo now (the part of platform rule 3), or None if they may."""
+        if self.can_undo(player_id):
+            return None
+        if self.game_over:
+            return "the game is over"
+        if self._undo_chain:
+            move = self._undo_chain[-1][0]
+            if move.revealed:
+                return f"move {move.seq} revealed hidden information"
             return f"the last move was made by player {move.player_id}, not {player_id}"
-        return None
+        return self._why_no_chain()
 
     def undo(self, player_id: PlayerId, *, expected_version: int | None = None) -> MoveRecord:
         """Take back ``player_id``'s newest move; the state, log included, is restored exactly.
@@ -562,8 +570,27 @@ class Match:
         return _Position(self.table.snapshot(), self.scores, self.game_over, self._actions)
 
     def _commit_move(self, move: MoveRecord, before: _Position | None) -> None:
-        """Apply a move's patches and bookkeeping (shared by live play and resume)."""
-        self.table.apply(move.patches)
+        """Apply a move's patches and bookkeeping (shared by live play and resume).
+
+        An undoable move is applied patch by patch so each patch can be judged for a reveal
+        against the state right before it; a bad patch restores ``before``. Other moves are
+        applied all or none by :meth:`Table.apply`.
+
+        Raises:
+            PatchError: a patch does not fit; the state is as it was.
+        """
+        if move.undoable and before is not None:
+            table = self.table
+            try:
+                for patch in move.patches:
+                    if not move.revealed and patch_reveals(table, patch):
+                        move.revealed = True
+                    table.apply_patch(patch)
+            except PatchError:
+                self.table = Table.restore(before.snapshot)
+                raise
+        else:
+            self.table.apply(move.patches)
         self.history.append(move)
         self.version = move.seq
         if self._undo_chain and self._undo_chain[-1][0].player_id != move.player_id:
@@ -575,11 +602,10 @@ class Match:
 
     def _rollback_move(self, before: _Position) -> None:
         move = self.history.pop()
-        self.table = Table.from_snapshot(before.snapshot)
+        self.table = Table.restore(before.snapshot)
         self.version = move.seq - 1
         if self._undo_chain and self._undo_chain[-1][0] is move:
             self._undo_chain.pop()
-        self._undo_cache = None
 
     def _commit_undo(self, move: MoveRecord) -> None:
         if not self._undo_chain or self._undo_chain[-1][0].seq != move.seq:
@@ -587,20 +613,10 @@ class Match:
 
             raise RecordError(f"undo of move {move.seq} does not follow an undoable move")
         _, before = self._undo_chain.pop()
-        self.table = Table.from_snapshot(before.snapshot)
+        self.table = Table.restore(before.snapshot)
         move.undone = True
         self.version += 1
         move.undo_seq = self.version
-
-    def _undo_refusal_now(self) -> str | None:
-        if self.game_over:
-            return "the game is over"
-        if not self.history or not self._undo_chain:
-            return self._why_no_chain()
-        move, before = self._undo_chain[-1]
-        if reveals_anything(Table.from_snapshot(before.snapshot).state, self.table.state, move.patches):
-            return f"move {move.seq} revealed hidden information"
-        return None
 
     def _why_no_chain(self) -> str:
         live = [m for m in self.history if not m.undone]
@@ -617,7 +633,6 @@ class Match:
         self.scores = response["scores"]
         self.game_over = bool(response["game_over"])
         self._actions = {int(pid): acts for pid, acts in response["actions"].items()}
-        self._undo_cache = None
 
     def _refresh_from_guest(self) -> None:
         """Ask the guest for the current state's actions, scores and game over (resume, undo)."""

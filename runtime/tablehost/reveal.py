@@ -1,79 +1,120 @@
-"""Did a move show anyone something that was hidden from them? (decides undo, platform rule 3).
+"""Does a patch show anyone something that was hidden from them? (decides undo, platform rule 3)
 
 The games' own rule is only "do not allow undo on a move that reveals something"; the host
-enforces it as well, conservatively: a move reveals when, for some player, the private facts
-they can see afterwards include one they could not see before (a piece's private kind or
-private state coming into their view, a new key or value in their space's or their own private
-state), when it writes a log line for one player only, or when it changes the public kind of a
-piece that hides a private kind (turning a card face up).
+enforces it as well. Each patch of an undoable move is judged against the state right before
+it, so the check costs O(patches), not O(state). It is conservative: a patch reveals when
+it brings private information into some player's sight, namely
+
+- a piece with a private part (``private_kind`` or ``private_state``) gains a viewer: it is
+  added, moved or given to a player who did not view it, or its space gets a new owner;
+- a viewed piece gets a new private kind or private state value;
+- a piece that hides a private kind changes its public kind (a card turned face up);
+- an owned space's private state, or a player's private state, gets a value;
+- a log line is written for one player only (``for_player``).
+
+Removing a key (value null), moving pieces among the same viewer's spaces, and every public
+change that exposes no hidden piece reveal nothing.
 """
 
 from __future__ import annotations
 
-from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
-import orjson
+from tablehost.table import Table
+from tablehost.types import PatchDict
 
-from tablehost.table import apply_patch, normalize_state
-from tablehost.types import PlayerId, StateDict
-
-
-def private_facts(state: StateDict, player_id: PlayerId) -> Counter[bytes]:
-    """Return the multiset of private facts ``player_id`` can see in ``state``.
-
-    A fact is the canonical JSON of a private part: ``(private_kind, private_state)`` of each
-    piece they view (its owner if any, else its space's owner), each key of the private state
-    of spaces they own, and each key of their own private state.
-    """
-    facts: Counter[bytes] = Counter()
-    for space in state["spaces"]:
-        space_owner = space.get("owner")
-        if space_owner == player_id:
-            for key, value in space.get("private_state", {}).items():
-                facts[orjson.dumps(["space", space["space_id"], key, value], option=orjson.OPT_SORT_KEYS)] += 1
-        for piece in space["pieces"]:
-            owner = piece.get("owner")
-            viewer = owner if owner is not None else space_owner
-            if viewer != player_id:
-                continue
-            kind, private = piece.get("private_kind"), piece.get("private_state") or {}
-            if kind is not None or private:
-                facts[orjson.dumps(["piece", kind, private], option=orjson.OPT_SORT_KEYS)] += 1
-    for player in state["players"]:
-        if player["player_id"] == player_id:
-            for key, value in player.get("private_state", {}).items():
-                facts[orjson.dumps(["player", key, value], option=orjson.OPT_SORT_KEYS)] += 1
-    return facts
+Piece = dict[str, Any]
+Space = dict[str, Any]
 
 
-def reveals_anything(before: StateDict, after: StateDict, patches: list[dict[str, Any]]) -> bool:
-    """True when the move that turned ``before`` into ``after`` with ``patches`` revealed anything.
+def has_private_part(piece: Piece) -> bool:
+    """True when the piece hides anything: a private kind or a non-empty private state."""
+    return piece.get("private_kind") is not None or bool(piece.get("private_state"))
+
+
+def viewer_of(space: Space, piece: Piece) -> int | None:
+    """The one viewer of a piece: its owner if it has one, else its space's owner, else nobody."""
+    owner = piece.get("owner")
+    return owner if owner is not None else space.get("owner")
+
+
+def patch_reveals(table: Table, patch: PatchDict) -> bool:
+    """True when ``patch``, applied to ``table`` as it is now, reveals something to someone.
 
     Args:
-        before: the state the move started from (normalised; not modified).
-        after: the state it produced.
-        patches: the move's patches, in order.
+        table: the state right before the patch (not modified).
+        patch: one Patch dict of docs/abi.md (assumed valid; :meth:`Table.apply_patch` checks).
     """
-    for patch in patches:
-        if patch["op"] == "log" and patch["entry"].get("for_player"):
-            return True
-    if any(p["op"] == "set_public_kind" for p in patches) and _turns_up_hidden_piece(before, patches):
-        return True
-    for player in after["players"]:
-        pid = player["player_id"]
-        if private_facts(after, pid) - private_facts(before, pid):
-            return True
-    return False
+    judge = _JUDGES.get(patch["op"])
+    return judge is not None and judge(table, patch)
 
 
-def _turns_up_hidden_piece(before: StateDict, patches: list[dict[str, Any]]) -> bool:
-    state = normalize_state(orjson.loads(orjson.dumps(before)))
-    index = {space["space_id"]: space for space in state["spaces"]}
-    for patch in patches:
-        if patch["op"] == "set_public_kind":
-            piece = index[patch["space_id"]]["pieces"][patch["index"]]
-            if piece.get("private_kind") is not None and piece["public_kind"] != patch["kind"]:
-                return True
-        apply_patch(state, patch)
-    return False
+def _added(table: Table, patch: PatchDict) -> bool:
+    piece = patch["piece"]
+    return has_private_part(piece) and viewer_of(table.space(patch["space_id"]), piece) is not None
+
+
+def _moved(table: Table, patch: PatchDict) -> bool:
+    source = table.space(patch["from"])
+    piece = source["pieces"][patch["index"]]
+    if not has_private_part(piece):
+        return False
+    after = viewer_of(table.space(patch["to"]), piece)
+    return after is not None and after != viewer_of(source, piece)
+
+
+def _turned_up(table: Table, patch: PatchDict) -> bool:
+    piece = table.space(patch["space_id"])["pieces"][patch["index"]]
+    return piece.get("private_kind") is not None and piece["public_kind"] != patch["kind"]
+
+
+def _private_written(table: Table, patch: PatchDict) -> bool:
+    space = table.space(patch["space_id"])
+    value = patch.get("kind") if patch["op"] == "set_private_kind" else patch.get("value")
+    return value is not None and viewer_of(space, space["pieces"][patch["index"]]) is not None
+
+
+def _piece_given(table: Table, patch: PatchDict) -> bool:
+    space = table.space(patch["space_id"])
+    piece = space["pieces"][patch["index"]]
+    owner = patch.get("owner")
+    return has_private_part(piece) and owner is not None and owner != viewer_of(space, piece)
+
+
+def _space_given(table: Table, patch: PatchDict) -> bool:
+    space = table.space(patch["space_id"])
+    owner = patch.get("owner")
+    if owner is None or owner == space.get("owner"):
+        return False
+    unowned = (p for p in space["pieces"] if p.get("owner") is None)
+    return bool(space.get("private_state")) or any(has_private_part(p) for p in unowned)
+
+
+def _space_private(table: Table, patch: PatchDict) -> bool:
+    return patch.get("value") is not None and table.space(patch["space_id"]).get("owner") is not None
+
+
+def _player_private(table: Table, patch: PatchDict) -> bool:
+    del table
+    return patch.get("value") is not None
+
+
+def _private_log(table: Table, patch: PatchDict) -> bool:
+    del table
+    return bool(patch["entry"].get("for_player"))
+
+
+_JUDGES: dict[str, Callable[[Table, PatchDict], bool]] = {
+    "add_piece": _added,
+    "insert_piece": _added,
+    "move_piece": _moved,
+    "set_public_kind": _turned_up,
+    "set_private_kind": _private_written,
+    "set_piece_private_state": _private_written,
+    "set_piece_owner": _piece_given,
+    "set_space_owner": _space_given,
+    "set_space_private_state": _space_private,
+    "set_player_private_state": _player_private,
+    "log": _private_log,
+}

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tablehost import logs
 from tablehost.errors import TablehostError
 from tablehost.guest import GuestPool
 from tablehost.limits import DEFAULT_LIMITS, Limits
@@ -85,6 +86,7 @@ _worker_sha = ""
 
 def _init_worker(module_path: str, limits: Limits) -> None:
     global _worker_pool, _worker_sha
+    logs.configure(level="warning", json=False)
     module = load_module(Path(module_path).read_bytes(), limits=limits, name=Path(module_path).stem)
     _worker_pool = GuestPool(module, limits)
     _worker_sha = module.sha256
