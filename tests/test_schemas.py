@@ -8,6 +8,7 @@ panic paths, against the published JSON Schemas (docs/abi.md).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from pathlib import Path
@@ -19,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
+from wasmtime._instance import InstanceExports
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMAS = ROOT / "schemas"
@@ -66,6 +68,18 @@ def compiled(path: Path) -> wasmtime.Module:
     return _COMPILED[path]
 
 
+def _func(exports: InstanceExports, name: str) -> wasmtime.Func:
+    item = exports[name]
+    assert isinstance(item, wasmtime.Func), name
+    return item
+
+
+def _parse(response: bytes) -> dict[str, Any]:
+    parsed = json.loads(response)
+    assert isinstance(parsed, dict)
+    return parsed
+
+
 class RawGuest:
     """One instance of a module, driven through the bare ABI exports."""
 
@@ -73,11 +87,13 @@ class RawGuest:
         self.store = wasmtime.Store(ENGINE)
         instance = wasmtime.Instance(self.store, module, [])
         exports = instance.exports(self.store)
-        self.memory = exports["memory"]
-        self._alloc = exports["tablehost_alloc"]
-        self._dealloc = exports["tablehost_dealloc"]
-        self._call = exports["tablehost_call"]
-        self._panic_message = exports["tablehost_panic_message"]
+        memory = exports["memory"]
+        assert isinstance(memory, wasmtime.Memory)
+        self.memory = memory
+        self._alloc = _func(exports, "tablehost_alloc")
+        self._dealloc = _func(exports, "tablehost_dealloc")
+        self._call = _func(exports, "tablehost_call")
+        self._panic_message = _func(exports, "tablehost_panic_message")
 
     def _read_packed(self, packed: int) -> bytes:
         packed &= 0xFFFF_FFFF_FFFF_FFFF
@@ -93,13 +109,13 @@ class RawGuest:
             packed = self._call(self.store, op, ptr, len(request))
         finally:
             self._dealloc(self.store, ptr, len(request))
-        return json.loads(self._read_packed(packed))
+        return _parse(self._read_packed(packed))
 
     def call(self, op: int, request: dict[str, Any]) -> dict[str, Any]:
         return self.call_raw(op, json.dumps(request).encode())
 
     def panic_report(self) -> dict[str, Any]:
-        return json.loads(self._read_packed(self._panic_message(self.store)))
+        return _parse(self._read_packed(self._panic_message(self.store)))
 
 
 def players(count: int) -> list[dict[str, Any]]:
@@ -237,8 +253,13 @@ def test_error_responses_match_the_schema(ttt: RawGuest, op: int, request_bytes:
 
 def test_a_panic_traps_and_leaves_a_report_with_its_location(ttt: RawGuest) -> None:
     _setup_ttt(ttt)
-    first = {"state_ref": "r0", "next_ref": "r1", "player_id": 10, "seed": 0,
-             "action": {"type": "space_click", "space_id": "b2"}}
+    first = {
+        "state_ref": "r0",
+        "next_ref": "r1",
+        "player_id": 10,
+        "seed": 0,
+        "action": {"type": "space_click", "space_id": "b2"},
+    }
     ttt.call(OP_STEP, first)
     again = dict(first, state_ref="r1", next_ref="r2", player_id=11)
     with pytest.raises(wasmtime.Trap):
@@ -259,4 +280,47 @@ def test_no_panic_report_before_a_panic(ttt: RawGuest) -> None:
 def test_the_abi_marker_reports_minor_version_zero() -> None:
     store = wasmtime.Store(ENGINE)
     instance = wasmtime.Instance(store, compiled(DIST / "tic_tac_toe.wasm"), [])
-    assert instance.exports(store)["tablehost_abi_v1"](store) == 0
+    assert _func(instance.exports(store), "tablehost_abi_v1")(store) == 0
+
+
+# Module shape (docs/abi.md section 1) and the sample games' size targets.
+
+ABI_EXPORTS = {
+    "memory",
+    "tablehost_abi_v1",
+    "tablehost_alloc",
+    "tablehost_dealloc",
+    "tablehost_call",
+    "tablehost_panic_message",
+}
+MAX_MODULE_BYTES = 400 * 1024
+MAX_INITIAL_MEMORY_BYTES = 2 * 1024 * 1024
+WASM_PAGE_BYTES = 64 * 1024
+
+
+def test_every_sample_game_crate_has_a_committed_module() -> None:
+    crates = {p.parent.name for p in (ROOT / "sample_games").glob("*/Cargo.toml")}
+    assert crates <= {p.stem for p in SAMPLE_MODULES}
+    assert "tic_tac_toe" in crates
+
+
+@pytest.mark.parametrize("path", SAMPLE_MODULES, ids=lambda p: p.stem)
+def test_sample_module_shape_and_size(path: Path) -> None:
+    module = compiled(path)
+    assert list(module.imports) == []
+    exports = {export.name: export.type for export in module.exports}
+    assert ABI_EXPORTS <= exports.keys()
+    assert path.stat().st_size <= MAX_MODULE_BYTES
+    memory = exports["memory"]
+    assert isinstance(memory, wasmtime.MemoryType)
+    assert memory.limits.min * WASM_PAGE_BYTES <= MAX_INITIAL_MEMORY_BYTES
+    call = exports["tablehost_call"]
+    assert isinstance(call, wasmtime.FuncType)
+    assert [str(t) for t in call.params] == ["i32", "i32", "i32"]
+    assert [str(t) for t in call.results] == ["i64"]
+
+
+def test_sums_file_lists_every_module() -> None:
+    lines = (DIST / "SHA256SUMS").read_text().splitlines()
+    expected = [f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.name}" for p in SAMPLE_MODULES]
+    assert lines == expected
