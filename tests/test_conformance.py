@@ -11,6 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import random
+
 import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -22,6 +24,7 @@ from tablehost.module import load_module
 from tablehost.record import parse_record, replay, state_at
 from tablehost.selfplay import play_game
 from tablehost.table import canonical_json
+from tablehost.view import view_actions, view_state
 
 DIST = Path(__file__).resolve().parent.parent / "sample_games" / "dist"
 PLAYERS = {"tic_tac_toe": [2], "reversi": [2], "checkers": [2], "dominoes": [2, 3, 4], "hearts": [4]}
@@ -89,15 +92,52 @@ def assert_no_leak(match: Match, viewer: int | None, move: MoveRecord | None = N
             assert 0 <= action["index"] < len(pieces), "an action names an index outside the view"
 
 
+def shuffled_hidden(state: dict[str, Any], viewer: int | None, seed: int) -> dict[str, Any]:
+    """A copy of ``state`` where each collection's pieces hidden from ``viewer`` are reordered."""
+    rng = random.Random(seed)
+    copy = orjson.loads(orjson.dumps(state))
+    for space in copy["spaces"]:
+        if space["arrangement"] != "collection":
+            continue
+        hidden = [i for i, p in enumerate(space["pieces"]) if viewer is None or viewer_of(space, p) != viewer]
+        pieces = [space["pieces"][i] for i in hidden]
+        rng.shuffle(pieces)
+        for i, piece in zip(hidden, pieces):
+            space["pieces"][i] = piece
+    return copy
+
+
 def check_every_view(match: Match, move: MoveRecord) -> None:
     for viewer in [None, *(p.player_id for p in match.players)]:
         assert_no_leak(match, viewer, move)
+        other = shuffled_hidden(match.state, viewer, move.seq)
+        assert canonical_json(view_state(other, viewer)) == canonical_json(view_state(match.state, viewer))
+        if viewer is not None:
+            offered = match.actions_for(viewer)
+            assert canonical_json(view_actions(other, viewer, offered_in(other, match.state, offered))) == (
+                canonical_json(view_actions(match.state, viewer, offered))
+            ), "the view's action list depends on the order of hidden pieces"
+
+
+def offered_in(other: dict[str, Any], state: dict[str, Any], offered: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The same offers, re-addressed to where each clicked piece sits in ``other``."""
+    moved: list[dict[str, Any]] = []
+    for offer in offered:
+        action = offer["action"]
+        if action["type"] == "piece_click":
+            space = next(s for s in state["spaces"] if s["space_id"] == action["space_id"])
+            twin = next(s for s in other["spaces"] if s["space_id"] == action["space_id"])
+            piece = canonical_json(space["pieces"][action["index"]])
+            index = next(i for i, p in enumerate(twin["pieces"]) if canonical_json(p) == piece)
+            offer = {**offer, "action": {**action, "index": index}}
+        moved.append(offer)
+    return moved
 
 
 @pytest.mark.parametrize(("name", "players"), CASES)
 @settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(min_value=0, max_value=2**64 - 1))
-def test_random_playout_mirror_views_and_replay(name: str, players: int, seed: int) -> None:
+@given(seed=st.integers(min_value=0, max_value=2**64 - 1), via_views=st.booleans())
+def test_random_playout_mirror_views_and_replay(name: str, players: int, seed: int, via_views: bool) -> None:
     pool = pool_for(name)
     result = play_game(
         pool,
@@ -107,6 +147,7 @@ def test_random_playout_mirror_views_and_replay(name: str, players: int, seed: i
         max_plies=MAX_PLIES.get(name, 2000),
         module_sha256=_modules[name].sha256,
         check_mirror=True,
+        via_views=via_views,
         on_move=check_every_view,
     )
     assert result.finished, f"{name} did not end within the ply cap (seed {seed})"

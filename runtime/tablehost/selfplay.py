@@ -67,6 +67,7 @@ def play_game(
     module_sha256: str = "",
     module_name: str = "",
     check_mirror: bool = False,
+    via_views: bool = False,
     on_move: Callable[[Match, MoveRecord], None] | None = None,
 ) -> GameResult:
     """Play one game with one bot per seat.
@@ -77,6 +78,8 @@ def play_game(
         seed: 64-bit seed from which everything random derives.
         max_plies: stop after this many moves (the result says ``finished=False``).
         check_mirror: compare the host's state with the SDK's after every move (slower).
+        via_views: bots see only their own view's actions (view addresses) and act through
+            :meth:`Match.submit_view_action`, as a client of the server does (slower).
         on_move: called after each move (printing, leak checks).
 
     Raises:
@@ -101,8 +104,12 @@ def play_game(
         if not movers:
             raise RuntimeError(f"no active player has an action at version {match.version} (a stuck game)")
         mover = movers[rng.below(len(movers))] if len(movers) > 1 else movers[0]
-        choice = seat_bots[mover].choose(match.actions_for(mover))
-        move = match.submit(mover, choice["action"], seed=rng.next_u64())
+        if via_views:
+            choice = seat_bots[mover].choose(match.view(mover).actions)
+            move = match.submit_view_action(mover, choice["action"], seed=rng.next_u64())
+        else:
+            choice = seat_bots[mover].choose(match.actions_for(mover))
+            move = match.submit(mover, choice["action"], seed=rng.next_u64())
         plies += 1
         if on_move is not None:
             on_move(match, move)
