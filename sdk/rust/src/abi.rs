@@ -15,10 +15,10 @@ pub const ABI_MINOR_VERSION: i32 = 0;
 thread_local! {
     static CACHE: RefCell<StateCache> = RefCell::new(StateCache::new());
     /// The last response; valid until the next `tablehost_call`.
-    static RESPONSE: RefCell<Vec<u8>> = RefCell::new(Vec::new());
+    static RESPONSE: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
     /// `{"message", "printed"}` of the last panic, written by the hook.
-    static PANIC_REPORT: RefCell<Vec<u8>> = RefCell::new(Vec::new());
-    static HOOK_INSTALLED: Cell<bool> = Cell::new(false);
+    static PANIC_REPORT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    static HOOK_INSTALLED: Cell<bool> = const { Cell::new(false) };
 }
 
 /// `(ptr << 32) | len` as the i64 the host unpacks (both as u32).

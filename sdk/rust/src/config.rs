@@ -8,21 +8,16 @@ use serde_json::{Map, Value};
 use crate::state::{PlayerId, Space};
 
 /// Who is active when the match starts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum StartingPlayer {
     /// One player drawn with the setup seed: `players[rng.below(len)]`, the
-    /// first draw of the setup rng (before `prepare`).
+    /// first draw of the setup rng (before `prepare`). The default.
+    #[default]
     Random,
     /// Every seated player at once, in seat order.
     All,
     /// This player.
     Player(PlayerId),
-}
-
-impl Default for StartingPlayer {
-    fn default() -> Self {
-        StartingPlayer::Random
-    }
 }
 
 /// The table a match starts from: its spaces (with any starting pieces), the

@@ -10,7 +10,7 @@ pub const PRINTED_CAP: usize = 256 * 1024;
 const TRUNCATED: &str = "\n[printed output truncated]\n";
 
 thread_local! {
-    static PRINTED: RefCell<String> = RefCell::new(String::new());
+    static PRINTED: RefCell<String> = const { RefCell::new(String::new()) };
 }
 
 /// Append formatted text (what `print!` does). Natively it also goes to stdout.

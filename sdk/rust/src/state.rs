@@ -76,19 +76,14 @@ impl Player {
 }
 
 /// How a space shows the pieces a viewer may not see (DESIGN.md, "Views").
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Arrangement {
-    /// Every piece in order; hidden ones show only their public part.
+    /// Every piece in order; hidden ones show only their public part. The default.
+    #[default]
     Ordered,
     /// Visible pieces, then the hidden ones grouped by public part, no order.
     Collection,
-}
-
-impl Default for Arrangement {
-    fn default() -> Self {
-        Arrangement::Ordered
-    }
 }
 
 /// A place on the table holding an ordered list of pieces.
