@@ -8,6 +8,9 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -128,6 +131,113 @@ def test_unknown_journal_kind_and_sync_mode_are_refused(tmp_path: Path, store: M
         MatchStore(tmp_path / "other", synchronous="OFF")
 
 
+def test_concurrent_appends_are_each_committed_before_they_return(tmp_path: Path, store: MatchStore) -> None:
+    lanes, moves_per_lane = 6, 20
+    for lane in range(lanes):
+        store.create_match(setup_record(f"m-{lane}"), [])
+    failures: list[str] = []
+
+    def play(lane: int) -> None:
+        # A second connection sees only committed rows: "returned" must imply "committed".
+        reader = sqlite3.connect(tmp_path / "tablehost.sqlite3")
+        for seq in range(1, moves_per_lane + 1):
+            store.append(f"m-{lane}", "move", move(seq, player_id=lane))
+            row = reader.execute(
+                "SELECT version FROM moves WHERE match_id = ? AND version = ?", (f"m-{lane}", seq)
+            ).fetchone()
+            if row is None:
+                failures.append(f"m-{lane} move {seq} returned before it was committed")
+        reader.close()
+
+    threads = [threading.Thread(target=play, args=(lane,)) for lane in range(lanes)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    for lane in range(lanes):
+        stored = store.load_record(f"m-{lane}")["moves"]
+        assert [(m["seq"], m["player_id"]) for m in stored] == [(s, lane) for s in range(1, moves_per_lane + 1)]
+    assert store.entries == lanes * (moves_per_lane + 1)
+    assert store.transactions <= store.entries
+
+
+def queue_as_one_group(store: MatchStore, calls: list[Callable[[], None]]) -> list[BaseException | None]:
+    """Run ``calls`` in threads, each queued in this order while the store is busy, so the
+    first caller to get the connection commits all of them in one transaction; return each
+    call's error (``None`` when it succeeded)."""
+    outcomes: list[BaseException | None] = [None] * len(calls)
+
+    def run(index: int) -> None:
+        try:
+            calls[index]()
+        except BaseException as exc:  # noqa: BLE001 - collected for the assertions
+            outcomes[index] = exc
+
+    threads = []
+    with store._lock:  # the store is "busy syncing": every caller queues and waits
+        for index in range(len(calls)):
+            thread = threading.Thread(target=run, args=(index,))
+            thread.start()
+            threads.append(thread)
+            deadline = time.monotonic() + 5
+            while len(store._queued) <= index and time.monotonic() < deadline:
+                time.sleep(0.001)
+    for thread in threads:
+        thread.join()
+    return outcomes
+
+
+def test_a_failing_entry_fails_only_its_caller_and_the_group_keeps_queue_order(store: MatchStore) -> None:
+    store.create_match(setup_record("m-1"), [])
+    store.create_match(setup_record("m-2"), [])
+    transactions = store.transactions
+    outcomes = queue_as_one_group(
+        store,
+        [
+            lambda: store.append("m-1", "move", move(1, player_id=1)),
+            lambda: store.append("m-1", "move", move(1, player_id=2)),  # the same version again
+            lambda: store.append("m-nope", "move", move(1)),  # unknown match
+            lambda: store.append("m-1", "move", move(2, player_id=1)),
+            lambda: store.create_match(setup_record("m-3"), [SeatRow("3" * 64, "m-3", 1)]),
+            lambda: store.append("m-2", "move", move(1, player_id=1)),
+        ],
+    )
+    assert [type(error).__name__ if error else None for error in outcomes] == [
+        None,
+        "IntegrityError",
+        "IntegrityError",
+        None,
+        None,
+        None,
+    ]
+    assert store.transactions == transactions + 1
+    # Queue order: the first of the two version-1 moves won.
+    assert [(m["seq"], m["player_id"]) for m in store.load_record("m-1")["moves"]] == [(1, 1), (2, 1)]
+    assert [m["seq"] for m in store.load_record("m-2")["moves"]] == [1]
+    assert store.load_record("m-3")["moves"] == []
+    assert SeatRow("3" * 64, "m-3", 1) in store.load_seats()
+
+
+def test_a_failed_match_creation_in_a_group_leaves_none_of_its_rows(store: MatchStore) -> None:
+    store.create_match(setup_record("m-1"), [])
+    outcomes = queue_as_one_group(
+        store,
+        [
+            # The second seat row repeats the first token: the whole entry must go, match row included.
+            lambda: store.create_match(
+                setup_record("m-2"), [SeatRow("4" * 64, "m-2", 1), SeatRow("4" * 64, "m-2", 2)]
+            ),
+            lambda: store.append("m-1", "move", move(1)),
+        ],
+    )
+    assert isinstance(outcomes[0], sqlite3.IntegrityError) and outcomes[1] is None
+    with pytest.raises(KeyError):
+        store.load_record("m-2")
+    assert store.load_seats() == []
+    assert [m["seq"] for m in store.load_record("m-1")["moves"]] == [1]
+
+
 def test_schema_uses_only_portable_types() -> None:
     column = re.compile(r"^\s+([a-z_0-9]+)\s+([A-Z]+|\{blob\})", re.MULTILINE)
     types = {match[1] for statement in SCHEMA for match in column.findall(statement)}
@@ -197,6 +307,7 @@ def test_every_acknowledged_append_survives_sigkill(tmp_path: Path) -> None:
             break
     proc.send_signal(signal.SIGKILL)
     proc.wait()
+    proc.stdout.close()
     seqs = [m["seq"] for m in MatchStore(tmp_path).load_record("m-1")["moves"]]
     assert seqs == list(range(1, len(seqs) + 1))
     assert len(seqs) >= acknowledged
