@@ -369,3 +369,17 @@ def test_tic_tac_toe_plays_by_reference_and_from_full_state(cache_dir: Path) -> 
     assert pool.instance_count == 1
     fresh = GuestPool(module)  # holds no refs: must be served from the full state
     assert fresh.game_over(ref, lambda: state) == pool.game_over(ref, _state_not_expected)
+
+
+@pytest.mark.parametrize(
+    "actions",
+    [{"1": [1, 2]}, {"1": "none"}, {"1": [{"action": {}, "intent": "maybe", "label": "x"}]},
+     {"1": [{"action": "click", "intent": "choice", "label": "x"}]}],
+)
+def test_malformed_offers_are_a_protocol_error(actions: Any) -> None:
+    from tablehost.guest import OP_STEP, _check_shape
+
+    response = {"patches": [], "rng_used": False, "allow_undo": False, "scores": {}, "game_over": False,
+                "actions": actions}
+    with pytest.raises(GuestProtocolError, match="offers an action|action list"):
+        _check_shape(OP_STEP, response, "step", want_state=False)

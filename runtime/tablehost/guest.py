@@ -353,15 +353,47 @@ def _raise_guest_error(error: Any, response: dict[str, Any], op_name: str, *, by
 
 
 def _check_shape(op: int, response: dict[str, Any], op_name: str, *, want_state: bool) -> None:
-    shape = dict(_RESPONSE_SHAPES.get(op, {}))
-    if want_state:
-        shape["state"] = dict
-    for key, kind in shape.items():
+    """Check the response's top-level keys, and every offered action and score entry.
+
+    A match stores offers and scores as the guest sent them, so anything malformed must be
+    refused here, before any state changes (docs/abi.md "Ops").
+    """
+    for key, kind in _RESPONSE_SHAPES.get(op, {}).items():
         if not isinstance(response.get(key), kind):
-            raise GuestProtocolError(
-                f"guest {op_name} response lacks {key!r} of type {kind.__name__}",
-                op=op_name, printed=response.get("printed", ""),
-            )
+            _malformed(response, op_name, f"lacks {key!r} of type {kind.__name__}")
+    if want_state and not isinstance(response.get("state"), dict):
+        _malformed(response, op_name, "lacks 'state' of type dict")
+    actions = response.get("actions")
+    if op == OP_ACTIONS:
+        _check_offers(actions, response, op_name)
+    elif isinstance(actions, dict):
+        for offers in actions.values():
+            _check_offers(offers, response, op_name)
+    scores = response.get("scores")
+    if isinstance(scores, dict):
+        for score in scores.values():
+            if not isinstance(score, dict) or not isinstance(score.get("public_points", []), list):
+                _malformed(response, op_name, "has a score that is not {public_points, private_points}")
+
+
+_INTENTS = frozenset(("choice", "confirm", "cancel", "undo"))
+
+
+def _check_offers(offers: Any, response: dict[str, Any], op_name: str) -> None:
+    if not isinstance(offers, list):
+        _malformed(response, op_name, "has an action list that is not a list")
+    for offer in offers:
+        if (
+            not isinstance(offer, dict)
+            or not isinstance(offer.get("action"), dict)
+            or offer.get("intent") not in _INTENTS
+            or not isinstance(offer.get("label", ""), str)
+        ):
+            _malformed(response, op_name, "offers an action that is not {action, intent, label}")
+
+
+def _malformed(response: dict[str, Any], op_name: str, what: str) -> None:
+    raise GuestProtocolError(f"guest {op_name} response {what}", op=op_name, printed=response.get("printed", ""))
 
 
 def _func(exports: Any, name: str) -> wasmtime.Func:

@@ -100,10 +100,14 @@ def play_game(
     seat_bots = {p.player_id: make_bot(name, rng.next_u64()) for p, name in zip(players, bots)}
     plies = 0
     while not match.game_over and plies < max_plies:
-        movers = [pid for pid in match.active_player_ids if _has_move(match, pid)]
-        if not movers:
-            raise RuntimeError(f"no active player has an action at version {match.version} (a stuck game)")
-        mover = movers[rng.below(len(movers))] if len(movers) > 1 else movers[0]
+        active = match.state["active_player_ids"]
+        if len(active) == 1 and _has_move(match, active[0]):
+            mover = active[0]
+        else:
+            movers = [pid for pid in active if _has_move(match, pid)]
+            if not movers:
+                raise RuntimeError(f"no active player has an action at version {match.version} (a stuck game)")
+            mover = movers[rng.below(len(movers))] if len(movers) > 1 else movers[0]
         if via_views:
             choice = seat_bots[mover].choose(match.view(mover).actions)
             move = match.submit_view_action(mover, choice["action"], seed=rng.next_u64())
