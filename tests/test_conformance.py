@@ -8,10 +8,9 @@ record replays exactly in a fresh guest.
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from typing import Any
-
-import random
 
 import orjson
 import pytest

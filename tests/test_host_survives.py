@@ -8,7 +8,14 @@ import pytest
 
 from fixtures_guest import PLAYERS, cache_dir, guest_wasm, load_guest, wat_module  # noqa: F401
 from tablehost.bots import RandomBot
-from tablehost.errors import BudgetExceeded, GuestError, GuestPanic, GuestProtocolError, GuestTrap, ModuleError
+from tablehost.errors import (
+    BudgetExceeded,
+    GuestError,
+    GuestPanic,
+    GuestProtocolError,
+    GuestTrap,
+    ModuleError,
+)
 from tablehost.guest import GuestPool
 from tablehost.limits import DEFAULT_LIMITS, Limits
 from tablehost.match import Match, PlayerInfo
@@ -46,7 +53,7 @@ def test_hostile_guests_never_take_down_a_running_match(cache_dir: Path) -> None
         hostile = GuestPool(load_guest(variant, cache_dir, limits), limits)
         hostile.setup(PLAYERS, 1, "h:0")
         with pytest.raises(error):
-            hostile.step("h:0", lambda: {}, "h:1", 1, {"type": "space_click", "space_id": "a"}, 7)
+            hostile.step("h:0", dict, "h:1", 1, {"type": "space_click", "space_id": "a"}, 7)
         hostile.close()
         if not match.game_over:
             one_move()

@@ -63,7 +63,7 @@ class FirstBot:
         raise ValueError("no action to choose from")
 
 
-BOTS: dict[str, type[RandomBot] | type[FirstBot]] = {"random": RandomBot, "first": FirstBot}
+BOTS: dict[str, type[RandomBot | FirstBot]] = {"random": RandomBot, "first": FirstBot}
 
 
 def make_bot(name: str, seed: int | None = None) -> Bot:

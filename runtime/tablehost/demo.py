@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tablehost.client import ApiError, TablehostClient
 from tablehost.cli_remote import run_bot
+from tablehost.client import ApiError, TablehostClient
 from tablehost.guest import GuestPool
 from tablehost.module import load_module
 from tablehost.record import parse_record, replay

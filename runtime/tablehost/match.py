@@ -14,17 +14,17 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from tablehost.errors import (
     GuestProtocolError,
-    PatchError,
     MatchOver,
     NotOffered,
     NotYourTurn,
+    PatchError,
     StaleVersion,
     UndoRefused,
 )
@@ -51,7 +51,7 @@ Journal = Callable[[str, dict[str, Any]], None]
 
 def utc_now() -> str:
     """Return the current UTC time as ISO 8601 with microseconds, e.g. ``2026-11-29T21:00:00.000001+00:00``."""
-    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+    return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
 def draw_seed() -> Seed:
@@ -636,7 +636,7 @@ class Match:
 
     def _refresh_from_guest(self) -> None:
         """Ask the guest for the current state's actions, scores and game over (resume, undo)."""
-        get_state = lambda: self.table.state  # noqa: E731
+        get_state = lambda: self.table.state
         over = self.pool.game_over(self.state_ref, get_state)
         actions: dict[str, list[AvailableActionDict]] = {}
         if not over["game_over"]:

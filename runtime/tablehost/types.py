@@ -6,7 +6,7 @@ actions and patches are ``dict`` objects exactly as the guest reads and writes t
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 PlayerId = int
 """A seat's player id: an unsigned 32-bit integer chosen by the host (1, 2, ...)."""
@@ -17,16 +17,16 @@ Seed = int
 Version = int
 """How many history entries (moves and undos) a match has: 0 right after setup, +1 for each."""
 
-Viewer = Optional[PlayerId]
+Viewer = PlayerId | None
 """Who a view is for: a player id, or ``None`` for a spectator."""
 
 JSON = Any
-StateDict = Dict[str, Any]
+StateDict = dict[str, Any]
 """A table State in the JSON form of docs/abi.md (always normalised to the full form by the host)."""
 
-PatchDict = Dict[str, Any]
-ActionDict = Dict[str, Any]
-AvailableActionDict = Dict[str, Any]
-ScoresDict = Dict[str, Dict[str, List[float]]]
+PatchDict = dict[str, Any]
+ActionDict = dict[str, Any]
+AvailableActionDict = dict[str, Any]
+ScoresDict = dict[str, dict[str, list[float]]]
 
 SEED_MAX = 2**64 - 1
