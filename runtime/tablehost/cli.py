@@ -77,19 +77,10 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def _print_move(match: Match, move: MoveRecord) -> None:
+    from tablehost.cli_remote import describe_action
+
     del match
-    print(f"{move.seq:4d}  player {move.player_id}  {_describe(move.action)}")
-
-
-def _describe(action: dict[str, Any]) -> str:
-    kind = action.get("type")
-    if kind == "space_click":
-        return f"space {action['space_id']}"
-    if kind == "piece_click":
-        return f"piece {action['space_id']}[{action['index']}]"
-    if kind == "button_click":
-        return f"button {action['button'].get('id')}"
-    return orjson.dumps(action).decode()
+    print(f"{move.seq:4d}  player {move.player_id}  {describe_action(move.action)}")
 
 
 def cmd_play(args: argparse.Namespace) -> int:

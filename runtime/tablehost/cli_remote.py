@@ -265,19 +265,27 @@ def run_bot(
     return last
 
 
-@_guarded
-def cmd_bots(args: argparse.Namespace) -> int:
-    """Seat a random bot on each token (one thread each) and play the match to the end."""
-    tokens = [t.strip() for t in args.tokens.split(",") if t.strip()]
-    if not tokens:
-        raise SystemExit("tablehost: --tokens needs at least one seat token")
+def run_bots(address: str, match_id: str, tokens: list[str], seed: int | None = None) -> list[dict[str, Any]]:
+    """Play a match with one random bot per seat token (one thread each) until game over.
+
+    Args:
+        address: the server's ``host:port``.
+        match_id: the match.
+        tokens: seat tokens; each bot holds only its own.
+        seed: seeds bot *i* with ``seed + i`` (None: unseeded).
+
+    Returns:
+        Each bot's final view, in token order.
+
+    Raises:
+        ApiError: the first error any bot met (raised after every bot stopped).
+    """
     results: list[dict[str, Any]] = [{} for _ in tokens]
     errors: list[BaseException] = []
 
     def play(number: int, token: str) -> None:
         try:
-            seed = None if args.seed is None else args.seed + number
-            results[number] = run_bot(args.address, args.match, token, seed=seed)
+            results[number] = run_bot(address, match_id, token, seed=None if seed is None else seed + number)
         except BaseException as exc:  # noqa: BLE001 - reported below, after every bot stopped
             errors.append(exc)
 
@@ -288,7 +296,16 @@ def cmd_bots(args: argparse.Namespace) -> int:
         thread.join()
     if errors:
         raise errors[0]
-    final = results[0]
+    return results
+
+
+@_guarded
+def cmd_bots(args: argparse.Namespace) -> int:
+    """Seat a random bot on each token (one thread each) and play the match to the end."""
+    tokens = [t.strip() for t in args.tokens.split(",") if t.strip()]
+    if not tokens:
+        raise SystemExit("tablehost: --tokens needs at least one seat token")
+    final = run_bots(args.address, args.match, tokens, args.seed)[0]
     if args.json:
         _dump(final)
     else:

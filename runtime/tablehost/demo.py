@@ -12,12 +12,11 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from tablehost.cli_remote import run_bot
+from tablehost.cli_remote import run_bots
 from tablehost.client import ApiError, TablehostClient
 from tablehost.guest import GuestPool
 from tablehost.module import load_module
@@ -60,23 +59,8 @@ def wait_for_admin_token(data_dir: Path, server: subprocess.Popen[bytes], timeou
 def play_match(address: str, admin: TablehostClient, module: dict[str, Any], seats: int, seed: int) -> dict[str, Any]:
     """Create a match of ``module`` and let one random bot per seat play it to the end."""
     created = admin.create_match(module["module_id"], [f"bot{i + 1}" for i in range(seats)])
-    results: list[dict[str, Any]] = [{} for _ in range(seats)]
-    errors: list[BaseException] = []
-
-    def bot(number: int, token: str) -> None:
-        try:
-            results[number] = run_bot(address, created["match_id"], token, seed=seed + number)
-        except BaseException as exc:  # noqa: BLE001 - reported after every bot stopped
-            errors.append(exc)
-
-    threads = [threading.Thread(target=bot, args=(i, s["token"])) for i, s in enumerate(created["seats"])]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if errors:
-        raise errors[0]
-    return {"match_id": created["match_id"], "final": results[0]}
+    finals = run_bots(address, created["match_id"], [s["token"] for s in created["seats"]], seed)
+    return {"match_id": created["match_id"], "final": finals[0]}
 
 
 def run_demo(dist: Path, data_dir: Path | None = None, seed: int = 1) -> int:

@@ -405,13 +405,7 @@ class Match:
             raise MatchOver(f"match {self.match_id} is over", match_id=self.match_id)
         if action == UNDO_ACTION:
             return self.undo(player_id, expected_version=expected_version)
-        if player_id not in self.table.state["active_player_ids"]:
-            raise NotYourTurn(
-                f"player {player_id} is not active (active: {self.active_player_ids})",
-                match_id=self.match_id,
-                player_id=player_id,
-            )
-        self._check_version(expected_version)
+        self._check_turn(player_id, expected_version)
         if not any(offer["action"] == action for offer in self._actions.get(player_id, ())):
             raise NotOffered(
                 f"action {orjson.dumps(action).decode()} was not offered to player {player_id}",
@@ -477,13 +471,7 @@ class Match:
             raise MatchOver(f"match {self.match_id} is over", match_id=self.match_id)
         if view_action == UNDO_ACTION:
             return self.undo(player_id, expected_version=expected_version)
-        if player_id not in self.table.state["active_player_ids"]:
-            raise NotYourTurn(
-                f"player {player_id} is not active (active: {self.active_player_ids})",
-                match_id=self.match_id,
-                player_id=player_id,
-            )
-        self._check_version(expected_version)
+        self._check_turn(player_id, expected_version)
         choices: list[int] = []
 
         def pick(n: int) -> int:
@@ -556,6 +544,16 @@ class Match:
         return move
 
     # ----------------------------------------------------------------- internals
+
+    def _check_turn(self, player_id: PlayerId, expected_version: int | None) -> None:
+        """Platform rule 1 (only an active player acts), then the client's version."""
+        if player_id not in self.table.state["active_player_ids"]:
+            raise NotYourTurn(
+                f"player {player_id} is not active (active: {self.active_player_ids})",
+                match_id=self.match_id,
+                player_id=player_id,
+            )
+        self._check_version(expected_version)
 
     def _check_version(self, expected_version: int | None) -> None:
         if expected_version is not None and expected_version != self.version:
