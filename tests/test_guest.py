@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fixtures_guest import ACTION, PLAYERS, cache_dir, load_guest  # noqa: F401  (cache_dir is a fixture)
-from tablehost._epoch import TICKER
+from tablehost._epoch import TICKER, EpochTicker
 from tablehost.errors import BudgetExceeded, GuestError, GuestPanic, GuestProtocolError, GuestTrap
 from tablehost.guest import BUDGET_BY_TRAP, SDK_REF_CACHE_SIZE, Guest, GuestPool, classify_failure
 from tablehost.limits import DEFAULT_LIMITS, KiB, Limits, MiB
@@ -327,6 +327,30 @@ def test_a_plain_wasmtime_error_becomes_a_guest_trap(cache_dir: Path) -> None:  
 
 def test_deadline_ticks_cover_the_whole_budget() -> None:
     assert TICKER.deadline_ticks(250) * TICKER.tick_ms >= 250 + TICKER.tick_ms
+
+
+class _CountingEngine:
+    def __init__(self) -> None:
+        self.epoch = 0
+
+    def increment_epoch(self) -> None:
+        self.epoch += 1
+
+
+def test_the_ticker_ticks_until_the_armed_deadline_then_sleeps_and_owes_nothing_for_idle_time() -> None:
+    ticker, engine = EpochTicker(tick_ms=1.0), _CountingEngine()
+    ticker.register(engine)
+    ticks = ticker.deadline_ticks(10)
+    deadline = time.monotonic() + 5
+    while not ticker.idle and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert ticker.idle
+    assert engine.epoch >= ticks  # the armed deadline was reached
+    reached = engine.epoch
+    time.sleep(0.05)
+    assert engine.epoch == reached  # asleep: no ticks while nothing is armed
+    # Waking up restarts the clock: the 50 idle ms are not owed, so the budget is not cut short.
+    assert ticker.deadline_ticks(10) <= 10 + 3
 
 
 _ECHO_POOL: list[GuestPool] = []
