@@ -81,12 +81,21 @@ class RequestInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
 
     def __init__(self, registry: MatchRegistry) -> None:
         self.registry = registry
+        # grpc asks for a handler on every call; wrap each method's handler once, not per call.
+        self._wrapped: dict[str, tuple[Any, Any]] = {}
 
     def intercept_service(self, continuation: Callable[[Any], Any], details: Any) -> Any:
         handler = continuation(details)
         if handler is None or not details.method.startswith(SERVICE_PREFIX):
             return handler
-        method = details.method.rsplit("/", 1)[-1]
+        known = self._wrapped.get(details.method)
+        if known is not None and known[0] is handler:
+            return known[1]
+        wrapped = self._wrap(details.method.rsplit("/", 1)[-1], handler)
+        self._wrapped[details.method] = (handler, wrapped)
+        return wrapped
+
+    def _wrap(self, method: str, handler: Any) -> Any:
         if handler.unary_unary is not None:
             return grpc.unary_unary_rpc_method_handler(
                 self._unary(method, handler.unary_unary),

@@ -15,7 +15,7 @@ from __future__ import annotations
 import secrets
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -47,10 +47,14 @@ class LiveMatch:
     Attributes:
         match: the match (not thread-safe: only touched under ``changed``).
         changed: the match's lock, notified after every change (watchers wait on it).
+        views: the newest view served to each viewer (``None``: spectator), reused while the
+            match is still at that version, so a viewer's view is built once per version
+            however many requests and watch streams ask for it. Only touched under ``changed``.
     """
 
     match: Match
     changed: threading.Condition
+    views: dict[int | None, ServedView] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -87,6 +91,9 @@ class ServedView:
     viewer: int | None
     view: MatchView
     score_labels: list[str]
+    wire: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    """Room for the API layer to memoise this view's wire form (the registry reuses one
+    ``ServedView`` per viewer and version, so the form is built once too)."""
 
 
 class MatchRegistry:
@@ -267,7 +274,7 @@ class MatchRegistry:
         """The caller's view: its seat's for a seat token, the spectator view otherwise."""
         live = self._live(principal, match_id)
         with live.changed:
-            return self._served(live.match, principal.viewer)
+            return self._served(live, principal.viewer)
 
     def watch(
         self, principal: Principal, match_id: str, is_active: Callable[[], bool]
@@ -284,7 +291,7 @@ class MatchRegistry:
                 if live.match.version == seen:
                     live.changed.wait(WATCH_POLL_S)
                     continue
-                served = self._served(live.match, principal.viewer)
+                served = self._served(live, principal.viewer)
             seen = served.view.version
             yield served
             if served.view.game_over:
@@ -305,7 +312,7 @@ class MatchRegistry:
             action = _offered_form(live.match, player_id, view_action)
             live.match.submit_view_action(player_id, action, expected_version=expected_version)
             live.changed.notify_all()
-            return self._served(live.match, player_id)
+            return self._served(live, player_id)
 
     def undo(self, principal: Principal, match_id: str, expected_version: int) -> ServedView:
         """Take back the caller's newest undoable move; durable before it returns.
@@ -319,7 +326,7 @@ class MatchRegistry:
         with live.changed:
             live.match.undo(player_id, expected_version=expected_version)
             live.changed.notify_all()
-            return self._served(live.match, player_id)
+            return self._served(live, player_id)
 
     def record(self, principal: Principal, match_id: str) -> dict[str, Any]:
         """The match record: for the admin any time, for the match's tokens after game over.
@@ -368,8 +375,14 @@ class MatchRegistry:
                 )
         return sorted(summaries, key=lambda s: (s["created_at"], s["match_id"]), reverse=True)
 
-    def _served(self, match: Match, viewer: int | None) -> ServedView:
-        return ServedView(match.match_id, viewer, match.view(viewer), _score_labels(match))
+    def _served(self, live: LiveMatch, viewer: int | None) -> ServedView:
+        """The view of ``viewer`` at the match's current version (cached); call under ``live.changed``."""
+        match = live.match
+        served = live.views.get(viewer)
+        if served is None or served.view.version != match.version:
+            served = ServedView(match.match_id, viewer, match.view(viewer), _score_labels(match))
+            live.views[viewer] = served
+        return served
 
 
 def _require_admin(principal: Principal, what: str) -> None:

@@ -31,8 +31,17 @@ def _module(stored: StoredModule) -> pb.Module:
 
 
 def _view(served: ServedView) -> pb.MatchView:
+    """The view as a message, built once per ``served`` (the registry reuses it per version).
+
+    The message is shared by every request and stream that serves this view, so it is never
+    changed after it is built; a response embedding it gets its own copy.
+    """
     structlog.contextvars.bind_contextvars(version=served.view.version)
-    return convert.view_to_proto(served.match_id, served.viewer, served.view, served.score_labels)
+    message: pb.MatchView | None = served.wire.get("pb")
+    if message is None:
+        message = convert.view_to_proto(served.match_id, served.viewer, served.view, served.score_labels)
+        served.wire["pb"] = message
+    return message
 
 
 def _match_id(match_id: str) -> str:
