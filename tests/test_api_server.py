@@ -116,6 +116,26 @@ def test_each_token_gets_its_own_view_and_only_seats_act(host: Host) -> None:
         assert refused(seat.submit, other_match, offered, 0).status == grpc.StatusCode.PERMISSION_DENIED
 
 
+def test_a_viewers_view_is_built_once_per_version_and_rebuilt_after_each_change(host: Host) -> None:
+    created = host.admin.create_match(host.module_id, ["ann", "bob"])
+    match_id = created["match_id"]
+    ann, bob = (host.registry.authenticate(s["token"]) for s in created["seats"])
+    seat1 = host.client(created["seats"][0]["token"])
+    first = host.registry.view(ann, match_id)
+    assert host.registry.view(ann, match_id) is first  # reused at the same version
+    assert host.registry.view(bob, match_id) is not first and host.registry.view(bob, match_id).viewer == 2
+    offered = first.view.actions[0]["action"]
+    refused(seat1.submit, match_id, {"type": "space_click", "space_id": "z9"}, 0)
+    assert host.registry.view(ann, match_id) is first  # a refused move changes nothing
+    after = seat1.submit(match_id, offered, 0)
+    fresh = host.registry.view(ann, match_id)
+    assert fresh is not first and fresh.view.version == after["version"] == 1
+    assert fresh.view.state != first.view.state
+    # The cached view is the one the match builds now, and the wire carries it.
+    assert fresh.view == host.registry._matches[match_id].match.view(1)
+    assert seat1.view(match_id) == after
+
+
 def test_refusals_carry_their_status_and_change_nothing(host: Host) -> None:
     match_id, seat1, seat2, _ = new_match(host)
     first = seat1.view(match_id)["actions"][0]["action"]
