@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 from google.protobuf import struct_pb2
 from google.protobuf.json_format import MessageToDict
 
@@ -40,6 +41,30 @@ def to_struct(data: dict[str, Any] | None) -> struct_pb2.Struct:
     return struct
 
 
+_STRUCT_WIRE: dict[bytes, bytes] = {}
+"""Serialized Structs by the sorted JSON of their source map. Boards repeat the same small maps
+(a cell's ``{"column", "row"}``) in every view, and ``Struct.update`` runs in Python."""
+_STRUCT_WIRE_MAX = 4096
+
+
+def _fill_struct(target: struct_pb2.Struct, data: dict[str, Any]) -> None:
+    """Set the empty Struct ``target`` to ``data``, as ``target.update(data)`` would, via the cache."""
+    try:
+        key = orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # not plain JSON (an integer over 64 bits): the slow path converts it
+        target.update(data)
+        return
+    wire = _STRUCT_WIRE.get(key)
+    if wire is None:
+        built = struct_pb2.Struct()
+        built.update(data)
+        wire = built.SerializeToString(deterministic=True)
+        if len(_STRUCT_WIRE) >= _STRUCT_WIRE_MAX:
+            _STRUCT_WIRE.clear()
+        _STRUCT_WIRE[key] = wire
+    target.MergeFromString(wire)
+
+
 def from_struct(struct: struct_pb2.Struct) -> dict[str, Any]:
     """A Struct as a JSON object, integral numbers as ``int``."""
     return _ints(MessageToDict(struct))  # type: ignore[no-any-return]
@@ -64,22 +89,33 @@ def action_to_proto(action: dict[str, Any]) -> pb.Action:
     Raises:
         InvalidRequest: an unknown ``type``.
     """
+    message = pb.Action()
+    _fill_action(message, action)
+    return message
+
+
+def _fill_action(message: pb.Action, action: dict[str, Any]) -> None:
+    """Set the empty ``message`` to ``action`` in place (see :func:`action_to_proto`)."""
     kind = action.get("type")
     if kind == "space_click":
-        return pb.Action(space_click=pb.SpaceClick(space_id=action["space_id"]))
-    if kind == "piece_click":
-        return pb.Action(piece_click=pb.PieceClick(space_id=action["space_id"], index=action["index"]))
-    if kind == "button_click":
+        message.space_click.SetInParent()
+        message.space_click.space_id = action["space_id"]
+    elif kind == "piece_click":
+        message.piece_click.SetInParent()
+        message.piece_click.space_id = action["space_id"]
+        message.piece_click.index = action["index"]
+    elif kind == "button_click":
         button = action.get("button") or {}
-        return pb.Action(
-            button_click=pb.Button(
-                id=button.get("id", ""),
-                label=button.get("label", ""),
-                location=button.get("location", ""),
-                disabled=bool(button.get("disabled", False)),
-            )
+        out = message.button_click
+        out.SetInParent()
+        out.id = button.get("id", "")
+        out.label = button.get("label", "")
+        out.location = button.get("location", "")
+        out.disabled = bool(button.get("disabled", False))
+    else:
+        raise InvalidRequest(
+            f"unknown action type {kind!r}; expected space_click, piece_click or button_click"
         )
-    raise InvalidRequest(f"unknown action type {kind!r}; expected space_click, piece_click or button_click")
 
 
 def action_from_proto(action: pb.Action) -> dict[str, Any]:
@@ -112,11 +148,15 @@ def action_from_proto(action: pb.Action) -> dict[str, Any]:
 
 def available_to_proto(offer: dict[str, Any]) -> pb.AvailableAction:
     """An AvailableAction dict ``{action, intent, label}`` as a message."""
-    return pb.AvailableAction(
-        action=action_to_proto(offer["action"]),
-        intent=INTENTS.get(offer.get("intent", "choice"), pb.INTENT_CHOICE),
-        label=offer.get("label", ""),
-    )
+    message = pb.AvailableAction()
+    _fill_available(message, offer)
+    return message
+
+
+def _fill_available(message: pb.AvailableAction, offer: dict[str, Any]) -> None:
+    message.intent = INTENTS.get(offer.get("intent", "choice"), pb.INTENT_CHOICE)
+    message.label = offer.get("label", "")
+    _fill_action(message.action, offer["action"])
 
 
 def available_from_proto(offer: pb.AvailableAction) -> dict[str, Any]:
@@ -134,11 +174,11 @@ def available_from_proto(offer: pb.AvailableAction) -> dict[str, Any]:
 def _fill_piece(message: pb.Piece, piece: dict[str, Any]) -> None:
     message.public_kind = piece.get("public_kind", "")
     if piece.get("public_state"):
-        message.public_state.update(piece["public_state"])
+        _fill_struct(message.public_state, piece["public_state"])
     if piece.get("private_kind") is not None:
         message.private_kind = piece["private_kind"]
     if piece.get("private_state"):
-        message.private_state.update(piece["private_state"])
+        _fill_struct(message.private_state, piece["private_state"])
     if piece.get("owner") is not None:
         message.owner = piece["owner"]
     if piece.get("count") is not None:
@@ -163,7 +203,14 @@ def state_to_proto(state: dict[str, Any]) -> pb.TableState:
 
     Built in place with ``add()`` and only non-empty maps set: this runs for every view served.
     """
-    message = pb.TableState(active_player_ids=state.get("active_player_ids", []))
+    message = pb.TableState()
+    _fill_state(message, state)
+    return message
+
+
+def _fill_state(message: pb.TableState, state: dict[str, Any]) -> None:
+    """Set the empty ``message`` to ``state`` in place (see :func:`state_to_proto`)."""
+    message.active_player_ids.extend(state.get("active_player_ids", []))
     for player in state.get("players", []):
         _fill_player(message.players.add(), player)
     for space in state.get("spaces", []):
@@ -172,16 +219,15 @@ def state_to_proto(state: dict[str, Any]) -> pb.TableState:
         if space.get("owner") is not None:
             out.owner = space["owner"]
         if space.get("public_state"):
-            out.public_state.update(space["public_state"])
+            _fill_struct(out.public_state, space["public_state"])
         if space.get("private_state"):
-            out.private_state.update(space["private_state"])
+            _fill_struct(out.private_state, space["private_state"])
         for piece in space.get("pieces", []):
             _fill_piece(out.pieces.add(), piece)
     if state.get("meta_data"):
-        message.meta_data.update(state["meta_data"])
+        _fill_struct(message.meta_data, state["meta_data"])
     for entry in state.get("log", []):
         message.log.add(text=entry.get("text", ""))
-    return message
 
 
 def state_from_proto(state: pb.TableState) -> dict[str, Any]:
@@ -211,9 +257,9 @@ def _fill_player(message: pb.Player, player: dict[str, Any]) -> None:
     message.username = player.get("username", "")
     message.color = player.get("color", "")
     if player.get("public_state"):
-        message.public_state.update(player["public_state"])
+        _fill_struct(message.public_state, player["public_state"])
     if player.get("private_state"):
-        message.private_state.update(player["private_state"])
+        _fill_struct(message.private_state, player["private_state"])
 
 
 def player_to_proto(player: Any) -> pb.Player:
@@ -251,12 +297,13 @@ def view_to_proto(match_id: str, viewer: int | None, view: Any, score_labels: li
     message = pb.MatchView(
         match_id=match_id,
         version=view.version,
-        state=state_to_proto(view.state),
-        actions=[available_to_proto(a) for a in view.actions],
         score_labels=score_labels,
         active_player_ids=view.active_player_ids,
         game_over=view.game_over,
     )
+    _fill_state(message.state, view.state)
+    for offer in view.actions:
+        _fill_available(message.actions.add(), offer)
     if viewer is not None:
         message.viewer = viewer
     for player_id, score in view.scores.items():
