@@ -149,6 +149,12 @@ def test_refusals_carry_their_status_and_change_nothing(host: Host) -> None:
     assert seat2.view(match_id)["version"] == 1
 
 
+def test_a_module_over_grpcs_default_4_mib_message_reaches_the_module_check(host: Host) -> None:
+    too_big_for_grpc_default = b"\0asm\x01\0\0\0" + b"\0" * (5 * 1024 * 1024)
+    refusal = refused(host.admin.upload_module, too_big_for_grpc_default, "big")
+    assert refusal.status == grpc.StatusCode.INVALID_ARGUMENT, refusal
+
+
 def test_malformed_and_unknown_requests(host: Host) -> None:
     match_id, seat1, _, _ = new_match(host)
     stub = pb_grpc.MatchServiceStub(grpc.insecure_channel(host.address))
