@@ -59,10 +59,6 @@ def create_server(
     Raises:
         RuntimeError: the address cannot be bound.
     """
-    import os
-    max_workers = int(os.environ.get("TH_W", max_workers))
-    if os.environ.get("TH_SW"):
-        sys.setswitchinterval(float(os.environ["TH_SW"]))
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="tablehost-rpc"),
         interceptors=[RequestInterceptor(registry)],
