@@ -5,7 +5,7 @@ use std::alloc::{self, Layout};
 use std::cell::{Cell, RefCell};
 
 use crate::cache::StateCache;
-use crate::dispatch::dispatch;
+use crate::dispatch::dispatch_into;
 use crate::game::Game;
 use crate::printing::peek_printed;
 
@@ -14,7 +14,8 @@ pub const ABI_MINOR_VERSION: i32 = 0;
 
 thread_local! {
     static CACHE: RefCell<StateCache> = RefCell::new(StateCache::new());
-    /// The last response; valid until the next `tablehost_call`.
+    /// The last response; valid until the next `tablehost_call`, which
+    /// rewrites it in place (its capacity is kept across calls).
     static RESPONSE: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
     /// `{"message", "printed"}` of the last panic, written by the hook.
     static PANIC_REPORT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
@@ -68,11 +69,10 @@ pub unsafe fn call<G: Game>(op: i32, ptr: i32, len: i32) -> i64 {
     } else {
         std::slice::from_raw_parts(ptr as usize as *const u8, len as usize)
     };
-    let response = CACHE.with(|cache| dispatch::<G>(&mut cache.borrow_mut(), op, request));
-    RESPONSE.with(|slot| {
-        let mut slot = slot.borrow_mut();
-        *slot = response;
-        pack(slot.as_ptr(), slot.len())
+    RESPONSE.with(|response| {
+        let mut response = response.borrow_mut();
+        CACHE.with(|cache| dispatch_into::<G>(&mut cache.borrow_mut(), op, request, &mut response));
+        pack(response.as_ptr(), response.len())
     })
 }
 

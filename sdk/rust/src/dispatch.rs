@@ -1,14 +1,12 @@
 //! The dispatcher: one request (op code + JSON bytes) in, one JSON response
 //! out (docs/abi.md, "Ops" and "Errors"). Safe code; `abi.rs` feeds it.
 
-use serde::ser::SerializeMap;
-use serde::{Deserialize, Serialize, Serializer};
+use serde::Deserialize;
 
 use crate::action::{Action, AvailableAction};
 use crate::cache::StateCache;
-use crate::config::Scores;
 use crate::game::{actions_of_active, play, start, Game};
-use crate::patch::Patch;
+use crate::json_out::{write_player_key, write_str, ObjectWriter, WriteJson};
 use crate::printing::take_printed;
 use crate::state::{Player, PlayerId, State};
 use crate::table::Table;
@@ -31,16 +29,17 @@ fn bad_request(message: impl Into<String>) -> CallError {
 }
 
 /// (player id, actions) pairs, written as a JSON object keyed by the id in
-/// decimal (a Vec instead of a BTreeMap keeps the wasm small).
+/// decimal, in this order.
 struct ActionsByPlayer(Vec<(PlayerId, Vec<AvailableAction>)>);
 
-impl Serialize for ActionsByPlayer {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(self.0.len()))?;
-        for (player_id, actions) in &self.0 {
-            map.serialize_entry(player_id, actions)?;
+impl WriteJson for ActionsByPlayer {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        out.push(b'{');
+        for (at, (player_id, actions)) in self.0.iter().enumerate() {
+            write_player_key(out, *player_id, at == 0);
+            actions.write_json(out);
         }
-        map.end()
+        out.push(b'}');
     }
 }
 
@@ -89,58 +88,6 @@ struct StepRequest {
     want_state: bool,
 }
 
-// ---- responses ------------------------------------------------------------
-
-#[derive(Serialize)]
-struct SetupResponse<'a> {
-    state: &'a State,
-    patches: &'a [Patch],
-    rng_used: bool,
-    score_labels: &'a [String],
-    scores: &'a Scores,
-    game_over: bool,
-    actions: &'a ActionsByPlayer,
-}
-
-#[derive(Serialize)]
-struct ActionsResponse<'a> {
-    actions: &'a [AvailableAction],
-}
-
-#[derive(Serialize)]
-struct StepResponse<'a> {
-    patches: &'a [Patch],
-    rng_used: bool,
-    allow_undo: bool,
-    scores: &'a Scores,
-    game_over: bool,
-    actions: &'a ActionsByPlayer,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    state: Option<&'a State>,
-}
-
-#[derive(Serialize)]
-struct ScoresResponse<'a> {
-    scores: &'a Scores,
-}
-
-#[derive(Serialize)]
-struct GameOverResponse<'a> {
-    game_over: bool,
-    scores: &'a Scores,
-}
-
-#[derive(Serialize)]
-struct ErrorBody<'a> {
-    code: &'a str,
-    message: &'a str,
-}
-
-#[derive(Serialize)]
-struct ErrorResponse<'a> {
-    error: ErrorBody<'a>,
-}
-
 // ---- dispatch -------------------------------------------------------------
 
 /// Run op `op` on the JSON `request` against `cache`; returns the response
@@ -150,28 +97,42 @@ struct ErrorResponse<'a> {
 /// `unknown_op`, `state_miss`, `unknown_player`). A panic in the game is not
 /// caught (in wasm it traps; see `abi.rs`).
 pub fn dispatch<G: Game>(cache: &mut StateCache, op: i32, request: &[u8]) -> Vec<u8> {
+    let mut response = Vec::new();
+    dispatch_into::<G>(cache, op, request, &mut response);
+    response
+}
+
+/// `dispatch`, writing the response into `response` (cleared first, its
+/// capacity reused: the module keeps one buffer for every call).
+pub fn dispatch_into<G: Game>(cache: &mut StateCache, op: i32, request: &[u8], response: &mut Vec<u8>) {
+    response.clear();
     let result = match op {
-        OP_SETUP => parse(request).and_then(|req| setup::<G>(cache, req)),
-        OP_ACTIONS => parse(request).and_then(|req| actions::<G>(cache, req)),
-        OP_STEP => parse(request).and_then(|req| step::<G>(cache, req)),
-        OP_SCORES => parse(request).and_then(|req| scores::<G>(cache, req)),
-        OP_GAME_OVER => parse(request).and_then(|req| game_over::<G>(cache, req)),
+        OP_SETUP => parse(request).and_then(|req| setup::<G>(cache, req, response)),
+        OP_ACTIONS => parse(request).and_then(|req| actions::<G>(cache, req, response)),
+        OP_STEP => parse(request).and_then(|req| step::<G>(cache, req, response)),
+        OP_SCORES => parse(request).and_then(|req| scores::<G>(cache, req, response)),
+        OP_GAME_OVER => parse(request).and_then(|req| game_over::<G>(cache, req, response)),
         other => Err(CallError { code: "unknown_op", message: format!("unknown op code {}", other) }),
     };
-    let mut response = match result {
-        Ok(body) => body,
-        Err(err) => to_json(&ErrorResponse { error: ErrorBody { code: err.code, message: &err.message } }),
-    };
-    append_printed(&mut response, &take_printed());
-    response
+    if let Err(err) = result {
+        // Ops write only after their last check, but start clean all the same.
+        response.clear();
+        write_error(response, &err);
+    }
+    append_printed(response, &take_printed());
 }
 
 fn parse<'de, T: Deserialize<'de>>(request: &'de [u8]) -> Result<T, CallError> {
     serde_json::from_slice(request).map_err(|err| bad_request(format!("malformed request: {}", err)))
 }
 
-fn to_json<T: Serialize>(value: &T) -> Vec<u8> {
-    serde_json::to_vec(value).expect("responses are always encodable")
+/// `{"error": {"code", "message"}}`.
+fn write_error(out: &mut Vec<u8>, err: &CallError) {
+    let mut response = ObjectWriter::begin(out);
+    let mut error = ObjectWriter::begin(response.key("error"));
+    error.member("code", err.code).member("message", &err.message);
+    error.end();
+    response.end();
 }
 
 /// Add `"printed": text` as the last member of the JSON object `response`.
@@ -182,7 +143,7 @@ fn append_printed(response: &mut Vec<u8>, printed: &str) {
     debug_assert_eq!(response.last(), Some(&b'}'));
     response.pop();
     response.extend_from_slice(b",\"printed\":");
-    response.extend_from_slice(&to_json(&printed));
+    write_str(response, printed);
     response.push(b'}');
 }
 
@@ -215,7 +176,7 @@ fn with_table<R>(
     }
 }
 
-fn setup<G: Game>(cache: &mut StateCache, req: SetupRequest) -> Result<Vec<u8>, CallError> {
+fn setup<G: Game>(cache: &mut StateCache, req: SetupRequest, out: &mut Vec<u8>) -> Result<(), CallError> {
     if req.players.is_empty() {
         return Err(bad_request("setup needs at least one player"));
     }
@@ -234,31 +195,35 @@ fn setup<G: Game>(cache: &mut StateCache, req: SetupRequest) -> Result<Vec<u8>, 
     let scores = G::scores(&started.table);
     let game_over = G::is_game_over(&started.table, &scores);
     let actions = ActionsByPlayer(actions_of_active::<G>(&started.table, game_over));
-    let body = to_json(&SetupResponse {
-        state: &started.initial,
-        patches: &patches,
-        rng_used: started.rng_used,
-        score_labels: &started.score_labels,
-        scores: &scores,
-        game_over,
-        actions: &actions,
-    });
+    let mut response = ObjectWriter::begin(out);
+    response
+        .member("state", &started.initial)
+        .member("patches", &patches)
+        .member("rng_used", &started.rng_used)
+        .member("score_labels", &started.score_labels)
+        .member("scores", &scores)
+        .member("game_over", &game_over)
+        .member("actions", &actions);
+    response.end();
     if let Some(next_ref) = req.next_ref {
         cache.put(next_ref, started.table);
     }
-    Ok(body)
+    Ok(())
 }
 
-fn actions<G: Game>(cache: &mut StateCache, req: ReadRequest) -> Result<Vec<u8>, CallError> {
+fn actions<G: Game>(cache: &mut StateCache, req: ReadRequest, out: &mut Vec<u8>) -> Result<(), CallError> {
     let player_id = req.player_id.ok_or_else(|| bad_request("actions needs \"player_id\""))?;
     with_table(cache, req.state, req.state_ref, |table| {
         ensure_seated(table.state(), player_id)?;
         let actions = G::available_actions(table, player_id);
-        Ok(to_json(&ActionsResponse { actions: &actions }))
+        let mut response = ObjectWriter::begin(out);
+        response.member("actions", &actions);
+        response.end();
+        Ok(())
     })
 }
 
-fn step<G: Game>(cache: &mut StateCache, req: StepRequest) -> Result<Vec<u8>, CallError> {
+fn step<G: Game>(cache: &mut StateCache, req: StepRequest, out: &mut Vec<u8>) -> Result<(), CallError> {
     let mut table = match (req.state, &req.state_ref) {
         (Some(state), _) => Table::try_new(state).map_err(bad_request)?,
         (None, Some(state_ref)) => {
@@ -276,32 +241,41 @@ fn step<G: Game>(cache: &mut StateCache, req: StepRequest) -> Result<Vec<u8>, Ca
     let scores = G::scores(&table);
     let game_over = G::is_game_over(&table, &scores);
     let actions = ActionsByPlayer(actions_of_active::<G>(&table, game_over));
-    let body = to_json(&StepResponse {
-        patches: &played.patches,
-        rng_used: played.rng_used,
-        allow_undo: played.allow_undo,
-        scores: &scores,
-        game_over,
-        actions: &actions,
-        state: if req.want_state { Some(table.state()) } else { None },
-    });
+    let mut response = ObjectWriter::begin(out);
+    response
+        .member("patches", &played.patches)
+        .member("rng_used", &played.rng_used)
+        .member("allow_undo", &played.allow_undo)
+        .member("scores", &scores)
+        .member("game_over", &game_over)
+        .member("actions", &actions);
+    if req.want_state {
+        response.member("state", table.state());
+    }
+    response.end();
     if let Some(next_ref) = req.next_ref {
         cache.put(next_ref, table);
     }
-    Ok(body)
+    Ok(())
 }
 
-fn scores<G: Game>(cache: &mut StateCache, req: ReadRequest) -> Result<Vec<u8>, CallError> {
+fn scores<G: Game>(cache: &mut StateCache, req: ReadRequest, out: &mut Vec<u8>) -> Result<(), CallError> {
     with_table(cache, req.state, req.state_ref, |table| {
         let scores = G::scores(table);
-        Ok(to_json(&ScoresResponse { scores: &scores }))
+        let mut response = ObjectWriter::begin(out);
+        response.member("scores", &scores);
+        response.end();
+        Ok(())
     })
 }
 
-fn game_over<G: Game>(cache: &mut StateCache, req: ReadRequest) -> Result<Vec<u8>, CallError> {
+fn game_over<G: Game>(cache: &mut StateCache, req: ReadRequest, out: &mut Vec<u8>) -> Result<(), CallError> {
     with_table(cache, req.state, req.state_ref, |table| {
         let scores = G::scores(table);
         let game_over = G::is_game_over(table, &scores);
-        Ok(to_json(&GameOverResponse { game_over, scores: &scores }))
+        let mut response = ObjectWriter::begin(out);
+        response.member("game_over", &game_over).member("scores", &scores);
+        response.end();
+        Ok(())
     })
 }

@@ -13,6 +13,7 @@ mod cache;
 mod config;
 pub mod dispatch;
 mod game;
+mod json_out;
 mod patch;
 #[doc(hidden)]
 pub mod printing;
