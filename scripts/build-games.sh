@@ -9,9 +9,12 @@
 #                                           differs from the fresh build
 #   scripts/build-games.sh test             cargo test for the whole workspace
 #
-# A wasm build: release profile of the root Cargo.toml (opt-level z, LTO,
-# panic=abort, stripped), a 64 KiB stack, path prefixes remapped so the bytes
-# do not depend on the checkout folder, then `wasm-opt -Oz`.
+# A wasm build: release profile of the root Cargo.toml (opt-level 3, LTO,
+# panic=abort, stripped), a 64 KiB stack, the bulk-memory feature (memcpy and
+# memset become single `memory.copy`/`memory.fill` instructions instead of
+# byte loops; wasmtime enables the feature by default), path prefixes remapped
+# so the bytes do not depend on the checkout folder, then `wasm-opt -O3`
+# (speed over size; bench/guest_fuel.py measures both).
 # Toolchain: Debian's /usr/bin/cargo + rustc with its cargo registry when
 # present (see scripts/install-toolchain.sh), else `cargo` from PATH.
 set -euo pipefail
@@ -56,7 +59,7 @@ build() {
     command -v wasm-opt >/dev/null || { echo "error: wasm-opt missing; run scripts/install-toolchain.sh" >&2; exit 2; }
     select_toolchain
     local registry=${CARGO_HOME:-$HOME/.cargo}/registry
-    export RUSTFLAGS="-C link-arg=-zstack-size=65536 \
+    export RUSTFLAGS="-C link-arg=-zstack-size=65536 -C target-feature=+bulk-memory \
 --remap-path-prefix=$root=/tablehost \
 --remap-path-prefix=/usr/share/cargo/registry=/registry \
 --remap-path-prefix=$registry=/cargo-registry"
@@ -67,7 +70,7 @@ build() {
     "${cargo_cmd[@]}" build --release --target wasm32-unknown-unknown \
         --target-dir "$target_dir" "${packages[@]}"
     while read -r dir package; do
-        wasm-opt -Oz --strip-debug --strip-producers \
+        wasm-opt -O3 --enable-bulk-memory --strip-debug --strip-producers \
             "$target_dir/wasm32-unknown-unknown/release/${package//-/_}.wasm" -o "$out/$dir.wasm"
         echo "built $out/$dir.wasm ($(wc -c <"$out/$dir.wasm") bytes)"
     done < <(game_crates)
