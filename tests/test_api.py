@@ -8,6 +8,7 @@ from typing import Any
 
 import grpc
 import pytest
+from google.protobuf import struct_pb2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -192,6 +193,36 @@ def test_a_view_survives_the_wire(
     assert back["actions"] == offered
     assert back["scores"] == dict(sorted(scores.items(), key=lambda kv: int(kv[0])))
     assert (back["viewer"], back["version"], back["game_over"]) == (viewer, version, game_over)
+
+
+json_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**53), 2**53)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=5)
+)
+json_maps = st.dictionaries(
+    st.text(max_size=4),
+    st.recursive(
+        json_scalars,
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+        max_leaves=8,
+    ),
+    max_size=4,
+)
+
+
+@given(maps=st.lists(json_maps, min_size=1, max_size=6))
+@settings(max_examples=150)
+def test_cached_structs_equal_structs_built_by_update(maps: list[dict[str, Any]]) -> None:
+    # Twice each, so the second fill comes from the cache; 1, 1.0 and True must not share an entry.
+    for data in [*maps, *maps, {"v": 1}, {"v": 1.0}, {"v": True}, {"v": 1}]:
+        expected = struct_pb2.Struct()
+        expected.update(data)
+        filled = struct_pb2.Struct()
+        convert._fill_struct(filled, data)
+        assert filled == expected
 
 
 @given(action=actions)

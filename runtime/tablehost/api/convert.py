@@ -49,6 +49,8 @@ _STRUCT_WIRE_MAX = 4096
 
 def _fill_struct(target: struct_pb2.Struct, data: dict[str, Any]) -> None:
     """Set the empty Struct ``target`` to ``data``, as ``target.update(data)`` would, via the cache."""
+    # Keys are exact for JSON: 1, 1.0 and true differ. (orjson writes NaN as null, but table
+    # maps come from JSON, which has no NaN.)
     try:
         key = orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
     except TypeError:  # not plain JSON (an integer over 64 bits): the slow path converts it
