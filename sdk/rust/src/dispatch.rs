@@ -6,7 +6,7 @@ use serde::Deserialize;
 use crate::action::{Action, AvailableAction};
 use crate::cache::StateCache;
 use crate::game::{actions_of_active, play, start, Game};
-use crate::json_out::{write_player_key, write_str, ObjectWriter, WriteJson};
+use crate::json_out::{name, write_player_key, write_str, ObjectWriter, WriteJson};
 use crate::printing::take_printed;
 use crate::state::{Player, PlayerId, State};
 use crate::table::Table;
@@ -129,8 +129,8 @@ fn parse<'de, T: Deserialize<'de>>(request: &'de [u8]) -> Result<T, CallError> {
 /// `{"error": {"code", "message"}}`.
 fn write_error(out: &mut Vec<u8>, err: &CallError) {
     let mut response = ObjectWriter::begin(out);
-    let mut error = ObjectWriter::begin(response.key("error"));
-    error.member("code", err.code).member("message", &err.message);
+    let mut error = ObjectWriter::begin(response.key(name!("error")));
+    error.member(name!("code"), err.code).member(name!("message"), &err.message);
     error.end();
     response.end();
 }
@@ -197,13 +197,13 @@ fn setup<G: Game>(cache: &mut StateCache, req: SetupRequest, out: &mut Vec<u8>) 
     let actions = ActionsByPlayer(actions_of_active::<G>(&started.table, game_over));
     let mut response = ObjectWriter::begin(out);
     response
-        .member("state", &started.initial)
-        .member("patches", &patches)
-        .member("rng_used", &started.rng_used)
-        .member("score_labels", &started.score_labels)
-        .member("scores", &scores)
-        .member("game_over", &game_over)
-        .member("actions", &actions);
+        .member(name!("state"), &started.initial)
+        .member(name!("patches"), &patches)
+        .member(name!("rng_used"), &started.rng_used)
+        .member(name!("score_labels"), &started.score_labels)
+        .member(name!("scores"), &scores)
+        .member(name!("game_over"), &game_over)
+        .member(name!("actions"), &actions);
     response.end();
     if let Some(next_ref) = req.next_ref {
         cache.put(next_ref, started.table);
@@ -217,7 +217,7 @@ fn actions<G: Game>(cache: &mut StateCache, req: ReadRequest, out: &mut Vec<u8>)
         ensure_seated(table.state(), player_id)?;
         let actions = G::available_actions(table, player_id);
         let mut response = ObjectWriter::begin(out);
-        response.member("actions", &actions);
+        response.member(name!("actions"), &actions);
         response.end();
         Ok(())
     })
@@ -243,14 +243,14 @@ fn step<G: Game>(cache: &mut StateCache, req: StepRequest, out: &mut Vec<u8>) ->
     let actions = ActionsByPlayer(actions_of_active::<G>(&table, game_over));
     let mut response = ObjectWriter::begin(out);
     response
-        .member("patches", &played.patches)
-        .member("rng_used", &played.rng_used)
-        .member("allow_undo", &played.allow_undo)
-        .member("scores", &scores)
-        .member("game_over", &game_over)
-        .member("actions", &actions);
+        .member(name!("patches"), &played.patches)
+        .member(name!("rng_used"), &played.rng_used)
+        .member(name!("allow_undo"), &played.allow_undo)
+        .member(name!("scores"), &scores)
+        .member(name!("game_over"), &game_over)
+        .member(name!("actions"), &actions);
     if req.want_state {
-        response.member("state", table.state());
+        response.member(name!("state"), table.state());
     }
     response.end();
     if let Some(next_ref) = req.next_ref {
@@ -263,7 +263,7 @@ fn scores<G: Game>(cache: &mut StateCache, req: ReadRequest, out: &mut Vec<u8>) 
     with_table(cache, req.state, req.state_ref, |table| {
         let scores = G::scores(table);
         let mut response = ObjectWriter::begin(out);
-        response.member("scores", &scores);
+        response.member(name!("scores"), &scores);
         response.end();
         Ok(())
     })
@@ -274,7 +274,7 @@ fn game_over<G: Game>(cache: &mut StateCache, req: ReadRequest, out: &mut Vec<u8
         let scores = G::scores(table);
         let game_over = G::is_game_over(table, &scores);
         let mut response = ObjectWriter::begin(out);
-        response.member("game_over", &game_over).member("scores", &scores);
+        response.member(name!("game_over"), &game_over).member(name!("scores"), &scores);
         response.end();
         Ok(())
     })

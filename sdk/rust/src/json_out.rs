@@ -21,6 +21,23 @@ pub(crate) trait WriteJson {
     fn write_json(&self, out: &mut Vec<u8>);
 }
 
+/// `,"key":` for `ObjectWriter::key` and `member`: a member name written
+/// raw, so it must need no escape.
+macro_rules! name {
+    ($key:literal) => {
+        concat!(",\"", $key, "\":")
+    };
+}
+pub(crate) use name;
+
+/// `,"key":"value"` for `ObjectWriter::tag`: a member whose name and string
+/// value are both literals needing no escape.
+macro_rules! tag {
+    ($key:literal, $value:literal) => {
+        concat!(",\"", $key, "\":\"", $value, "\"")
+    };
+}
+
 /// `\u00XX` escapes use lowercase hex, as serde_json's do.
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
@@ -186,32 +203,29 @@ impl<'a> ObjectWriter<'a> {
         self.first = false;
     }
 
-    /// Append member name `key`, a literal of the SDK that needs no escape
-    /// (so it is copied without a scan), and return the buffer for its
-    /// value, which the caller must write before the next member.
-    pub(crate) fn key(&mut self, key: &'static str) -> &mut Vec<u8> {
-        debug_assert!(is_plain(key), "member names written raw need no escape");
-        self.comma();
-        self.out.push(b'"');
-        self.out.extend_from_slice(key.as_bytes());
-        self.out.extend_from_slice(b"\":");
+    /// Append a member name made by `name!` (`,"key":`, a literal that needs
+    /// no escape, copied in one go; its comma is dropped for the first
+    /// member) and return the buffer for the value, which the caller must
+    /// write before the next member.
+    pub(crate) fn key(&mut self, name: &'static str) -> &mut Vec<u8> {
+        debug_assert!(name.starts_with(",\"") && name.ends_with("\":") && is_plain(&name[2..name.len() - 2]));
+        self.out.extend_from_slice(&name.as_bytes()[usize::from(self.first)..]);
+        self.first = false;
         self.out
     }
 
-    /// Append member `key` (a literal, see `key`) with `value`.
-    pub(crate) fn member<T: WriteJson + ?Sized>(&mut self, key: &'static str, value: &T) -> &mut Self {
-        value.write_json(self.key(key));
+    /// Append member `name` (made by `name!`) with `value`.
+    pub(crate) fn member<T: WriteJson + ?Sized>(&mut self, name: &'static str, value: &T) -> &mut Self {
+        value.write_json(self.key(name));
         self
     }
 
-    /// Append member `key` with the string `value`, both literals of the SDK
-    /// that need no escape (a tag such as `"op": "add_piece"`).
-    pub(crate) fn tag(&mut self, key: &'static str, value: &'static str) -> &mut Self {
-        debug_assert!(is_plain(value), "tags written raw need no escape");
-        let out = self.key(key);
-        out.push(b'"');
-        out.extend_from_slice(value.as_bytes());
-        out.push(b'"');
+    /// Append a whole member made by `tag!` (`,"key":"value"`, a literal
+    /// such as `"op": "add_piece"`).
+    pub(crate) fn tag(&mut self, member: &'static str) -> &mut Self {
+        debug_assert!(member.starts_with(",\"") && member.ends_with('"'));
+        self.out.extend_from_slice(&member.as_bytes()[usize::from(self.first)..]);
+        self.first = false;
         self
     }
 
@@ -366,11 +380,11 @@ impl WriteJson for Piece {
     fn write_json(&self, out: &mut Vec<u8>) {
         let mut object = ObjectWriter::begin(out);
         object
-            .member("public_kind", &self.public_kind)
-            .member("public_state", &self.public_state)
-            .member("private_kind", &self.private_kind)
-            .member("private_state", &self.private_state)
-            .member("owner", &self.owner);
+            .member(name!("public_kind"), &self.public_kind)
+            .member(name!("public_state"), &self.public_state)
+            .member(name!("private_kind"), &self.private_kind)
+            .member(name!("private_state"), &self.private_state)
+            .member(name!("owner"), &self.owner);
         object.end();
     }
 }
@@ -379,13 +393,13 @@ impl WriteJson for Space {
     fn write_json(&self, out: &mut Vec<u8>) {
         let mut object = ObjectWriter::begin(out);
         object
-            .member("space_id", &self.space_id)
-            .member("kind", &self.kind)
-            .member("owner", &self.owner)
-            .member("arrangement", &self.arrangement)
-            .member("public_state", &self.public_state)
-            .member("private_state", &self.private_state)
-            .member("pieces", &self.pieces);
+            .member(name!("space_id"), &self.space_id)
+            .member(name!("kind"), &self.kind)
+            .member(name!("owner"), &self.owner)
+            .member(name!("arrangement"), &self.arrangement)
+            .member(name!("public_state"), &self.public_state)
+            .member(name!("private_state"), &self.private_state)
+            .member(name!("pieces"), &self.pieces);
         object.end();
     }
 }
@@ -394,11 +408,11 @@ impl WriteJson for Player {
     fn write_json(&self, out: &mut Vec<u8>) {
         let mut object = ObjectWriter::begin(out);
         object
-            .member("player_id", &self.player_id)
-            .member("color", &self.color)
-            .member("username", &self.username)
-            .member("public_state", &self.public_state)
-            .member("private_state", &self.private_state);
+            .member(name!("player_id"), &self.player_id)
+            .member(name!("color"), &self.color)
+            .member(name!("username"), &self.username)
+            .member(name!("public_state"), &self.public_state)
+            .member(name!("private_state"), &self.private_state);
         object.end();
     }
 }
@@ -406,7 +420,7 @@ impl WriteJson for Player {
 impl WriteJson for LogEntry {
     fn write_json(&self, out: &mut Vec<u8>) {
         let mut object = ObjectWriter::begin(out);
-        object.member("text", &self.text).member("for_player", &self.for_player);
+        object.member(name!("text"), &self.text).member(name!("for_player"), &self.for_player);
         object.end();
     }
 }
@@ -415,11 +429,11 @@ impl WriteJson for State {
     fn write_json(&self, out: &mut Vec<u8>) {
         let mut object = ObjectWriter::begin(out);
         object
-            .member("active_player_ids", &self.active_player_ids)
-            .member("players", &self.players)
-            .member("spaces", &self.spaces)
-            .member("meta_data", &self.meta_data)
-            .member("log", &self.log);
+            .member(name!("active_player_ids"), &self.active_player_ids)
+            .member(name!("players"), &self.players)
+            .member(name!("spaces"), &self.spaces)
+            .member(name!("meta_data"), &self.meta_data)
+            .member(name!("log"), &self.log);
         object.end();
     }
 }
@@ -428,10 +442,10 @@ impl WriteJson for Button {
     fn write_json(&self, out: &mut Vec<u8>) {
         let mut object = ObjectWriter::begin(out);
         object
-            .member("id", &self.id)
-            .member("label", &self.label)
-            .member("location", &self.location)
-            .member("disabled", &self.disabled);
+            .member(name!("id"), &self.id)
+            .member(name!("label"), &self.label)
+            .member(name!("location"), &self.location)
+            .member(name!("disabled"), &self.disabled);
         object.end();
     }
 }
@@ -441,13 +455,13 @@ impl WriteJson for Action {
         let mut object = ObjectWriter::begin(out);
         match self {
             Action::SpaceClick { space_id } => {
-                object.tag("type", "space_click").member("space_id", space_id);
+                object.tag(tag!("type", "space_click")).member(name!("space_id"), space_id);
             }
             Action::PieceClick { space_id, index } => {
-                object.tag("type", "piece_click").member("space_id", space_id).member("index", index);
+                object.tag(tag!("type", "piece_click")).member(name!("space_id"), space_id).member(name!("index"), index);
             }
             Action::ButtonClick { button } => {
-                object.tag("type", "button_click").member("button", button);
+                object.tag(tag!("type", "button_click")).member(name!("button"), button);
             }
         }
         object.end();
@@ -468,7 +482,7 @@ impl WriteJson for Intent {
 impl WriteJson for AvailableAction {
     fn write_json(&self, out: &mut Vec<u8>) {
         let mut object = ObjectWriter::begin(out);
-        object.member("action", &self.action).member("intent", &self.intent).member("label", &self.label);
+        object.member(name!("action"), &self.action).member(name!("intent"), &self.intent).member(name!("label"), &self.label);
         object.end();
     }
 }
@@ -476,7 +490,7 @@ impl WriteJson for AvailableAction {
 impl WriteJson for Score {
     fn write_json(&self, out: &mut Vec<u8>) {
         let mut object = ObjectWriter::begin(out);
-        object.member("public_points", &self.public_points).member("private_points", &self.private_points);
+        object.member(name!("public_points"), &self.public_points).member(name!("private_points"), &self.private_points);
         object.end();
     }
 }
@@ -497,103 +511,103 @@ impl WriteJson for Patch {
         let mut object = ObjectWriter::begin(out);
         match self {
             Patch::AddPiece { space_id, piece } => {
-                object.tag("op", "add_piece").member("space_id", space_id).member("piece", piece);
+                object.tag(tag!("op", "add_piece")).member(name!("space_id"), space_id).member(name!("piece"), piece);
             }
             Patch::InsertPiece { space_id, index, piece } => {
                 object
-                    .tag("op", "insert_piece")
-                    .member("space_id", space_id)
-                    .member("index", index)
-                    .member("piece", piece);
+                    .tag(tag!("op", "insert_piece"))
+                    .member(name!("space_id"), space_id)
+                    .member(name!("index"), index)
+                    .member(name!("piece"), piece);
             }
             Patch::RemovePiece { space_id, index } => {
-                object.tag("op", "remove_piece").member("space_id", space_id).member("index", index);
+                object.tag(tag!("op", "remove_piece")).member(name!("space_id"), space_id).member(name!("index"), index);
             }
             Patch::MovePiece { from, index, to, to_index } => {
-                object.tag("op", "move_piece").member("from", from).member("index", index).member("to", to);
+                object.tag(tag!("op", "move_piece")).member(name!("from"), from).member(name!("index"), index).member(name!("to"), to);
                 if let Some(to_index) = to_index {
-                    object.member("to_index", to_index);
+                    object.member(name!("to_index"), to_index);
                 }
             }
             Patch::Permute { space_id, order } => {
-                object.tag("op", "permute").member("space_id", space_id).member("order", order);
+                object.tag(tag!("op", "permute")).member(name!("space_id"), space_id).member(name!("order"), order);
             }
             Patch::SetPublicKind { space_id, index, kind } => {
                 object
-                    .tag("op", "set_public_kind")
-                    .member("space_id", space_id)
-                    .member("index", index)
-                    .member("kind", kind);
+                    .tag(tag!("op", "set_public_kind"))
+                    .member(name!("space_id"), space_id)
+                    .member(name!("index"), index)
+                    .member(name!("kind"), kind);
             }
             Patch::SetPrivateKind { space_id, index, kind } => {
                 object
-                    .tag("op", "set_private_kind")
-                    .member("space_id", space_id)
-                    .member("index", index)
-                    .member("kind", kind);
+                    .tag(tag!("op", "set_private_kind"))
+                    .member(name!("space_id"), space_id)
+                    .member(name!("index"), index)
+                    .member(name!("kind"), kind);
             }
             Patch::SetPieceOwner { space_id, index, owner } => {
                 object
-                    .tag("op", "set_piece_owner")
-                    .member("space_id", space_id)
-                    .member("index", index)
-                    .member("owner", owner);
+                    .tag(tag!("op", "set_piece_owner"))
+                    .member(name!("space_id"), space_id)
+                    .member(name!("index"), index)
+                    .member(name!("owner"), owner);
             }
             Patch::SetPiecePublicState { space_id, index, key, value } => {
                 object
-                    .tag("op", "set_piece_public_state")
-                    .member("space_id", space_id)
-                    .member("index", index)
-                    .member("key", key)
-                    .member("value", value);
+                    .tag(tag!("op", "set_piece_public_state"))
+                    .member(name!("space_id"), space_id)
+                    .member(name!("index"), index)
+                    .member(name!("key"), key)
+                    .member(name!("value"), value);
             }
             Patch::SetPiecePrivateState { space_id, index, key, value } => {
                 object
-                    .tag("op", "set_piece_private_state")
-                    .member("space_id", space_id)
-                    .member("index", index)
-                    .member("key", key)
-                    .member("value", value);
+                    .tag(tag!("op", "set_piece_private_state"))
+                    .member(name!("space_id"), space_id)
+                    .member(name!("index"), index)
+                    .member(name!("key"), key)
+                    .member(name!("value"), value);
             }
             Patch::SetSpaceOwner { space_id, owner } => {
-                object.tag("op", "set_space_owner").member("space_id", space_id).member("owner", owner);
+                object.tag(tag!("op", "set_space_owner")).member(name!("space_id"), space_id).member(name!("owner"), owner);
             }
             Patch::SetSpacePublicState { space_id, key, value } => {
                 object
-                    .tag("op", "set_space_public_state")
-                    .member("space_id", space_id)
-                    .member("key", key)
-                    .member("value", value);
+                    .tag(tag!("op", "set_space_public_state"))
+                    .member(name!("space_id"), space_id)
+                    .member(name!("key"), key)
+                    .member(name!("value"), value);
             }
             Patch::SetSpacePrivateState { space_id, key, value } => {
                 object
-                    .tag("op", "set_space_private_state")
-                    .member("space_id", space_id)
-                    .member("key", key)
-                    .member("value", value);
+                    .tag(tag!("op", "set_space_private_state"))
+                    .member(name!("space_id"), space_id)
+                    .member(name!("key"), key)
+                    .member(name!("value"), value);
             }
             Patch::SetPlayerPublicState { player_id, key, value } => {
                 object
-                    .tag("op", "set_player_public_state")
-                    .member("player_id", player_id)
-                    .member("key", key)
-                    .member("value", value);
+                    .tag(tag!("op", "set_player_public_state"))
+                    .member(name!("player_id"), player_id)
+                    .member(name!("key"), key)
+                    .member(name!("value"), value);
             }
             Patch::SetPlayerPrivateState { player_id, key, value } => {
                 object
-                    .tag("op", "set_player_private_state")
-                    .member("player_id", player_id)
-                    .member("key", key)
-                    .member("value", value);
+                    .tag(tag!("op", "set_player_private_state"))
+                    .member(name!("player_id"), player_id)
+                    .member(name!("key"), key)
+                    .member(name!("value"), value);
             }
             Patch::SetActivePlayers { player_ids } => {
-                object.tag("op", "set_active_players").member("player_ids", player_ids);
+                object.tag(tag!("op", "set_active_players")).member(name!("player_ids"), player_ids);
             }
             Patch::SetMeta { key, value } => {
-                object.tag("op", "set_meta").member("key", key).member("value", value);
+                object.tag(tag!("op", "set_meta")).member(name!("key"), key).member(name!("value"), value);
             }
             Patch::Log { entry } => {
-                object.tag("op", "log").member("entry", entry);
+                object.tag(tag!("op", "log")).member(name!("entry"), entry);
             }
         }
         object.end();
