@@ -250,3 +250,13 @@ def test_malformed_records_are_refused() -> None:
         parse_record(b"{nope")
     with pytest.raises(RecordError):
         parse_record({k: v for k, v in record.items() if k != "players"})
+
+
+def test_a_move_with_bad_patches_never_reaches_the_journal() -> None:
+    journal = Journal()
+    match = new_match(journal=journal)
+    before = frozen(match)
+    with pytest.raises(PatchError):
+        match.submit(1, button("badpatch"))
+    assert [kind for kind, _ in journal.events] == ["setup"]
+    assert frozen(match) == before

@@ -435,16 +435,16 @@ class Match:
             view_action=view_action,
             picked=picked,
         )
-        before = self._position() if (move.undoable or self.journal is not None) else None
-        self._commit_move(move, before)
         if self.journal is not None:
+            # Check, make durable, then apply: the apply cannot fail after the check, and a
+            # failed journal write leaves the match as it was.
+            self.table.check(move.patches)
             try:
                 self.journal("move", move.to_json())
             except BaseException:
-                assert before is not None
                 self.pool.discard_ref(f"{self.match_id}:{move.seq}")
-                self._rollback_move(before)
                 raise
+        self._commit_move(move, self._position() if move.undoable else None)
         self._take_outcome(response)
         if self.check_mirror:
             self._compare_mirror(response)
@@ -597,13 +597,6 @@ class Match:
             self._undo_chain.append((move, before))
         else:
             self._undo_chain.clear()
-
-    def _rollback_move(self, before: _Position) -> None:
-        move = self.history.pop()
-        self.table = Table.restore(before.snapshot)
-        self.version = move.seq - 1
-        if self._undo_chain and self._undo_chain[-1][0] is move:
-            self._undo_chain.pop()
 
     def _commit_undo(self, move: MoveRecord) -> None:
         if not self._undo_chain or self._undo_chain[-1][0].seq != move.seq:

@@ -522,6 +522,22 @@ class Table:
         for commit, args in steps:
             commit(*args)
 
+    def check(self, patches: Iterable[PatchDict]) -> None:
+        """Raise exactly what :meth:`apply` would raise for ``patches``, changing nothing.
+
+        Lets a caller make a change durable between checking and applying it, knowing the
+        apply cannot fail (the match journals a move this way).
+
+        Raises:
+            PatchError: as :meth:`apply`.
+        """
+        lengths: _Lengths = {}
+        for index, patch in enumerate(patches):
+            try:
+                _prepare(self, patch, lengths)
+            except PatchError as exc:
+                raise PatchError(f"patch {index}: {exc.message}", patch_index=index) from exc
+
     def apply_patch(self, patch: PatchDict) -> None:
         """Apply one patch (see :meth:`apply`). Raises PatchError; the state is then unchanged."""
         commit, args = _prepare(self, patch, {})
