@@ -84,6 +84,8 @@ def parse_bot_list(spec: str, players: int) -> list[str]:
     A single name is used for every seat. Raises ``ValueError`` for a count that does not
     match ``players`` or an unknown name.
     """
+    if players < 1:
+        raise ValueError(f"a match needs at least one player, got {players}")
     names = [n.strip() for n in spec.split(",") if n.strip()]
     if len(names) == 1:
         names = names * players

@@ -33,6 +33,11 @@ EXIT_USAGE = 2
 EXIT_FAILED = 1
 
 
+def _require_at_least(option: str, value: int, least: int) -> None:
+    if value < least:
+        raise SystemExit(f"tablehost: {option} must be at least {least}, got {value}")
+
+
 def _read_module_bytes(path: str) -> bytes:
     try:
         return Path(path).read_bytes()
@@ -85,9 +90,12 @@ def _print_move(match: Match, move: MoveRecord) -> None:
 
 def cmd_play(args: argparse.Namespace) -> int:
     """Play one local match with bots, printing every move and the final scores."""
+    _require_at_least("--max-plies", args.max_plies, 1)
+    bots = parse_bot_list(args.bots, args.players)
+    if args.record and not Path(args.record).resolve().parent.is_dir():
+        raise SystemExit(f"tablehost: cannot write the record: no folder {Path(args.record).parent}")
     data = _read_module_bytes(args.module)
     module = load_module(data, name=Path(args.module).stem)
-    bots = parse_bot_list(args.bots, args.players)
     seed = args.seed if args.seed is not None else secrets.randbits(64)
     pool = GuestPool(module)
     try:
@@ -108,27 +116,32 @@ def cmd_play(args: argparse.Namespace) -> int:
     for player in match.players:
         score = match.scores.get(str(player.player_id), {})
         print(f"  player {player.player_id} ({bots[player.player_id - 1]}): {score.get('public_points')}")
-    if result.winners:
+    if result.finished and result.winners:
         print("draw" if result.draw else f"winner: player {match.players[result.winners[0]].player_id}")
     if args.record:
-        Path(args.record).write_bytes(orjson.dumps(match.record(), option=orjson.OPT_INDENT_2))
+        try:
+            Path(args.record).write_bytes(orjson.dumps(match.record(), option=orjson.OPT_INDENT_2))
+        except OSError as exc:
+            raise SystemExit(f"tablehost: cannot write the record {args.record}: {exc.strerror}") from None
         print(f"record written to {args.record}")
-    return 0
+    return 0 if result.finished else EXIT_FAILED
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     """Run many bot games and print wins, draws, plies, speed and failures (with seeds)."""
     bots = [b.strip() for b in args.bots.split(",") if b.strip()]
     parse_bot_list(args.bots, len(bots))
-    if args.games < 1:
-        raise SystemExit("tablehost: --games must be at least 1")
+    _require_at_least("--games", args.games, 1)
+    _require_at_least("--workers", args.workers, 1)
+    _require_at_least("--max-plies", args.max_plies, 1)
+    _read_module_bytes(args.module)  # a clear message for a missing or unreadable file
     seed = args.seed if args.seed is not None else secrets.randbits(64)
     summary = simulate(
         args.module,
         bots,
         seed,
         args.games,
-        workers=max(1, args.workers),
+        workers=args.workers,
         max_plies=args.max_plies,
         progress=not args.json and sys.stderr.isatty(),
     )
@@ -147,6 +160,15 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return EXIT_FAILED if summary.failures else 0
 
 
+def _viewer(text: str, player_ids: list[int]) -> int | None:
+    if text == "spectator":
+        return None
+    if not text.isdigit() or int(text) not in player_ids:
+        choices = ", ".join(str(p) for p in player_ids)
+        raise SystemExit(f"tablehost: --viewer must be a player id ({choices}) or 'spectator', got {text!r}")
+    return int(text)
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     """Show a record, verify it by re-execution, or print the state/view at a version."""
     record = load_record(args.record)
@@ -154,8 +176,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         if args.viewer is None:
             shown: Any = state_at(record, args.at)
         else:
-            viewer = None if args.viewer == "spectator" else int(args.viewer)
-            shown = view_at(record, args.at, viewer)
+            shown = view_at(record, args.at, _viewer(args.viewer, [p.player_id for p in record.players]))
         print(orjson.dumps(shown, option=orjson.OPT_INDENT_2).decode())
         if not args.verify:
             return 0
@@ -192,7 +213,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every command (also used to generate the docs)."""
-    parser = argparse.ArgumentParser(prog="tablehost", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="tablehost",
+        description="Run turn-based games compiled to WebAssembly: locally, or on a gRPC match server.",
+    )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     inspect = commands.add_parser("inspect", help="validate a module and show its exports and budgets")
@@ -260,6 +284,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader (e.g. `| head`) went away: stop quietly, as other command-line tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ stable string ``code`` (``"area/reason"``) that the API maps to a gRPC status::
         ├── NotYourTurn             match/not_your_turn
         ├── StaleVersion            match/stale_version
         ├── NotOffered              match/not_offered
+        ├── StuckGame               match/stuck
         └── UndoRefused             match/undo_refused
 """
 
@@ -131,6 +132,12 @@ class NotOffered(MatchError):
     """The action is not among those offered to the player in the current state (platform rule 1)."""
 
     code = "match/not_offered"
+
+
+class StuckGame(MatchError):
+    """Nobody can act although the game is not over: the module offers no action to any active player."""
+
+    code = "match/stuck"
 
 
 class UndoRefused(MatchError):

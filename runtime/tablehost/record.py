@@ -69,34 +69,75 @@ def parse_record(data: dict[str, Any] | bytes | str) -> ParsedRecord:
     """Validate a record given as a dict or JSON text.
 
     Raises:
-        RecordError: not JSON, an unknown format, or a missing/malformed field (named).
+        RecordError: not JSON, an unknown format, or a missing or malformed field; the
+            message names the field (``moves[3].seed``) and what was expected.
     """
     if isinstance(data, (bytes, str)):
         try:
             data = orjson.loads(data)
         except orjson.JSONDecodeError as exc:
             raise RecordError(f"the record is not JSON: {exc}") from exc
-    if not isinstance(data, dict):
-        raise RecordError("a record is a JSON object")
-    if data.get("format") != RECORD_FORMAT:
-        raise RecordError(f"unknown record format {data.get('format')!r}; expected {RECORD_FORMAT!r}")
-    try:
-        moves = sorted((MoveRecord.from_json(m) for m in data["moves"]), key=lambda m: m.seq)
-        setup = data["setup"]
-        for key in ("seed", "state", "patches"):
-            if key not in setup:
-                raise KeyError(f"setup.{key}")
-        return ParsedRecord(
-            match_id=str(data["match_id"]),
-            module_sha256=str(data["module"]["sha256"]),
-            module_name=str(data["module"].get("name", "")),
-            players=[PlayerInfo.from_json(p) for p in data["players"]],
-            setup=setup,
-            moves=moves,
-            created_at=str(data.get("created_at", "")),
-        )
-    except (KeyError, TypeError, ValueError) as exc:
-        raise RecordError(f"malformed record: missing or bad field {exc}") from exc
+    record = _expect(data, dict, "the record")
+    if record.get("format") != RECORD_FORMAT:
+        raise RecordError(f"unknown record format {record.get('format')!r}; expected {RECORD_FORMAT!r}")
+    module = _field(record, "module", dict)
+    players = [PlayerInfo.from_json(_player(p, f"players[{i}]")) for i, p in enumerate(_field(record, "players", list))]
+    ids = [p.player_id for p in players]
+    if not players or len(set(ids)) != len(ids):
+        raise RecordError("players must be a non-empty list with unique player ids")
+    setup = _field(record, "setup", dict)
+    _seed(_field(setup, "seed", int, "setup"), "setup.seed")
+    _field(setup, "state", dict, "setup")
+    _field(setup, "patches", list, "setup")
+    moves = []
+    for i, raw in enumerate(_field(record, "moves", list)):
+        where = f"moves[{i}]"
+        move = _expect(raw, dict, where)
+        for key, kind in (("seq", int), ("player_id", int), ("seed", int), ("action", dict), ("patches", list),
+                          ("rng_used", bool), ("allow_undo", bool)):
+            _field(move, key, kind, where)
+        _seed(move["seed"], f"{where}.seed")
+        if move["player_id"] not in ids:
+            raise RecordError(f"{where}.player_id {move['player_id']} is not one of the players {ids}")
+        moves.append(MoveRecord.from_json(move))
+    return ParsedRecord(
+        match_id=str(_field(record, "match_id", str)),
+        module_sha256=str(_field(module, "sha256", str, "module")),
+        module_name=str(module.get("name", "")),
+        players=players,
+        setup=setup,
+        moves=sorted(moves, key=lambda m: m.seq),
+        created_at=str(record.get("created_at", "")),
+    )
+
+
+def _expect(value: Any, kind: type, where: str) -> Any:
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise RecordError(f"{where} must be a JSON {_JSON_NAMES[kind]}, got {type(value).__name__}")
+    return value
+
+
+def _field(obj: dict[str, Any], key: str, kind: type, where: str = "") -> Any:
+    path = f"{where}.{key}" if where else key
+    if key not in obj:
+        raise RecordError(f"the record lacks {path}")
+    return _expect(obj[key], kind, path)
+
+
+def _seed(value: int, where: str) -> None:
+    if not 0 <= value < 2**64:
+        raise RecordError(f"{where} {value} is not a 64-bit unsigned seed")
+
+
+def _player(value: Any, where: str) -> dict[str, Any]:
+    player = _expect(value, dict, where)
+    pid = _field(player, "player_id", int, where)
+    if not 0 <= pid < 2**32:
+        raise RecordError(f"{where}.player_id {pid} is not an unsigned 32-bit id")
+    return player
+
+
+_JSON_NAMES = {dict: "object", list: "array", int: "integer", str: "string", bool: "boolean"}
 
 
 def load_record(path: str | Path) -> ParsedRecord:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tablehost.bots import make_bot
+from tablehost.errors import StuckGame
 from tablehost.guest import GuestPool
 from tablehost.match import Match, MoveRecord, PlayerInfo
 from tablehost.rng import Rng
@@ -84,6 +85,7 @@ def play_game(
 
     Raises:
         GuestError: the game failed; the error says how.
+        StuckGame: no active player is offered anything before game over.
         ValueError: an unknown bot name.
     """
     rng = Rng(seed)
@@ -106,7 +108,11 @@ def play_game(
         else:
             movers = [pid for pid in active if _has_move(match, pid)]
             if not movers:
-                raise RuntimeError(f"no active player has an action at version {match.version} (a stuck game)")
+                raise StuckGame(
+                    f"the game is not over but no active player ({active}) is offered an action"
+                    f" at version {match.version}",
+                    match_id=match.match_id,
+                )
             mover = movers[rng.below(len(movers))] if len(movers) > 1 else movers[0]
         if via_views:
             choice = seat_bots[mover].choose(match.view(mover).actions)

@@ -80,6 +80,9 @@ def game_seeds(seed: int, games: int) -> list[int]:
     return [rng.next_u64() for _ in range(games)]
 
 
+MAX_WORKERS = 64
+"""More worker processes than this only thrash; ``--workers`` is capped here and at the game count."""
+
 _worker_pool: GuestPool | None = None
 _worker_sha = ""
 
@@ -100,7 +103,7 @@ def _run_game(job: tuple[int, int, Sequence[str], int]) -> GameOutcome:
         result = play_game(
             _worker_pool, bots, seed, match_id=f"sim-{index}", max_plies=max_plies, module_sha256=_worker_sha
         )
-    except (TablehostError, RuntimeError) as exc:
+    except TablehostError as exc:
         code = getattr(exc, "code", type(exc).__name__)
         outcome.error = f"{code}: {exc}"
         return outcome
@@ -122,12 +125,19 @@ def run_games(
 ) -> Iterator[GameOutcome]:
     """Play ``games`` games and yield each outcome as it finishes (any order).
 
+    ``workers`` is capped at the number of games and at :data:`MAX_WORKERS`.
+
     Raises:
+        ValueError: ``games`` or ``workers`` below 1.
         ModuleError: the module is not valid (before any game starts).
     """
     load_module(Path(module_path).read_bytes(), limits=limits)  # fail fast, warm the compiled cache
-    jobs = [(i, s, list(bots), max_plies) for i, s in enumerate(game_seeds(seed, games))]
-    if workers <= 1:
+    if games < 1 or workers < 1:
+        raise ValueError(f"games and workers must be at least 1 (got {games} games, {workers} workers)")
+    workers = min(workers, games, MAX_WORKERS)
+    rng = Rng(seed)
+    jobs = ((i, rng.next_u64(), list(bots), max_plies) for i in range(games))  # lazy: games may be many
+    if workers == 1:
         _init_worker(str(module_path), limits)
         for job in jobs:
             yield _run_game(job)

@@ -1,0 +1,118 @@
+"""The local `tablehost` commands, run in-process through cli.main."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import orjson
+import pytest
+
+from tablehost.cli import main
+
+DIST = Path(__file__).resolve().parent.parent / "sample_games" / "dist"
+TTT = str(DIST / "tic_tac_toe.wasm")
+pytestmark = pytest.mark.skipif(not (DIST / "tic_tac_toe.wasm").exists(), reason="run `make games`")
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:  # argparse and usage errors
+        code = exc.code if isinstance(exc.code, int) else 2
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err + (str(exc.code) if not isinstance(exc.code, int) else "")
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_inspect_reports_the_module(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "inspect", TTT, "--json")
+    report = orjson.loads(out)
+    assert code == 0 and report["imports"] == [] and "tablehost_call" in report["exports"]
+    assert len(report["sha256"]) == 64 and report["budgets"]["wall_ms"] == 250
+
+
+@pytest.mark.parametrize("game", sorted(p.stem for p in DIST.glob("*.wasm")))
+def test_every_record_written_by_play_verifies(capsys: pytest.CaptureFixture[str], tmp_path: Path, game: str) -> None:
+    players = {"hearts": "4", "dominoes": "3"}.get(game, "2")
+    record = tmp_path / "r.json"
+    module = str(DIST / f"{game}.wasm")
+    code, out, _ = run(capsys, "play", module, "--players", players, "--seed", "5", "--record", str(record), "--quiet")
+    assert code == 0 and "game over" in out
+    code, out, _ = run(capsys, "replay", str(record), "--verify", "--module", module)
+    assert code == 0 and out.startswith("verified")
+
+
+def test_replay_detects_a_tampered_record(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    record = tmp_path / "r.json"
+    run(capsys, "play", TTT, "--seed", "5", "--record", str(record), "--quiet")
+    data = orjson.loads(record.read_bytes())
+    data["moves"][2]["patches"][0]["kind"] = "tampered"
+    record.write_bytes(orjson.dumps(data))
+    code, out, _ = run(capsys, "replay", str(record), "--verify", "--module", TTT)
+    assert code == 1 and "MISMATCH at version 3" in out
+
+
+def test_simulate_is_reproducible_whatever_the_workers(capsys: pytest.CaptureFixture[str]) -> None:
+    results = []
+    for workers in ("1", "2"):
+        code, out, _ = run(capsys, "simulate", TTT, "--games", "12", "--seed", "7", "--workers", workers, "--json")
+        assert code == 0
+        summary = orjson.loads(out)
+        results.append({k: v for k, v in summary.items() if k not in ("seconds", "moves_per_second", "games_per_second")})
+    assert results[0] == results[1]
+    assert results[0]["games"] == 12 and results[0]["failures"] == []
+    assert sum(results[0]["wins"]) + results[0]["draws"] == 12
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["simulate", TTT, "--workers", "0"], "--workers must be at least 1"),
+        (["simulate", TTT, "--games", "0"], "--games must be at least 1"),
+        (["simulate", "/nonexistent/x.wasm"], "cannot read module"),
+        (["play", TTT, "--players", "-3"], "at least one player"),
+        (["play", TTT, "--record", "/nonexistent/dir/r.json"], "no folder"),
+        (["play", TTT, "--bots", "random,nobody"], "unknown bot"),
+    ],
+)
+def test_bad_input_gets_a_clear_message(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
+    code, out, err = run(capsys, *argv)
+    assert code != 0
+    assert message in out + err
+    assert "Traceback" not in out + err
+
+
+def test_an_unfinished_play_is_not_called_a_draw(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "play", TTT, "--seed", "1", "--max-plies", "2", "--quiet")
+    assert code == 1 and "stopped at the ply cap" in out and "draw" not in out
+
+
+def test_replay_views_need_a_real_viewer(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    record = tmp_path / "r.json"
+    run(capsys, "play", TTT, "--seed", "5", "--record", str(record), "--quiet")
+    code, out, err = run(capsys, "replay", str(record), "--at", "3", "--viewer", "7")
+    assert code != 0 and "player id (1, 2)" in out + err
+    code, out, _ = run(capsys, "replay", str(record), "--at", "3", "--viewer", "spectator")
+    assert code == 0 and orjson.loads(out)["spaces"]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda r: r["setup"].update(seed=2**70), "setup.seed"),
+        (lambda r: r["moves"][0].update(seed=-5), "moves[0].seed"),
+        (lambda r: r.update(players=[]), "non-empty"),
+        (lambda r: r["moves"][1].update(player_id=9), "not one of the players"),
+        (lambda r: r.update(setup="x"), "setup must be a JSON object"),
+    ],
+)
+def test_malformed_records_name_the_field(capsys: pytest.CaptureFixture[str], tmp_path: Path, change, message) -> None:  # type: ignore[no-untyped-def]
+    record = tmp_path / "r.json"
+    run(capsys, "play", TTT, "--seed", "5", "--record", str(record), "--quiet")
+    data = orjson.loads(record.read_bytes())
+    change(data)
+    record.write_text(json.dumps(data))  # the stdlib writes integers beyond 64 bits
+    code, out, err = run(capsys, "replay", str(record), "--verify", "--module", TTT)
+    assert code == 2 and message in err
