@@ -114,5 +114,5 @@ def test_malformed_records_name_the_field(capsys: pytest.CaptureFixture[str], tm
     data = orjson.loads(record.read_bytes())
     change(data)
     record.write_text(json.dumps(data))  # the stdlib writes integers beyond 64 bits
-    code, out, err = run(capsys, "replay", str(record), "--verify", "--module", TTT)
+    code, _, err = run(capsys, "replay", str(record), "--verify", "--module", TTT)
     assert code == 2 and message in err
