@@ -5,9 +5,10 @@ use serde::Deserialize;
 
 use crate::action::{Action, AvailableAction};
 use crate::cache::StateCache;
-use crate::game::{actions_of_active, play, start, Game};
+use crate::game::{actions_of_active, initial_state, play, Game};
 use crate::json_out::{name, write_player_key, write_str, ObjectWriter, WriteJson};
 use crate::printing::take_printed;
+use crate::rng::Rng;
 use crate::state::{Player, PlayerId, State};
 use crate::table::Table;
 
@@ -190,23 +191,26 @@ fn setup<G: Game>(cache: &mut StateCache, req: SetupRequest, out: &mut Vec<u8>) 
         .into_iter()
         .map(|seat| Player { player_id: seat.player_id, username: seat.username, color: seat.color, ..Player::default() })
         .collect();
-    let mut started = start::<G>(players, req.seed);
-    let patches = started.table.take_patches();
-    let scores = G::scores(&started.table);
-    let game_over = G::is_game_over(&started.table, &scores);
-    let actions = ActionsByPlayer(actions_of_active::<G>(&started.table, game_over));
+    let mut rng = Rng::new(req.seed);
+    let (initial, score_labels) = initial_state::<G>(players, &mut rng);
     let mut response = ObjectWriter::begin(out);
+    response.member(name!("state"), &initial);
+    let mut table = Table::new(initial);
+    G::prepare(&mut table, &mut rng);
+    let patches = table.take_patches();
+    let scores = G::scores(&table);
+    let game_over = G::is_game_over(&table, &scores);
+    let actions = ActionsByPlayer(actions_of_active::<G>(&table, game_over));
     response
-        .member(name!("state"), &started.initial)
         .member(name!("patches"), &patches)
-        .member(name!("rng_used"), &started.rng_used)
-        .member(name!("score_labels"), &started.score_labels)
+        .member(name!("rng_used"), &rng.used())
+        .member(name!("score_labels"), &score_labels)
         .member(name!("scores"), &scores)
         .member(name!("game_over"), &game_over)
         .member(name!("actions"), &actions);
     response.end();
     if let Some(next_ref) = req.next_ref {
-        cache.put(next_ref, started.table);
+        cache.put(next_ref, table);
     }
     Ok(())
 }

@@ -60,10 +60,23 @@ pub struct Played {
 ///
 /// Panics when `players` is empty or a given starting player is not seated.
 pub fn start<G: Game>(players: Vec<Player>, seed: u64) -> Started {
+    let mut rng = Rng::new(seed);
+    let (initial, score_labels) = initial_state::<G>(players, &mut rng);
+    let mut table = Table::new(initial.clone());
+    G::prepare(&mut table, &mut rng);
+    Started { initial, table, score_labels, rng_used: rng.used() }
+}
+
+/// Setup before `prepare`: the state `config` builds for `players`, with the
+/// starting player(s) drawn from `rng`, and the score labels. (The
+/// dispatcher writes this state out, then moves it into the table instead
+/// of cloning it as `start` does.)
+///
+/// Panics when `players` is empty or a given starting player is not seated.
+pub(crate) fn initial_state<G: Game>(players: Vec<Player>, rng: &mut Rng) -> (State, Vec<String>) {
     assert!(!players.is_empty(), "a match needs at least one player");
     let ids: Vec<PlayerId> = players.iter().map(|p| p.player_id).collect();
     let config = G::config(&ids);
-    let mut rng = Rng::new(seed);
     let active_player_ids = match config.starting_player {
         StartingPlayer::Random => vec![ids[rng.below(ids.len())]],
         StartingPlayer::All => ids.clone(),
@@ -79,9 +92,7 @@ pub fn start<G: Game>(players: Vec<Player>, seed: u64) -> Started {
         meta_data: config.meta_data,
         log: Vec::new(),
     };
-    let mut table = Table::new(initial.clone());
-    G::prepare(&mut table, &mut rng);
-    Started { initial, table, score_labels: config.score_labels, rng_used: rng.used() }
+    (initial, config.score_labels)
 }
 
 /// Set up a match for `player_ids` (usernames `player-<id>`, no colours) and
