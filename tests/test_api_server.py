@@ -319,3 +319,49 @@ def test_undo_through_the_api_restores_the_view(host: Host) -> None:
         assert via_action["state"] == before["state"]
         refusal = refused(seat1.undo, match_id, via_action["version"])
         assert (refusal.status, refusal.code) == (grpc.StatusCode.FAILED_PRECONDITION, "match/undo_refused")
+
+
+def test_unbounded_names_are_refused_before_anything_is_stored(host: Host) -> None:
+    too_long = "x" * 1_000_000
+    for usernames, colors in (
+        ([too_long, "bob"], None),
+        (["ann\nbob", "cid"], None),
+        (["ann", "bob"], ["#fff", "red; background: url(x)"]),
+        (["ann", "bob"], ["#fff", "c" * 33]),
+    ):
+        refusal = refused(host.admin.create_match, host.module_id, usernames, colors)
+        assert refusal.status == grpc.StatusCode.INVALID_ARGUMENT, refusal
+    accepted = host.admin.create_match(host.module_id, ["a" * 64, ""], ["#a1B", ""])
+    assert [s["username"] for s in accepted["seats"]] == ["a" * 64, "player2"]
+    before = len(host.admin.list_matches())
+    for name in ("n" * 2_000_000, "n" * 201, "tab\tname"):
+        refusal = refused(host.admin.upload_module, module_bytes("tic_tac_toe"), name)
+        assert refusal.status == grpc.StatusCode.INVALID_ARGUMENT and "module name" in refusal.details
+    assert len(host.admin.list_matches()) == before
+    assert all(len(m["name"]) <= 200 for m in host.admin.list_modules())
+
+
+def test_a_response_over_the_send_limit_is_refused_and_the_match_stays_readable(tmp_path: Path) -> None:
+    registry = MatchRegistry(tmp_path, synchronous="NORMAL")
+    server, port = create_server("127.0.0.1:0", registry, max_workers=8, max_response_bytes=3000)
+    server.start()
+    address = f"127.0.0.1:{port}"
+    try:
+        with TablehostClient(address, registry.admin_token_path.read_text().strip(), timeout_s=10) as admin:
+            module_id = admin.upload_module(module_bytes("tic_tac_toe"), "tic_tac_toe")["module_id"]
+            created = admin.create_match(module_id, ["ann", "bob"])
+            match_id = created["match_id"]
+            seats = [TablehostClient(address, s["token"], timeout_s=10) for s in created["seats"]]
+            for _ in range(4):
+                view = next(v for v in (s.view(match_id) for s in seats) if v["actions"])
+                seats[view["viewer"] - 1].submit(match_id, view["actions"][0]["action"], view["version"])
+            too_large = refused(admin.record, match_id)
+            assert too_large.status == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert "over the server's response limit of 3000 bytes" in too_large.details
+            assert seats[0].view(match_id)["version"] == 4  # later reads still work
+            for seat in seats:
+                seat.close()
+    finally:
+        registry.close_watchers()
+        server.stop(0).wait()
+        registry.close()

@@ -29,6 +29,7 @@ import orjson
 from tablehost.api import convert
 from tablehost.api._pb import tablehost_pb2 as pb
 from tablehost.api._pb import tablehost_pb2_grpc as pb_grpc
+from tablehost.api.validation import MAX_RESPONSE_BYTES
 
 T = TypeVar("T")
 
@@ -81,7 +82,10 @@ class TablehostClient:
         self.address = address
         self.timeout_s = timeout_s
         self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
-        self._channel = grpc.insecure_channel(address)
+        # Receive what the server may send (grpc's default 4 MiB is below a long match's record).
+        self._channel = grpc.insecure_channel(
+            address, options=[("grpc.max_receive_message_length", MAX_RESPONSE_BYTES)]
+        )
         self._modules = pb_grpc.ModuleServiceStub(self._channel)  # type: ignore[no-untyped-call]
         self._matches = pb_grpc.MatchServiceStub(self._channel)  # type: ignore[no-untyped-call]
 

@@ -7,7 +7,9 @@ gRPC status::
     ├── InvalidRequest      request/invalid          a malformed request
     ├── UnknownModule       module/unknown           no module with this id
     ├── Unauthenticated     auth/unauthenticated     no token, or a token the server does not know
-    └── PermissionDenied    auth/permission_denied   a known token used beyond its rights
+    ├── PermissionDenied    auth/permission_denied   a known token used beyond its rights
+    ├── TooManyWatchers     request/too_many_watchers the token or the server has all its watch streams open
+    └── ResponseTooLarge    response/too_large       the answer is over the server's message size limit
 """
 
 from __future__ import annotations
@@ -37,3 +39,15 @@ class PermissionDenied(TablehostError):
     """The token is known but may not do this (another seat, spectator acting, record too early)."""
 
     code = "auth/permission_denied"
+
+
+class TooManyWatchers(TablehostError):
+    """A WatchMatch beyond the per-token or server-wide cap of open watch streams."""
+
+    code = "request/too_many_watchers"
+
+
+class ResponseTooLarge(TablehostError):
+    """The response would exceed the server's send limit (:data:`~tablehost.api.validation.MAX_RESPONSE_BYTES`)."""
+
+    code = "response/too_large"

@@ -31,6 +31,8 @@ SERVICE_PREFIX = "/tablehost.v1."
 
 STATUS_BY_CODE: dict[str, grpc.StatusCode] = {
     "request/invalid": grpc.StatusCode.INVALID_ARGUMENT,
+    "request/too_many_watchers": grpc.StatusCode.RESOURCE_EXHAUSTED,
+    "response/too_large": grpc.StatusCode.RESOURCE_EXHAUSTED,
     "module/invalid": grpc.StatusCode.INVALID_ARGUMENT,
     "module/unknown": grpc.StatusCode.NOT_FOUND,
     "match/unknown": grpc.StatusCode.NOT_FOUND,
@@ -39,6 +41,8 @@ STATUS_BY_CODE: dict[str, grpc.StatusCode] = {
     "match/stale_version": grpc.StatusCode.FAILED_PRECONDITION,
     "match/not_offered": grpc.StatusCode.FAILED_PRECONDITION,
     "match/undo_refused": grpc.StatusCode.FAILED_PRECONDITION,
+    # The module offers nobody an action: a fault of the game, like a guest failure.
+    "match/stuck": grpc.StatusCode.ABORTED,
     "guest/panic": grpc.StatusCode.ABORTED,
     "guest/trap": grpc.StatusCode.ABORTED,
     "guest/budget": grpc.StatusCode.ABORTED,

@@ -24,6 +24,7 @@ import structlog
 
 from tablehost.api.auth import ADMIN, Principal, ensure_admin_token, hash_token, new_token
 from tablehost.api.faults import InvalidRequest, PermissionDenied, Unauthenticated, UnknownModule
+from tablehost.api.validation import check_color, check_module_name, check_username
 from tablehost.errors import UnknownMatch
 from tablehost.guest import GuestPool
 from tablehost.limits import DEFAULT_LIMITS, Limits
@@ -192,9 +193,11 @@ class MatchRegistry:
 
         Raises:
             PermissionDenied: not the admin token.
+            InvalidRequest: the name is over 200 characters or has a control character.
             ModuleError: not a valid ABI v1 module.
         """
         _require_admin(principal, "upload modules")
+        check_module_name(name)
         module = load_module(data, limits=self.limits, cache_dir=self.data_dir / "cache", name=name or None)
         stored = self.store.put_module(
             module.sha256, name or f"module-{module.sha256[:12]}", data, module.info.exports, _utc_now()
@@ -227,13 +230,18 @@ class MatchRegistry:
 
         Raises:
             PermissionDenied: not the admin token.
-            InvalidRequest: no seats or more than :data:`MAX_SEATS`.
+            InvalidRequest: no seats or more than :data:`MAX_SEATS`, or a username or color
+                the API does not accept (:mod:`tablehost.api.validation`).
             UnknownModule: no such module.
             GuestError: the game failed during setup (nothing is stored).
         """
         _require_admin(principal, "create matches")
         if not 1 <= len(seats) <= MAX_SEATS:
             raise InvalidRequest(f"a match needs 1 to {MAX_SEATS} seats, got {len(seats)}")
+        for username, color in seats:
+            if username:
+                check_username(username)
+            check_color(color)
         pool = self._pool(module_id)
         stored = self.store.get_module(module_id)
         assert stored is not None

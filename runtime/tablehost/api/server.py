@@ -27,6 +27,7 @@ from tablehost.api._pb import tablehost_pb2_grpc as pb_grpc
 from tablehost.api.interceptors import RequestInterceptor
 from tablehost.api.registry import MatchRegistry
 from tablehost.api.servicer import MatchServicer, ModuleServicer
+from tablehost.api.validation import MAX_RESPONSE_BYTES
 from tablehost.limits import DEFAULT_LIMITS, Limits
 
 log = structlog.get_logger(__name__)
@@ -44,7 +45,11 @@ SERVICE_NAMES = (
 
 
 def create_server(
-    address: str, registry: MatchRegistry, *, max_workers: int = DEFAULT_MAX_WORKERS
+    address: str,
+    registry: MatchRegistry,
+    *,
+    max_workers: int = DEFAULT_MAX_WORKERS,
+    max_response_bytes: int = MAX_RESPONSE_BYTES,
 ) -> tuple[grpc.Server, int]:
     """Build (not start) a server on ``address`` serving ``registry``.
 
@@ -52,6 +57,9 @@ def create_server(
         address: ``host:port``; port 0 picks a free port.
         registry: the matches and modules to serve (the caller closes it after stopping).
         max_workers: threads serving requests and open watch streams.
+        max_response_bytes: the largest message sent; a view or record over it is refused
+            with RESOURCE_EXHAUSTED instead of failing inside grpc (clients receive up to
+            :data:`~tablehost.api.validation.MAX_RESPONSE_BYTES`).
 
     Returns:
         ``(server, port)`` with the port actually bound.
@@ -67,10 +75,12 @@ def create_server(
             ("grpc.so_reuseport", 0),
             # grpc's default 4 MiB would refuse modules the limits accept before they are judged.
             ("grpc.max_receive_message_length", registry.limits.module_bytes + REQUEST_HEADROOM_BYTES),
+            ("grpc.max_send_message_length", max_response_bytes),
         ],
     )
     pb_grpc.add_ModuleServiceServicer_to_server(ModuleServicer(registry), server)  # type: ignore[no-untyped-call]
-    pb_grpc.add_MatchServiceServicer_to_server(MatchServicer(registry), server)  # type: ignore[no-untyped-call]
+    match_servicer = MatchServicer(registry, max_response_bytes=max_response_bytes)
+    pb_grpc.add_MatchServiceServicer_to_server(match_servicer, server)  # type: ignore[no-untyped-call]
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     for name in (*SERVICE_NAMES, ""):

@@ -15,8 +15,9 @@ from tablehost.api import convert
 from tablehost.api._pb import tablehost_pb2 as pb
 from tablehost.api._pb import tablehost_pb2_grpc as pb_grpc
 from tablehost.api.auth import current_principal
-from tablehost.api.faults import InvalidRequest
+from tablehost.api.faults import InvalidRequest, ResponseTooLarge
 from tablehost.api.registry import MatchRegistry, ServedView
+from tablehost.api.validation import MAX_RESPONSE_BYTES
 from tablehost.store import StoredModule
 
 
@@ -30,18 +31,31 @@ def _module(stored: StoredModule) -> pb.Module:
     )
 
 
-def _view(served: ServedView) -> pb.MatchView:
+def _view(served: ServedView, max_bytes: int) -> pb.MatchView:
     """The view as a message, built once per ``served`` (the registry reuses it per version).
 
     The message is shared by every request and stream that serves this view, so it is never
     changed after it is built; a response embedding it gets its own copy.
+
+    Raises:
+        ResponseTooLarge: the message is over ``max_bytes`` (grpc would fail the call with a
+            reason no user can act on).
     """
     structlog.contextvars.bind_contextvars(version=served.view.version)
     message: pb.MatchView | None = served.wire.get("pb")
     if message is None:
         message = convert.view_to_proto(served.match_id, served.viewer, served.view, served.score_labels)
         served.wire["pb"] = message
+        served.wire["bytes"] = message.ByteSize()
+    _check_size("this view", served.wire["bytes"], max_bytes)
     return message
+
+
+def _check_size(what: str, size: int, max_bytes: int) -> None:
+    if size > max_bytes:
+        raise ResponseTooLarge(
+            f"{what} is {size} bytes, over the server's response limit of {max_bytes} bytes"
+        )
 
 
 def _match_id(match_id: str) -> str:
@@ -81,10 +95,17 @@ class ModuleServicer(pb_grpc.ModuleServiceServicer):
 
 
 class MatchServicer(pb_grpc.MatchServiceServicer):
-    """MatchService over a :class:`MatchRegistry`."""
+    """MatchService over a :class:`MatchRegistry`.
 
-    def __init__(self, registry: MatchRegistry) -> None:
+    Args:
+        registry: the matches served.
+        max_response_bytes: the server's send limit; a view or record over it is refused
+            with RESOURCE_EXHAUSTED (``response/too_large``) and the match stays readable.
+    """
+
+    def __init__(self, registry: MatchRegistry, *, max_response_bytes: int = MAX_RESPONSE_BYTES) -> None:
         self.registry = registry
+        self.max_response_bytes = max_response_bytes
 
     def CreateMatch(
         self, request: pb.CreateMatchRequest, context: grpc.ServicerContext
@@ -108,7 +129,8 @@ class MatchServicer(pb_grpc.MatchServiceServicer):
         )
 
     def GetView(self, request: pb.GetViewRequest, context: grpc.ServicerContext) -> pb.MatchView:
-        return _view(self.registry.view(current_principal.get(), _match_id(request.match_id)))
+        served = self.registry.view(current_principal.get(), _match_id(request.match_id))
+        return _view(served, self.max_response_bytes)
 
     def WatchMatch(
         self, request: pb.WatchMatchRequest, context: grpc.ServicerContext
@@ -116,7 +138,7 @@ class MatchServicer(pb_grpc.MatchServiceServicer):
         for served in self.registry.watch(
             current_principal.get(), _match_id(request.match_id), context.is_active
         ):
-            yield _view(served)
+            yield _view(served, self.max_response_bytes)
 
     def SubmitAction(
         self, request: pb.SubmitActionRequest, context: grpc.ServicerContext
@@ -126,16 +148,18 @@ class MatchServicer(pb_grpc.MatchServiceServicer):
             raise InvalidRequest("action is required")
         action = convert.action_from_proto(request.action)
         served = self.registry.submit(current_principal.get(), match_id, action, _expected_version(request))
-        return pb.SubmitActionResponse(view=_view(served), seq=served.view.version)
+        return pb.SubmitActionResponse(view=_view(served, self.max_response_bytes), seq=served.view.version)
 
     def Undo(self, request: pb.UndoRequest, context: grpc.ServicerContext) -> pb.SubmitActionResponse:
         match_id = _match_id(request.match_id)
         served = self.registry.undo(current_principal.get(), match_id, _expected_version(request))
-        return pb.SubmitActionResponse(view=_view(served), seq=served.view.version)
+        return pb.SubmitActionResponse(view=_view(served, self.max_response_bytes), seq=served.view.version)
 
     def GetRecord(self, request: pb.GetRecordRequest, context: grpc.ServicerContext) -> pb.GetRecordResponse:
         record = self.registry.record(current_principal.get(), _match_id(request.match_id))
-        return pb.GetRecordResponse(record_json=orjson.dumps(record))
+        response = pb.GetRecordResponse(record_json=orjson.dumps(record))
+        _check_size("the record", response.ByteSize(), self.max_response_bytes)
+        return response
 
     def ListMatches(
         self, request: pb.ListMatchesRequest, context: grpc.ServicerContext
