@@ -16,6 +16,7 @@ from tablehost import errors
 from tablehost.api import convert, faults
 from tablehost.api.auth import bearer_token, ensure_admin_token, hash_token, new_token
 from tablehost.api.interceptors import STATUS_BY_CODE, status_for
+from tablehost.api.watch_slots import WatchSlots, watch_share
 from tablehost.errors import TablehostError
 
 EXPECTED_STATUS = {
@@ -34,6 +35,8 @@ EXPECTED_STATUS = {
     "request/invalid": grpc.StatusCode.INVALID_ARGUMENT,
     "auth/unauthenticated": grpc.StatusCode.UNAUTHENTICATED,
     "auth/permission_denied": grpc.StatusCode.PERMISSION_DENIED,
+    "request/too_many_watchers": grpc.StatusCode.RESOURCE_EXHAUSTED,
+    "response/too_large": grpc.StatusCode.RESOURCE_EXHAUSTED,
 }
 
 
@@ -266,3 +269,31 @@ def test_a_guest_failure_is_aborted_and_logged_with_the_budget_that_tripped() ->
         ("guest.call_failed", "fuel", "thinking...")
     ]
     assert details_for(failure) == "guest/budget: step ran out of fuel (the game printed: thinking...)"
+
+
+@given(st.integers(min_value=1, max_value=10_000))
+def test_watchers_leave_a_thread_for_unary_calls(max_workers: int) -> None:
+    share = watch_share(max_workers)
+    assert share >= 1
+    assert share < max_workers or max_workers == 1
+
+
+@given(st.lists(st.sampled_from("abc"), max_size=30), st.integers(1, 5), st.integers(1, 8))
+def test_watch_slots_never_exceed_their_caps_and_free_on_exit(
+    tokens: list[str], per_token: int, total: int
+) -> None:
+    slots = WatchSlots(total, per_token)
+    held, opened = [], {token: 0 for token in "abc"}
+    for token in tokens:
+        slot = slots.hold(token)
+        try:
+            slot.__enter__()
+        except faults.TooManyWatchers:
+            assert opened[token] == per_token or slots.open == total
+            continue
+        held.append(slot)
+        opened[token] += 1
+        assert opened[token] <= per_token and slots.open <= total
+    for slot in held:
+        slot.__exit__(None, None, None)
+    assert slots.open == 0

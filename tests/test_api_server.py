@@ -365,3 +365,48 @@ def test_a_response_over_the_send_limit_is_refused_and_the_match_stays_readable(
         registry.close_watchers()
         server.stop(0).wait()
         registry.close()
+
+
+def test_watch_streams_are_capped_per_token_and_leave_threads_for_moves(tmp_path: Path) -> None:
+    registry = MatchRegistry(tmp_path, synchronous="NORMAL")
+    server, port = create_server("127.0.0.1:0", registry, max_workers=8)  # 6 watchers at most
+    server.start()
+    address = f"127.0.0.1:{port}"
+    clients: list[TablehostClient] = []
+
+    def client(token: str) -> TablehostClient:
+        clients.append(TablehostClient(address, token, timeout_s=5))
+        return clients[-1]
+
+    try:
+        admin = client(registry.admin_token_path.read_text().strip())
+        module_id = admin.upload_module(module_bytes("tic_tac_toe"), "tic_tac_toe")["module_id"]
+        created = admin.create_match(module_id, ["ann", "bob"])
+        match_id = created["match_id"]
+        seat1, seat2 = (client(s["token"]) for s in created["seats"])
+        spectator = client(created["spectator_token"])
+        streams = [seat1.watch(match_id) for _ in range(4)]
+        assert all(next(stream)["version"] == 0 for stream in streams)
+        per_token = refused(next, seat1.watch(match_id))
+        assert per_token.status == grpc.StatusCode.RESOURCE_EXHAUSTED and "this token" in per_token.details
+        streams += [spectator.watch(match_id) for _ in range(2)]
+        assert all(next(stream)["version"] == 0 for stream in streams[4:])
+        server_wide = refused(next, seat2.watch(match_id))
+        assert server_wide.status == grpc.StatusCode.RESOURCE_EXHAUSTED and "6 watch" in server_wide.details
+        view = seat1.view(match_id)  # two threads are left for moves
+        assert seat1.submit(match_id, view["actions"][0]["action"], 0)["version"] == 1
+        streams.pop().close()  # cancelling frees its slot once the server notices
+        for _ in range(40):
+            try:
+                assert next(seat2.watch(match_id))["version"] == 1
+                break
+            except ApiError:
+                threading.Event().wait(0.1)
+        else:
+            pytest.fail("a cancelled watch stream kept its slot")
+    finally:
+        registry.close_watchers()
+        server.stop(0).wait()
+        for opened in clients:
+            opened.close()
+        registry.close()

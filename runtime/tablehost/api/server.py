@@ -2,7 +2,8 @@
 
 The server uses grpc's thread pool: requests of different matches run concurrently (one lock
 per match in the registry; guest calls release the GIL). Each open WatchMatch stream holds a
-worker thread while it waits, so ``max_workers`` bounds watchers plus in-flight requests.
+worker thread while it waits, so watch streams are capped (:mod:`tablehost.api.watch_slots`):
+four per token and three quarters of ``max_workers`` in all, leaving threads for moves.
 Health checking (``grpc.health.v1``) and server reflection are registered so generic tools
 such as grpcurl work.
 """
@@ -28,6 +29,7 @@ from tablehost.api.interceptors import RequestInterceptor
 from tablehost.api.registry import MatchRegistry
 from tablehost.api.servicer import MatchServicer, ModuleServicer
 from tablehost.api.validation import MAX_RESPONSE_BYTES
+from tablehost.api.watch_slots import WatchSlots, watch_share
 from tablehost.limits import DEFAULT_LIMITS, Limits
 
 log = structlog.get_logger(__name__)
@@ -49,6 +51,7 @@ def create_server(
     registry: MatchRegistry,
     *,
     max_workers: int = DEFAULT_MAX_WORKERS,
+    max_watchers: int | None = None,
     max_response_bytes: int = MAX_RESPONSE_BYTES,
 ) -> tuple[grpc.Server, int]:
     """Build (not start) a server on ``address`` serving ``registry``.
@@ -57,6 +60,8 @@ def create_server(
         address: ``host:port``; port 0 picks a free port.
         registry: the matches and modules to serve (the caller closes it after stopping).
         max_workers: threads serving requests and open watch streams.
+        max_watchers: open watch streams allowed at once; default
+            :func:`~tablehost.api.watch_slots.watch_share` of ``max_workers``.
         max_response_bytes: the largest message sent; a view or record over it is refused
             with RESOURCE_EXHAUSTED instead of failing inside grpc (clients receive up to
             :data:`~tablehost.api.validation.MAX_RESPONSE_BYTES`).
@@ -79,7 +84,8 @@ def create_server(
         ],
     )
     pb_grpc.add_ModuleServiceServicer_to_server(ModuleServicer(registry), server)  # type: ignore[no-untyped-call]
-    match_servicer = MatchServicer(registry, max_response_bytes=max_response_bytes)
+    slots = WatchSlots(watch_share(max_workers) if max_watchers is None else max_watchers)
+    match_servicer = MatchServicer(registry, slots, max_response_bytes=max_response_bytes)
     pb_grpc.add_MatchServiceServicer_to_server(match_servicer, server)  # type: ignore[no-untyped-call]
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

@@ -18,6 +18,7 @@ from tablehost.api.auth import current_principal
 from tablehost.api.faults import InvalidRequest, ResponseTooLarge
 from tablehost.api.registry import MatchRegistry, ServedView
 from tablehost.api.validation import MAX_RESPONSE_BYTES
+from tablehost.api.watch_slots import WatchSlots
 from tablehost.store import StoredModule
 
 
@@ -99,12 +100,21 @@ class MatchServicer(pb_grpc.MatchServiceServicer):
 
     Args:
         registry: the matches served.
+        watch_slots: the caps on open WatchMatch streams (a stream beyond them is refused with
+            RESOURCE_EXHAUSTED, ``request/too_many_watchers``).
         max_response_bytes: the server's send limit; a view or record over it is refused
             with RESOURCE_EXHAUSTED (``response/too_large``) and the match stays readable.
     """
 
-    def __init__(self, registry: MatchRegistry, *, max_response_bytes: int = MAX_RESPONSE_BYTES) -> None:
+    def __init__(
+        self,
+        registry: MatchRegistry,
+        watch_slots: WatchSlots,
+        *,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
+    ) -> None:
         self.registry = registry
+        self.watch_slots = watch_slots
         self.max_response_bytes = max_response_bytes
 
     def CreateMatch(
@@ -135,10 +145,10 @@ class MatchServicer(pb_grpc.MatchServiceServicer):
     def WatchMatch(
         self, request: pb.WatchMatchRequest, context: grpc.ServicerContext
     ) -> Iterator[pb.MatchView]:
-        for served in self.registry.watch(
-            current_principal.get(), _match_id(request.match_id), context.is_active
-        ):
-            yield _view(served, self.max_response_bytes)
+        principal = current_principal.get()
+        with self.watch_slots.hold(principal):
+            for served in self.registry.watch(principal, _match_id(request.match_id), context.is_active):
+                yield _view(served, self.max_response_bytes)
 
     def SubmitAction(
         self, request: pb.SubmitActionRequest, context: grpc.ServicerContext
