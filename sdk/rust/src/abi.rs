@@ -1,8 +1,9 @@
 //! The raw ABI v1 (docs/abi.md, "Exports"): every `unsafe` of the SDK lives
 //! here. `export_game!` turns these into the module's exports.
 
-use std::alloc::{self, Layout};
+use std::alloc::{self, GlobalAlloc, Layout, System};
 use std::cell::{Cell, RefCell};
+use std::ptr;
 
 use crate::cache::StateCache;
 use crate::dispatch::dispatch_into;
@@ -121,13 +122,93 @@ fn install_panic_hook() {
     }));
 }
 
+/// The module's global allocator (`export_game!` installs it): blocks of at
+/// most 256 bytes and alignment 8 come from one free list per 16-byte size
+/// class, everything else from the system allocator (dlmalloc). A move
+/// allocates and frees many short strings and vectors, and dlmalloc's
+/// bookkeeping cost more wasm instructions than the rules. Freed small
+/// blocks are kept for reuse, never handed back.
+pub struct SmallBlockAlloc;
+
+const CLASS_BYTES: usize = 16;
+const CLASSES: usize = 16;
+/// dlmalloc's own alignment on wasm32; asking it for more takes a slow path.
+const CLASS_ALIGN: usize = 8;
+
+/// Head of each size class's free list; a free block's first word points to
+/// the next. Only wasm32 without threads uses this, so there is one thread.
+static mut FREE_LISTS: [*mut u8; CLASSES] = [ptr::null_mut(); CLASSES];
+
+/// The size class serving `layout`, if it is small enough.
+fn size_class(layout: &Layout) -> Option<usize> {
+    if layout.size() <= CLASS_BYTES * CLASSES && layout.align() <= CLASS_ALIGN {
+        Some(layout.size().saturating_sub(1) / CLASS_BYTES)
+    } else {
+        None
+    }
+}
+
+unsafe impl GlobalAlloc for SmallBlockAlloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        match size_class(&layout) {
+            Some(class) => {
+                let head = FREE_LISTS[class];
+                if head.is_null() {
+                    System.alloc(Layout::from_size_align_unchecked((class + 1) * CLASS_BYTES, CLASS_ALIGN))
+                } else {
+                    FREE_LISTS[class] = *(head as *mut *mut u8);
+                    head
+                }
+            }
+            None => System.alloc(layout),
+        }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        if size_class(&layout).is_none() {
+            return System.alloc_zeroed(layout);
+        }
+        let block = self.alloc(layout);
+        if !block.is_null() {
+            ptr::write_bytes(block, 0, layout.size());
+        }
+        block
+    }
+
+    unsafe fn dealloc(&self, block: *mut u8, layout: Layout) {
+        match size_class(&layout) {
+            Some(class) => {
+                *(block as *mut *mut u8) = FREE_LISTS[class];
+                FREE_LISTS[class] = block;
+            }
+            None => System.dealloc(block, layout),
+        }
+    }
+
+    unsafe fn realloc(&self, block: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let new_layout = Layout::from_size_align_unchecked(new_size, layout.align());
+        match (size_class(&layout), size_class(&new_layout)) {
+            (Some(old), Some(new)) if old == new => block,
+            (None, None) => System.realloc(block, layout, new_size),
+            _ => {
+                let moved = self.alloc(new_layout);
+                if !moved.is_null() {
+                    ptr::copy_nonoverlapping(block, moved, layout.size().min(new_size));
+                    self.dealloc(block, layout);
+                }
+                moved
+            }
+        }
+    }
+}
+
 /// Generate every ABI v1 export for the game type `$game` (see docs/abi.md).
 ///
 /// ```ignore
 /// tablehost_sdk::export_game!(TicTacToe);
 /// ```
-/// The exports exist only on wasm32; on other targets the macro only checks
-/// that `$game` implements `Game`.
+/// The exports (and the global allocator, `SmallBlockAlloc`) exist only on
+/// wasm32; on other targets the macro only checks that `$game` implements `Game`.
 #[macro_export]
 macro_rules! export_game {
     ($game:ty) => {
@@ -135,6 +216,10 @@ macro_rules! export_game {
             fn assert_game<G: $crate::Game>() {}
             assert_game::<$game>();
         };
+
+        #[cfg(target_arch = "wasm32")]
+        #[global_allocator]
+        static TABLEHOST_ALLOCATOR: $crate::abi::SmallBlockAlloc = $crate::abi::SmallBlockAlloc;
 
         #[cfg(target_arch = "wasm32")]
         #[no_mangle]
