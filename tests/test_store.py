@@ -6,6 +6,7 @@ import os
 import re
 import signal
 import sqlite3
+import stat
 import subprocess
 import sys
 import threading
@@ -19,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tablehost.errors import RecordError
-from tablehost.store import POSTGRESQL, SCHEMA, MatchStore, SeatRow
+from tablehost.store import POSTGRESQL, SCHEMA, DataDirInUse, DataDirUnusable, MatchStore, SeatRow
 
 RUNTIME = Path(__file__).resolve().parents[1] / "runtime"
 
@@ -157,7 +158,9 @@ def test_concurrent_appends_are_each_committed_before_they_return(tmp_path: Path
     assert failures == []
     for lane in range(lanes):
         stored = store.load_record(f"m-{lane}")["moves"]
-        assert [(m["seq"], m["player_id"]) for m in stored] == [(s, lane) for s in range(1, moves_per_lane + 1)]
+        assert [(m["seq"], m["player_id"]) for m in stored] == [
+            (s, lane) for s in range(1, moves_per_lane + 1)
+        ]
     assert store.entries == lanes * (moves_per_lane + 1)
     assert store.transactions <= store.entries
 
@@ -311,3 +314,30 @@ def test_every_acknowledged_append_survives_sigkill(tmp_path: Path) -> None:
     seqs = [m["seq"] for m in MatchStore(tmp_path).load_record("m-1")["moves"]]
     assert seqs == list(range(1, len(seqs) + 1))
     assert len(seqs) >= acknowledged
+
+
+def test_a_second_store_on_the_same_directory_is_refused_until_the_first_closes(tmp_path: Path) -> None:
+    first = MatchStore(tmp_path)
+    with pytest.raises(DataDirInUse, match=re.escape(str(tmp_path.resolve()))):
+        MatchStore(tmp_path)
+    first.close()
+    MatchStore(tmp_path).close()
+
+
+def test_a_data_directory_that_is_a_file_or_under_a_file_is_refused(tmp_path: Path) -> None:
+    a_file = tmp_path / "file"
+    a_file.write_text("not a directory")
+    for path in (a_file, a_file / "below"):
+        with pytest.raises(DataDirUnusable, match="cannot use .* as the data directory"):
+            MatchStore(path)
+
+
+def test_the_directory_and_database_files_are_private(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    store = MatchStore(data)
+    store.put_module("a" * 64, "ttt", b"\0asm", [], "t")  # the WAL exists once written
+    assert stat.S_IMODE(data.stat().st_mode) == 0o700
+    files = [p for p in data.iterdir() if p.name.startswith("tablehost")]
+    assert {p.name for p in files} >= {"tablehost.sqlite3", "tablehost.sqlite3-wal", "tablehost.lock"}
+    assert {p.name: stat.S_IMODE(p.stat().st_mode) for p in files} == {p.name: 0o600 for p in files}
+    store.close()

@@ -29,7 +29,7 @@ import orjson
 from tablehost.api import convert
 from tablehost.api._pb import tablehost_pb2 as pb
 from tablehost.api._pb import tablehost_pb2_grpc as pb_grpc
-from tablehost.api.validation import MAX_RESPONSE_BYTES
+from tablehost.api.validation import MAX_RESPONSE_BYTES, check_address
 
 T = TypeVar("T")
 
@@ -76,9 +76,13 @@ class TablehostClient:
         address: ``host:port`` of the server.
         token: the bearer token (admin, seat or spectator); ``None`` sends none.
         timeout_s: deadline of each unary call, seconds (streams have none).
+
+    Raises:
+        ValueError: ``address`` is not ``host:port`` with a port in 1..65535.
     """
 
     def __init__(self, address: str, token: str | None = None, *, timeout_s: float = 30.0) -> None:
+        check_address(address)
         self.address = address
         self.timeout_s = timeout_s
         self._metadata = (("authorization", f"Bearer {token}"),) if token else ()

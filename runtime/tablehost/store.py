@@ -27,10 +27,17 @@ committed. Entries commit in the order they were queued.
 
 Thread-safety: one connection guarded by one lock (SQLite admits one writer at
 a time anyway); every public method may be called from any thread.
+
+One process per data directory: the store holds an exclusive ``flock`` on
+``DATA/tablehost.lock`` while open (a second server would keep its own copy of
+every match in memory and fork their histories). The directory is mode 0700 and
+the database files 0600: they hold every match's hidden state.
 """
 
 from __future__ import annotations
 
+import fcntl
+import os
 import sqlite3
 import threading
 from collections import deque
@@ -42,10 +49,25 @@ from typing import Any
 
 import orjson
 
-from tablehost.errors import RecordError
+from tablehost.errors import RecordError, TablehostError
 
 DB_FILENAME = "tablehost.sqlite3"
+LOCK_FILENAME = "tablehost.lock"
+DIR_MODE = 0o700
+FILE_MODE = 0o600
 SCHEMA_VERSION = 1
+
+
+class DataDirUnusable(TablehostError):
+    """The data directory cannot be created or opened (a file of that name, no permission)."""
+
+    code = "store/unusable"
+
+
+class DataDirInUse(DataDirUnusable):
+    """Another process (another server) holds the data directory's lock."""
+
+    code = "store/in_use"
 
 
 @dataclass(frozen=True)
@@ -186,6 +208,8 @@ class MatchStore:
 
     Raises:
         ValueError: an unknown ``synchronous`` mode.
+        DataDirUnusable: ``data_dir`` is a file or cannot be created or written.
+        DataDirInUse: another process has this data directory open.
         RecordError: the database was written by a newer schema version.
     """
 
@@ -193,8 +217,8 @@ class MatchStore:
         if synchronous not in ("FULL", "NORMAL"):
             raise ValueError(f"synchronous must be FULL or NORMAL, got {synchronous!r}")
         self.data_dir = Path(data_dir)
-        self.data_dir.mkdir(parents=True, exist_ok=True)
         self.path = self.data_dir / DB_FILENAME
+        self._lock_fd = _lock_data_dir(self.data_dir)
         self._dialect = SQLITE
         self._lock = threading.Lock()
         self._queued: deque[_Entry] = deque()
@@ -202,6 +226,9 @@ class MatchStore:
         """Write transactions committed by the group-commit path (a counter for benchmarks)."""
         self.entries = 0
         """Entries those transactions stored; ``entries / transactions`` is the mean group size."""
+        # SQLite gives the -wal and -shm files the mode of the database file.
+        os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, FILE_MODE))
+        os.chmod(self.path, FILE_MODE)
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute(f"PRAGMA synchronous={synchronous}")
@@ -292,9 +319,12 @@ class MatchStore:
             return list(self._db.execute(self._dialect.sql(statement), params).fetchall())
 
     def close(self) -> None:
-        """Close the connection; the store is unusable afterwards."""
+        """Close the connection and release the data directory; the store is unusable afterwards."""
         with self._lock:
             self._db.close()
+            if self._lock_fd >= 0:
+                os.close(self._lock_fd)  # releases the flock
+                self._lock_fd = -1
 
     # ------------------------------------------------------------ modules
 
@@ -349,7 +379,12 @@ class MatchStore:
         """
         match_id = setup_record["match_id"]
         record = {key: value for key, value in setup_record.items() if key != "moves"}
-        match_row = (match_id, record["module"]["sha256"], orjson.dumps(record).decode(), record["created_at"])
+        match_row = (
+            match_id,
+            record["module"]["sha256"],
+            orjson.dumps(record).decode(),
+            record["created_at"],
+        )
         self._write(
             [(INSERT_MATCH, match_row)]
             + [(INSERT_SEAT, (seat.token_sha256, match_id, seat.player_id)) for seat in seats]
@@ -438,6 +473,32 @@ class MatchStore:
                 undone["undo_seq"] = payload["undo_seq"]
         record["moves"] = moves
         return record
+
+
+def _lock_data_dir(data_dir: Path) -> int:
+    """Create ``data_dir`` (mode 0700) and take its exclusive lock; returns the lock file's descriptor.
+
+    Raises:
+        DataDirUnusable: not a directory, or it cannot be created or written.
+        DataDirInUse: another process holds the lock.
+    """
+    try:
+        data_dir.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+        os.chmod(data_dir, DIR_MODE)
+        fd = os.open(data_dir / LOCK_FILENAME, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    except FileExistsError:
+        raise DataDirUnusable(f"cannot use {data_dir} as the data directory: it is a file") from None
+    except OSError as exc:
+        raise DataDirUnusable(f"cannot use {data_dir} as the data directory: {exc.strerror or exc}") from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise DataDirInUse(
+            f"the data directory {data_dir.resolve()} is in use by another tablehost server; stop it "
+            "or pass another --data"
+        ) from None
+    return fd
 
 
 def _copy_error(exc: BaseException) -> BaseException:

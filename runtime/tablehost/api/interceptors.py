@@ -52,6 +52,9 @@ STATUS_BY_CODE: dict[str, grpc.StatusCode] = {
     "record/invalid": grpc.StatusCode.DATA_LOSS,
     "auth/unauthenticated": grpc.StatusCode.UNAUTHENTICATED,
     "auth/permission_denied": grpc.StatusCode.PERMISSION_DENIED,
+    # Raised when a server starts, never while it serves; listed so the table stays total.
+    "store/unusable": grpc.StatusCode.UNAVAILABLE,
+    "store/in_use": grpc.StatusCode.UNAVAILABLE,
 }
 """Every error code of the host → the gRPC status a client receives (the one mapping table)."""
 

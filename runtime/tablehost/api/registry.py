@@ -107,13 +107,16 @@ class MatchRegistry:
 
     On construction the admin token is created if missing and every stored match is resumed;
     a match that cannot be resumed is logged (``match.resume_failed``) and left out.
+
+    Raises:
+        DataDirUnusable: ``data_dir`` is a file or cannot be created (:mod:`tablehost.store`).
+        DataDirInUse: another server has ``data_dir`` open.
     """
 
     def __init__(
         self, data_dir: Path | str, *, limits: Limits = DEFAULT_LIMITS, synchronous: str = "FULL"
     ) -> None:
         self.data_dir = Path(data_dir)
-        self.data_dir.mkdir(parents=True, exist_ok=True)
         self.limits = limits
         self.store = MatchStore(self.data_dir, synchronous=synchronous)
         self.admin_token_path, admin_token = ensure_admin_token(self.data_dir)

@@ -10,6 +10,7 @@ such as grpcurl work.
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -28,9 +29,10 @@ from tablehost.api._pb import tablehost_pb2_grpc as pb_grpc
 from tablehost.api.interceptors import RequestInterceptor
 from tablehost.api.registry import MatchRegistry
 from tablehost.api.servicer import MatchServicer, ModuleServicer
-from tablehost.api.validation import MAX_RESPONSE_BYTES
+from tablehost.api.validation import MAX_RESPONSE_BYTES, check_address
 from tablehost.api.watch_slots import WatchSlots, watch_share
 from tablehost.limits import DEFAULT_LIMITS, Limits
+from tablehost.store import DataDirUnusable
 
 log = structlog.get_logger(__name__)
 
@@ -38,6 +40,8 @@ DEFAULT_LISTEN = "127.0.0.1:50051"
 DEFAULT_MAX_WORKERS = 128
 """Worker threads: measured on 2 cores, 128 beats 16 or 4 at 100 concurrent matches (fewer
 workers queue requests inside grpc, where a busy match's requests wait behind others)."""
+EXIT_CANNOT_START = 2
+"""Exit status of ``serve`` when the listen address or the data directory cannot be used."""
 REQUEST_HEADROOM_BYTES = 64 * 1024
 """Room above the module size limit for the rest of an UploadModule request."""
 SERVICE_NAMES = (
@@ -70,8 +74,10 @@ def create_server(
         ``(server, port)`` with the port actually bound.
 
     Raises:
-        RuntimeError: the address cannot be bound.
+        ValueError: ``address`` is not ``host:port`` with a port in 0..65535.
+        RuntimeError: the address cannot be bound (port taken, host not of this machine).
     """
+    check_address(address, listening=True)
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="tablehost-rpc"),
         interceptors=[RequestInterceptor(registry)],
@@ -94,9 +100,15 @@ def create_server(
     reflection.enable_server_reflection(
         (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), server
     )
-    port = server.add_insecure_port(address)
+    try:
+        port = server.add_insecure_port(address)
+    except RuntimeError:  # grpc's own words point at GRPC_VERBOSITY, not at the cause
+        port = 0
     if port == 0:
-        raise RuntimeError(f"cannot listen on {address}: the address is in use or not local")
+        raise RuntimeError(
+            f"cannot listen on {address}: the port is taken (is another server running?) or the host "
+            "is not an address of this machine"
+        )
     return server, port
 
 
@@ -112,18 +124,30 @@ def serve(
     """Run a server until SIGINT or SIGTERM (``tablehost serve``).
 
     Prints ``tablehost serving on HOST:PORT`` and the admin token file's path on standard
-    output once it accepts requests; logs JSON lines on standard error.
+    output once it accepts requests; logs JSON lines on standard error. A listen address or
+    data directory it cannot use is one line on standard error (``tablehost: ...``).
 
     Returns:
-        The exit status (0 after a clean stop).
+        The exit status: 0 after a clean stop, 2 when it could not start.
     """
     logs.configure(level=log_level)
-    registry = MatchRegistry(data_dir, limits=limits, synchronous=synchronous)
-    server, port = create_server(listen, registry, max_workers=max_workers)
+    try:
+        host, _ = check_address(listen, listening=True)
+        registry = MatchRegistry(data_dir, limits=limits, synchronous=synchronous)
+    except (ValueError, DataDirUnusable) as exc:
+        print(f"tablehost: {exc}", file=sys.stderr)
+        return EXIT_CANNOT_START
+    try:
+        server, port = create_server(listen, registry, max_workers=max_workers)
+    except (ValueError, RuntimeError) as exc:
+        registry.close()
+        print(f"tablehost: {exc}", file=sys.stderr)
+        return EXIT_CANNOT_START
     server.start()
-    host = listen.rsplit(":", 1)[0]
-    print(f"tablehost serving on {host}:{port} (data in {Path(data_dir).resolve()})", flush=True)
-    print(f"admin token: {registry.admin_token_path.resolve()}", flush=True)
+    _announce(
+        f"tablehost serving on {host}:{port} (data in {Path(data_dir).resolve()})",
+        f"admin token: {registry.admin_token_path.resolve()}",
+    )
     log.info("server.started", address=f"{host}:{port}", data_dir=str(data_dir))
     stopping = threading.Event()
 
@@ -139,6 +163,15 @@ def serve(
     server.stop(grace=2).wait()
     registry.close()
     return 0
+
+
+def _announce(*lines: str) -> None:
+    """Print the start-up lines; a reader that went away (``| head -1``) must not stop the server."""
+    try:
+        for line in lines:
+            print(line, flush=True)
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,4 @@
-"""What the API accepts and sends: the rules for names and the message size limits.
+"""What the API accepts and sends: the rules for names, addresses and the message size limits.
 
 Names end up in every view and record, so an unbounded one would make every later response
 of its match too large to send; they are checked before anything is stored.
@@ -73,3 +73,35 @@ def check_module_name(name: str) -> str:
     if _CONTROL.search(name):
         raise InvalidRequest(f"module name {name[:20]!r}... contains a control character")
     return name
+
+
+def check_address(address: str, *, listening: bool = False) -> tuple[str, int]:
+    """Split a ``host:port`` address, refusing what grpc would misread.
+
+    grpc takes a port modulo 65536 (99999 became another port) and ``-1`` as 65535, so the
+    range is checked here.
+
+    Args:
+        address: ``host:port``; an IPv6 host in brackets (``[::1]:50051``). A grpc
+            ``unix:PATH`` address passes unchecked.
+        listening: an address to listen on, where port 0 means "pick a free port".
+
+    Returns:
+        ``(host, port)``; ``(address, 0)`` for a ``unix:`` address.
+
+    Raises:
+        ValueError: no host, no port, a port that is not a number, or out of 1..65535
+            (0..65535 when ``listening``).
+    """
+    if address.startswith("unix:"):
+        return address, 0
+    host, colon, port_text = address.rpartition(":")
+    if not colon or not host or not port_text:
+        raise ValueError(f"address {address!r} is not host:port (e.g. 127.0.0.1:50051)")
+    if not port_text.isdigit():
+        raise ValueError(f"address {address!r}: the port {port_text!r} is not a number")
+    lowest = 0 if listening else 1
+    port = int(port_text)
+    if not lowest <= port <= 65535:
+        raise ValueError(f"address {address!r}: the port must be {lowest} to 65535, got {port}")
+    return host, port

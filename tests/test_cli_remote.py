@@ -1,0 +1,76 @@
+"""The server commands of ``tablehost`` as a user meets them: clear refusals, never a traceback.
+
+Each test runs real ``tablehost`` processes (a server from test_e2e_server.ServerProcess).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from test_e2e_server import ServerProcess, _env, cli, module_path
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[ServerProcess]:
+    process = ServerProcess(tmp_path / "data")
+    yield process
+    if process.proc.poll() is None:
+        assert process.stop() == 0
+
+
+def refused_cleanly(result: subprocess.CompletedProcess[str], *phrases: str) -> None:
+    assert result.returncode != 0, result.stdout
+    assert "Traceback" not in result.stderr, result.stderr
+    for phrase in phrases:
+        assert phrase in result.stderr, result.stderr
+
+
+def test_serve_refuses_what_it_cannot_use_with_one_line(server: ServerProcess, tmp_path: Path) -> None:
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    fresh = str(tmp_path / "fresh")
+    refused_cleanly(cli("serve", "--listen", "127.0.0.1:99999", "--data", fresh), "0 to 65535, got 99999")
+    refused_cleanly(cli("serve", "--listen", "garbage", "--data", fresh), "is not host:port")
+    refused_cleanly(cli("serve", "--listen", "127.0.0.1:0", "--data", str(a_file)), "cannot use", "a-file")
+    refused_cleanly(
+        cli("serve", "--listen", "127.0.0.1:0", "--data", str(server.data_dir)),
+        "in use by another tablehost server",
+        str(server.data_dir.resolve()),
+    )
+    refused_cleanly(
+        cli("serve", "--listen", server.address, "--data", fresh), f"cannot listen on {server.address}"
+    )
+    refused_cleanly(cli("view", "m-1", "--address", "127.0.0.1:99999", token="x"), "1 to 65535, got 99999")
+
+
+def test_a_reader_that_goes_away_is_no_error(server: ServerProcess) -> None:
+    with server.client() as admin:
+        module_id = admin.upload_module(module_path("tic_tac_toe").read_bytes(), "tic_tac_toe")["module_id"]
+        match_id = admin.create_match(module_id, ["ann", "bob"])["match_id"]
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tablehost",
+            "view",
+            match_id,
+            "--address",
+            server.address,
+            "--token",
+            server.admin_token,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_env(),
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # like `| head -0`: nobody reads
+    stderr = proc.stderr.read().decode()
+    assert proc.wait(30) == 0 and "Traceback" not in stderr, stderr
