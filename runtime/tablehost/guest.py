@@ -380,14 +380,15 @@ _INTENTS = frozenset(("choice", "confirm", "cancel", "undo"))
 
 
 def _check_offers(offers: Any, response: dict[str, Any], op_name: str) -> None:
-    if not isinstance(offers, list):
+    # Exact type checks (JSON gives plain dicts, lists and strs): this runs for every offer of every move.
+    if type(offers) is not list:
         _malformed(response, op_name, "has an action list that is not a list")
     for offer in offers:
         if (
-            not isinstance(offer, dict)
-            or not isinstance(offer.get("action"), dict)
+            type(offer) is not dict
+            or type(offer.get("action")) is not dict
             or offer.get("intent") not in _INTENTS
-            or not isinstance(offer.get("label", ""), str)
+            or type(offer.get("label", "")) is not str
         ):
             _malformed(response, op_name, "offers an action that is not {action, intent, label}")
 

@@ -29,7 +29,7 @@ from tablehost.errors import (
     UndoRefused,
 )
 from tablehost.reveal import patch_reveals
-from tablehost.table import Table, apply_patches, canonical_json, normalize_state
+from tablehost.table import Table, canonical_json, normalize_state
 from tablehost.types import ActionDict, AvailableActionDict, PlayerId, Seed, StateDict, Viewer
 from tablehost.view import resolve_view_action, view_actions, view_state, visible_scores
 
@@ -259,8 +259,8 @@ class Match:
             "rng_used": bool(response.get("rng_used", False)),
             "score_labels": list(response.get("score_labels", [])),
         }
-        state = normalize_state(orjson.loads(orjson.dumps(response["state"])))
-        apply_patches(state, response["patches"])
+        table = Table(response["state"])  # normalises into a copy: the record keeps the original
+        table.apply(response["patches"])
         match = cls(
             match_id=match_id,
             module_sha256=module_sha256,
@@ -268,7 +268,7 @@ class Match:
             pool=pool,
             players=list(players),
             setup=setup,
-            table=Table(state),
+            table=table,
             created_at=utc_now(),
             journal=journal,
             check_mirror=check_mirror,
@@ -294,8 +294,8 @@ class Match:
         from tablehost.record import parse_record  # record imports match: avoid the cycle
 
         parsed = parse_record(record)
-        state = normalize_state(orjson.loads(orjson.dumps(parsed.setup["state"])))
-        apply_patches(state, parsed.setup["patches"])
+        table = Table(parsed.setup["state"])
+        table.apply(parsed.setup["patches"])
         match = cls(
             match_id=parsed.match_id,
             module_sha256=parsed.module_sha256,
@@ -303,7 +303,7 @@ class Match:
             pool=pool,
             players=parsed.players,
             setup=parsed.setup,
-            table=Table(state),
+            table=table,
             created_at=parsed.created_at,
             journal=None,
         )
