@@ -558,7 +558,7 @@ class GuestPool:
         except BaseException:
             self._release(guest)
             raise
-        with self._cond:
+        with self._cond:  # the bookkeeping and the release share one lock hold
             if state_ref is not None and op == OP_STEP:
                 self._owner.pop(state_ref, None)  # the match moved on from this state
                 if by_ref:
@@ -570,7 +570,7 @@ class GuestPool:
                     if self._owner.get(evicted) is guest:
                         del self._owner[evicted]
                 self._owner[next_ref] = guest
-        self._release(guest)
+            self._release_locked(guest)
         return response
 
     @staticmethod
@@ -617,13 +617,16 @@ class GuestPool:
 
     def _release(self, guest: Guest) -> None:
         with self._cond:
-            if guest.broken or self._closed:
-                self._live -= 1
-                for ref in [ref for ref, owner in self._owner.items() if owner is guest]:
-                    del self._owner[ref]
-            else:
-                self._idle.append(guest)
-            self._cond.notify()
+            self._release_locked(guest)
+
+    def _release_locked(self, guest: Guest) -> None:
+        if guest.broken or self._closed:
+            self._live -= 1
+            for ref in [ref for ref, owner in self._owner.items() if owner is guest]:
+                del self._owner[ref]
+        else:
+            self._idle.append(guest)
+        self._cond.notify()
 
 
 def _no_state() -> StateDict:

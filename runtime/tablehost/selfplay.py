@@ -103,10 +103,11 @@ def play_game(
     plies = 0
     while not match.game_over and plies < max_plies:
         active = match.state["active_player_ids"]
-        if len(active) == 1 and _has_move(match, active[0]):
+        offered = match.actions_for(active[0]) if len(active) == 1 else []
+        if _has_move(offered):
             mover = active[0]
         else:
-            movers = [pid for pid in active if _has_move(match, pid)]
+            movers = [pid for pid in active if _has_move(match.actions_for(pid))]
             if not movers:
                 raise StuckGame(
                     f"the game is not over but no active player ({active}) is offered an action"
@@ -114,11 +115,12 @@ def play_game(
                     match_id=match.match_id,
                 )
             mover = movers[rng.below(len(movers))] if len(movers) > 1 else movers[0]
+            offered = match.actions_for(mover)
         if via_views:
             choice = seat_bots[mover].choose(match.view(mover).actions)
             move = match.submit_view_action(mover, choice["action"], seed=rng.next_u64())
         else:
-            choice = seat_bots[mover].choose(match.actions_for(mover))
+            choice = seat_bots[mover].choose(offered)
             move = match.submit(mover, choice["action"], seed=rng.next_u64())
         plies += 1
         if on_move is not None:
@@ -126,8 +128,8 @@ def play_game(
     return GameResult(seed, plies, match.scores, winners(match), match.game_over, match)
 
 
-def _has_move(match: Match, player_id: int) -> bool:
-    return any(a.get("intent") != "undo" for a in match.actions_for(player_id))
+def _has_move(offered: list[dict[str, Any]]) -> bool:
+    return any(a.get("intent") != "undo" for a in offered)
 
 
 def winners(match: Match) -> list[int]:
