@@ -7,6 +7,7 @@ suite (test_e2e_server.py) does the same against a ``tablehost serve`` process.
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -410,3 +411,29 @@ def test_watch_streams_are_capped_per_token_and_leave_threads_for_moves(tmp_path
         for opened in clients:
             opened.close()
         registry.close()
+
+
+@pytest.mark.parametrize(
+    ("action", "version", "phrase"),
+    [
+        ({"type": "piece_click", "space_id": "a1", "index": -1}, 0, "piece index is 0 to"),
+        ({"type": "piece_click", "space_id": "a1", "index": 2**40}, 0, "piece index is 0 to"),
+        ({"type": "piece_click", "space_id": "a1", "index": "3"}, 0, "'index' of type int"),
+        (["space_click", "a1"], 0, "an action is a dict"),
+        ({"type": "teleport"}, 0, "unknown action type 'teleport'"),
+        ({"space_id": "a1"}, 0, "unknown action type None"),
+        ({"type": "button_click", "button": {"id": 7}}, 0, "button's 'id' is a str"),
+        ({"type": "space_click", "space_id": "a1"}, -1, "expected_version is a match version"),
+        ({"type": "space_click", "space_id": "a1"}, 2**64, "expected_version is a match version"),
+    ],
+)
+def test_a_malformed_action_is_a_clear_value_error_before_anything_is_sent(
+    host: Host, action: Any, version: int, phrase: str
+) -> None:
+    with host.client("ths_never-sent") as client, pytest.raises(ValueError, match=re.escape(phrase)):
+        client.submit("m-1", action, version)
+
+
+def test_undo_with_a_negative_version_is_a_clear_value_error(host: Host) -> None:
+    with host.client("ths_never-sent") as client, pytest.raises(ValueError, match="expected_version"):
+        client.undo("m-1", -5)

@@ -204,17 +204,27 @@ class TablehostClient:
             This seat's view right after the move.
 
         Raises:
+            ValueError: ``action`` is not an ABI action dict (not a dict, an unknown ``type``, a
+                piece index outside 0..2**32-1...) or ``expected_version`` is not a version
+                (an int in 0..2**63-1); nothing is sent.
             ApiError: FAILED_PRECONDITION (not your turn, not offered, stale version, game over),
                 ABORTED (the game failed), PERMISSION_DENIED (not a seat token)...
         """
         request = pb.SubmitActionRequest(
-            match_id=match_id, action=convert.action_to_proto(action), expected_version=expected_version
+            match_id=match_id,
+            action=convert.action_to_proto(_checked_action(action)),
+            expected_version=_checked_version(expected_version),
         )
         return convert.view_from_proto(self._call(self._matches.SubmitAction, request).view)
 
     def undo(self, match_id: str, expected_version: int) -> dict[str, Any]:
-        """Take back this seat's newest undoable move; returns this seat's new view."""
-        request = pb.UndoRequest(match_id=match_id, expected_version=expected_version)
+        """Take back this seat's newest undoable move; returns this seat's new view.
+
+        Raises:
+            ValueError: ``expected_version`` is not an int in 0..2**63-1; nothing is sent.
+            ApiError: FAILED_PRECONDITION (nothing to undo, stale version, game over)...
+        """
+        request = pb.UndoRequest(match_id=match_id, expected_version=_checked_version(expected_version))
         return convert.view_from_proto(self._call(self._matches.Undo, request).view)
 
     def record(self, match_id: str) -> dict[str, Any]:
@@ -245,6 +255,50 @@ class TablehostClient:
             }
             for m in response.matches
         ]
+
+
+ACTION_FIELDS: dict[str, dict[str, type]] = {
+    "space_click": {"space_id": str},
+    "piece_click": {"space_id": str, "index": int},
+    "button_click": {"button": dict},
+}
+"""The fields each ABI action type needs (docs/abi.md), with their Python types."""
+BUTTON_FIELDS: dict[str, type] = {"id": str, "label": str, "location": str, "disabled": bool}
+MAX_PIECE_INDEX = 2**32 - 1
+MAX_VERSION = 2**63 - 1
+
+
+def _checked_action(action: Any) -> dict[str, Any]:
+    """``action`` if it has the shape of an ABI action; else ValueError with what is wrong."""
+    if not isinstance(action, dict):
+        raise ValueError(  # noqa: TRY004 - one error type for every malformed action
+            f"an action is a dict such as {{'type': 'space_click', ...}}, got {type(action).__name__}"
+        )
+    fields = ACTION_FIELDS.get(action.get("type"))  # type: ignore[arg-type]
+    if fields is None:
+        raise ValueError(
+            f"unknown action type {action.get('type')!r}; expected one of {', '.join(ACTION_FIELDS)}"
+        )
+    for name, kind in fields.items():
+        value = action.get(name)
+        if not isinstance(value, kind) or isinstance(value, bool) is not (kind is bool):
+            raise ValueError(f"a {action['type']} needs {name!r} of type {kind.__name__}, got {value!r}")
+    if action["type"] == "piece_click" and not 0 <= action["index"] <= MAX_PIECE_INDEX:
+        raise ValueError(f"a piece index is 0 to {MAX_PIECE_INDEX}, got {action['index']}")
+    for name, kind in BUTTON_FIELDS.items():
+        value = action.get("button", {}).get(name, kind())
+        if not isinstance(value, kind):
+            raise ValueError(f"a button's {name!r} is a {kind.__name__}, got {value!r}")  # noqa: TRY004
+    return action
+
+
+def _checked_version(version: Any) -> int:
+    """``version`` if it is a match version (an int in 0..2**63-1); else ValueError."""
+    if not isinstance(version, int) or isinstance(version, bool) or not 0 <= version <= MAX_VERSION:
+        raise ValueError(
+            f"expected_version is a match version, an int from 0 to {MAX_VERSION}; got {version!r}"
+        )
+    return version
 
 
 def _module(module: pb.Module) -> dict[str, Any]:
