@@ -41,6 +41,20 @@ def configure(*, level: str = "info", stream: TextIO | None = None, json: bool =
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(number),
-        logger_factory=structlog.PrintLoggerFactory(stream or sys.stderr),
+        logger_factory=structlog.PrintLoggerFactory(stream or _CurrentStderr()),
         cache_logger_on_first_use=True,
     )
+
+
+class _CurrentStderr:
+    """Writes to whatever ``sys.stderr`` is at the time of each write.
+
+    Loggers are cached on first use; binding the stream object itself would keep writing to a
+    stderr that was since replaced and closed (a test runner's capture, a daemon's redirect).
+    """
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
