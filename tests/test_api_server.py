@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,13 +18,16 @@ from typing import Any
 import grpc
 import pytest
 import structlog
+import wasmtime
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from structlog.testing import capture_logs
 
+from fixtures_guest import _HOOK, WAT_DIR
 from tablehost.api._pb import tablehost_pb2 as pb
 from tablehost.api._pb import tablehost_pb2_grpc as pb_grpc
 from tablehost.api.registry import MatchRegistry
 from tablehost.api.server import create_server
+from tablehost.cli_remote import BotError, run_bots
 from tablehost.client import ApiError, TablehostClient
 
 DIST = Path(
@@ -437,3 +441,75 @@ def test_a_malformed_action_is_a_clear_value_error_before_anything_is_sent(
 def test_undo_with_a_negative_version_is_a_clear_value_error(host: Host) -> None:
     with host.client("ths_never-sent") as client, pytest.raises(ValueError, match="expected_version"):
         client.undo("m-1", -5)
+
+
+# ---------------------------------------------------------------- bots (tablehost bots, demo)
+
+
+def step_fails_module() -> bytes:
+    """The echo guest offering seat 1 one action at setup, whose ``step`` traps."""
+    text = (WAT_DIR / "echo_guest.wat").read_text().replace(_HOOK, (WAT_DIR / "hostile_trap.wat").read_text())
+    offer = (
+        r"{\"action\":{\"type\":\"space_click\",\"space_id\":\"a\"},\"intent\":\"choice\",\"label\":\"a\"}"
+    )
+    nothing_offered = r"\"actions\":{\"1\":[]}"
+    assert nothing_offered in text, "echo_guest.wat changed its setup response"
+    return bytes(wasmtime.wat2wasm(text.replace(nothing_offered, r"\"actions\":{\"1\":[" + offer + "]}")))
+
+
+def test_bots_fail_fast_when_the_game_fails_and_stop_each_other(host: Host) -> None:
+    failing = host.admin.upload_module(step_fails_module(), "step_traps")["module_id"]
+    created = host.admin.create_match(failing, ["ann", "bob"])
+    started = time.monotonic()
+    with pytest.raises(BotError) as info:
+        run_bots(host.address, created["match_id"], [s["token"] for s in created["seats"]], seed=1)
+    assert info.value.status == grpc.StatusCode.ABORTED and "seat 1" in info.value.details
+    assert time.monotonic() - started < 10
+
+
+def test_bots_refuse_tokens_that_cannot_play_naming_them(host: Host) -> None:
+    created = host.admin.create_match(host.module_id, ["ann", "bob"])
+    match_id, (seat1, seat2) = created["match_id"], (s["token"] for s in created["seats"])
+    other = host.admin.create_match(host.module_id, ["cid", "dee"])["seats"][0]["token"]
+    admin_token = host.registry.admin_token_path.read_text().strip()
+    cases = [
+        (
+            [seat1, created["spectator_token"]],
+            grpc.StatusCode.FAILED_PRECONDITION,
+            created["spectator_token"],
+        ),
+        ([admin_token, seat2], grpc.StatusCode.FAILED_PRECONDITION, admin_token),
+        ([seat1, other], grpc.StatusCode.PERMISSION_DENIED, other),
+        ([seat1, seat2, seat1], grpc.StatusCode.INVALID_ARGUMENT, seat1),
+    ]
+    for tokens, status, culprit in cases:
+        started = time.monotonic()
+        with pytest.raises(BotError) as info:
+            run_bots(host.address, match_id, tokens, seed=1, give_up_s=20)
+        assert info.value.status == status and culprit[:10] in info.value.details, info.value
+        assert time.monotonic() - started < 10
+    assert host.admin.view(match_id)["version"] == 0  # no bot acted before every token was checked
+
+
+def test_a_lone_bot_says_what_it_waits_for_and_gives_up(
+    host: Host, capsys: pytest.CaptureFixture[str]
+) -> None:
+    created = host.admin.create_match(host.module_id, ["ann", "bob"])
+    with pytest.raises(BotError) as info:
+        run_bots(
+            host.address,
+            created["match_id"],
+            [created["seats"][0]["token"]],
+            give_up_s=1.5,
+            notice_every_s=0.5,
+        )
+    assert info.value.status == grpc.StatusCode.DEADLINE_EXCEEDED
+    assert "seat 2 (bob), which no bot here plays" in info.value.details
+    assert "waiting for seat 2 (bob), which no bot here plays" in capsys.readouterr().err
+    assert host.admin.view(created["match_id"])["version"] == 1  # the lone bot played its turn
+
+
+def test_bots_play_a_match_to_the_end(host: Host) -> None:
+    created = host.admin.create_match(host.module_id, ["ann", "bob"])
+    finals = run_bots(host.address, created["match_id"], [s["token"] for s in created["seats"]], seed=3)
+    assert [f["game_over"] for f in finals] == [True, True] and [f["viewer"] for f in finals] == [1, 2]

@@ -74,3 +74,15 @@ def test_a_reader_that_goes_away_is_no_error(server: ServerProcess) -> None:
     proc.stdout.close()  # like `| head -0`: nobody reads
     stderr = proc.stderr.read().decode()
     assert proc.wait(30) == 0 and "Traceback" not in stderr, stderr
+
+
+def test_bots_help_offers_a_timeout_and_no_token_options_it_would_ignore(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from tablehost.cli import build_parser
+
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["bots", "--help"])
+    text = capsys.readouterr().out
+    assert "--tokens" in text and "--timeout" in text
+    assert "--token " not in text and "--token-file" not in text

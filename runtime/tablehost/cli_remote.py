@@ -12,6 +12,7 @@ import argparse
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -30,12 +31,16 @@ EXIT_FAILED = 1
 # ---------------------------------------------------------------- shared options
 
 
-def _client_options(parser: argparse.ArgumentParser) -> None:
+def _client_options(parser: argparse.ArgumentParser, *, token: bool = True) -> None:
+    """Add ``--address``, ``--json`` and (with ``token``) ``--token`` and ``--token-file``."""
     parser.add_argument(
         "--address",
         default=os.environ.get("TABLEHOST_ADDRESS", DEFAULT_ADDRESS),
         help="server host:port (default $TABLEHOST_ADDRESS or %(default)s)",
     )
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    if not token:
+        return
     parser.add_argument(
         "--token", default=os.environ.get("TABLEHOST_TOKEN"), help="bearer token ($TABLEHOST_TOKEN)"
     )
@@ -44,7 +49,6 @@ def _client_options(parser: argparse.ArgumentParser) -> None:
         default=f"{DEFAULT_DATA}/admin_token",
         help="read the token from this file when --token is not given (default %(default)s)",
     )
-    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
 def _token(args: argparse.Namespace) -> str:
@@ -65,7 +69,7 @@ def _guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse
     def run(args: argparse.Namespace) -> int:
         try:
             return command(args)
-        except ServerUnreachable as exc:
+        except (ServerUnreachable, BotError) as exc:
             print(f"tablehost: {exc.details}", file=sys.stderr)
         except ApiError as exc:
             print(f"tablehost: the server refused: {exc.status.name}: {exc.details}", file=sys.stderr)
@@ -232,66 +236,238 @@ def cmd_watch(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_bot(
-    address: str, match_id: str, token: str, *, seed: int | None = None, timeout_s: float = 30.0
-) -> dict[str, Any]:
-    """Play one seat with a random bot that holds only that seat's token, until game over.
+DEFAULT_GIVE_UP_S = 300.0
+"""``tablehost bots`` gives up when the match did not change for this long, seconds."""
+NOTICE_EVERY_S = 30.0
+"""While nothing happens, the bots say on stderr what they wait for this often, seconds."""
 
-    The bot watches the match and, whenever its seat is offered something, submits a random
-    non-undo action with the version it saw; a refusal because another seat moved first
-    (FAILED_PRECONDITION) just waits for the next view.
+
+class BotError(ApiError):
+    """Bots cannot play a match, with the token concerned named in ``details``.
+
+    ``status`` is INVALID_ARGUMENT (a token given twice), FAILED_PRECONDITION (not a seat
+    token), DEADLINE_EXCEEDED (gave up waiting) or the status of the server's refusal.
+    """
+
+
+def _short(token: str) -> str:
+    """A token shortened for messages (enough to tell tokens apart, too little to use)."""
+    return token[:10] + "..."
+
+
+class _BotRun:
+    """What the bots of one :func:`run_bots` call share: their clients, the stop signal, progress.
+
+    Args:
+        match_id: the match played.
+        tokens: the bots' seat tokens.
+    """
+
+    def __init__(self, match_id: str, tokens: list[str]) -> None:
+        self.match_id = match_id
+        self.tokens = tokens
+        self.stop = threading.Event()
+        self.all_checked = threading.Barrier(len(tokens))
+        """Passed once every bot's first view proved its token a seat: nobody acts before."""
+        self.changed_at = time.monotonic()
+        self._lock = threading.Lock()
+        self._clients: list[TablehostClient] = []
+        self._newest: dict[str, Any] = {}
+        self._offered: dict[int, int] = {}
+
+    def enlist(self, client: TablehostClient) -> None:
+        """Remember a bot's client so :meth:`halt` can close it (closed at once when halted)."""
+        with self._lock:
+            self._clients.append(client)
+            if self.stop.is_set():
+                client.close()
+
+    def saw(self, view: dict[str, Any]) -> None:
+        """Note a view a bot received (a newer version counts as progress)."""
+        with self._lock:
+            self._offered[view["viewer"]] = sum(1 for a in view["actions"] if a["intent"] != "undo")
+            if view["version"] > self._newest.get("version", -1):
+                self._newest = view
+                self.changed_at = time.monotonic()
+
+    def halt(self) -> None:
+        """Stop every bot: close their clients, which cancels their watch streams."""
+        self.stop.set()
+        self.all_checked.abort()
+        with self._lock:
+            for client in self._clients:
+                client.close()
+
+    def waiting_for(self) -> str:
+        """What the match waits for, in words (``seat 2 (bob), which no bot here plays``)."""
+        with self._lock:
+            view, offered = self._newest, dict(self._offered)
+        if not view:
+            return "the first view of the match"
+        names = {p["player_id"]: p["username"] for p in view["state"]["players"]}
+        waits = []
+        for pid in view["active_player_ids"]:
+            why = (
+                ", which no bot here plays"
+                if pid not in offered
+                else ", which is offered no action (is the game stuck?)"
+                if offered[pid] == 0
+                else ""
+            )
+            waits.append(f"seat {pid} ({names.get(pid, '?')}){why}")
+        return " and ".join(waits) or "nobody (no seat is active)"
+
+
+def _play_seat(address: str, run: _BotRun, token: str, seed: int | None, timeout_s: float) -> dict[str, Any]:
+    """One bot: watch the match with ``token`` and play a random offered action on each turn.
 
     Returns:
-        The bot's final view (``game_over`` true unless the stream ended early).
+        The bot's final view.
 
     Raises:
-        ApiError: any other refusal (e.g. the game failed: ABORTED).
+        BotError: the token is not a seat token of the match (its first view has no viewer),
+            or the server refused something (the token named, the server's status kept).
     """
     bot = RandomBot(seed)
     last: dict[str, Any] = {}
-    with TablehostClient(address, token, timeout_s=timeout_s) as client:
-        for view in client.watch(match_id):
+    client = TablehostClient(address, token, timeout_s=timeout_s)
+    run.enlist(client)
+    try:
+        for view in client.watch(run.match_id):
+            if not last and view["viewer"] is None:
+                raise BotError(
+                    grpc.StatusCode.FAILED_PRECONDITION,
+                    f"token {_short(token)} is not a seat token of match {run.match_id} (a spectator or "
+                    "admin token cannot act); give one seat token per bot, as `tablehost create` prints",
+                )
+            if not last:
+                run.all_checked.wait()
             last = view
+            run.saw(view)
             if view["game_over"]:
                 break
             offered = [a for a in view["actions"] if a["intent"] != "undo"]
             if not offered or view["viewer"] not in view["active_player_ids"]:
                 continue
             try:
-                client.submit(match_id, bot.choose(offered)["action"], view["version"])
+                client.submit(run.match_id, bot.choose(offered)["action"], view["version"])
             except ApiError as exc:
                 if exc.status != grpc.StatusCode.FAILED_PRECONDITION:
                     raise
+    except BotError:
+        raise
+    except ApiError as exc:
+        seat = f"seat {last['viewer']}" if last else "bot"
+        raise BotError(exc.status, f"{seat} (token {_short(token)}): {exc.details}", exc.code) from None
+    finally:
+        client.close()
     return last
 
 
-def run_bots(address: str, match_id: str, tokens: list[str], seed: int | None = None) -> list[dict[str, Any]]:
+def run_bot(
+    address: str,
+    match_id: str,
+    token: str,
+    *,
+    seed: int | None = None,
+    timeout_s: float = 30.0,
+    give_up_s: float = DEFAULT_GIVE_UP_S,
+) -> dict[str, Any]:
+    """Play one seat with a random bot that holds only that seat's token, until game over.
+
+    The same as :func:`run_bots` with one token: the bot watches the match and, whenever its
+    seat is offered something, submits a random non-undo action with the version it saw; a
+    refusal because another seat moved first (FAILED_PRECONDITION) just waits for the next view.
+
+    Returns:
+        The bot's final view (``game_over`` true).
+
+    Raises:
+        BotError: see :func:`run_bots`.
+    """
+    return run_bots(address, match_id, [token], seed, timeout_s=timeout_s, give_up_s=give_up_s)[0]
+
+
+def run_bots(
+    address: str,
+    match_id: str,
+    tokens: list[str],
+    seed: int | None = None,
+    *,
+    timeout_s: float = 30.0,
+    give_up_s: float = DEFAULT_GIVE_UP_S,
+    notice_every_s: float = NOTICE_EVERY_S,
+) -> list[dict[str, Any]]:
     """Play a match with one random bot per seat token (one thread each) until game over.
+
+    Fails fast: the first bot that fails stops the others (their watch streams are cancelled).
+    While the match does not change, a line on stderr says what it waits for every
+    ``notice_every_s`` (e.g. a seat no bot here plays).
 
     Args:
         address: the server's ``host:port``.
         match_id: the match.
-        tokens: seat tokens; each bot holds only its own.
+        tokens: seat tokens, each at most once; each bot holds only its own.
         seed: seeds bot *i* with ``seed + i`` (None: unseeded).
+        timeout_s: deadline of each request, seconds.
+        give_up_s: give up when the match did not change for this long, seconds.
+        notice_every_s: how often to say what the match waits for, seconds.
 
     Returns:
-        Each bot's final view, in token order.
+        Each bot's final view, in token order (all with ``game_over`` true).
 
     Raises:
-        ApiError: the first error any bot met (raised after every bot stopped).
+        BotError: a token given twice (INVALID_ARGUMENT); a token that is not a seat token
+            of the match (FAILED_PRECONDITION, naming it); no change for ``give_up_s``
+            (DEADLINE_EXCEEDED); or the first refusal any bot met (e.g. ABORTED: the game
+            failed), with the server's status and the token named.
     """
+    for number, token in enumerate(tokens):
+        if token in tokens[:number]:
+            raise BotError(
+                grpc.StatusCode.INVALID_ARGUMENT, f"token {_short(token)} is given twice: one bot per seat"
+            )
+    run = _BotRun(match_id, tokens)
     results: list[dict[str, Any]] = [{} for _ in tokens]
     errors: list[BaseException] = []
 
     def play(number: int, token: str) -> None:
         try:
-            results[number] = run_bot(address, match_id, token, seed=None if seed is None else seed + number)
-        except BaseException as exc:  # noqa: BLE001 - reported below, after every bot stopped
-            errors.append(exc)
+            results[number] = _play_seat(
+                address, run, token, None if seed is None else seed + number, timeout_s
+            )
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller below
+            if not run.stop.is_set():  # errors of bots being halted are not news
+                errors.append(exc)
+                run.halt()
 
     threads = [threading.Thread(target=play, args=(n, t), daemon=True) for n, t in enumerate(tokens)]
     for thread in threads:
         thread.start()
+    noticed_at = time.monotonic()
+    while any(thread.is_alive() for thread in threads):
+        run.stop.wait(min(0.2, notice_every_s))
+        now = time.monotonic()
+        idle = now - run.changed_at
+        if run.stop.is_set():
+            break
+        if idle >= give_up_s:
+            errors.append(
+                BotError(
+                    grpc.StatusCode.DEADLINE_EXCEEDED,
+                    f"gave up: match {match_id} did not change for {give_up_s:g} s; it waits for "
+                    f"{run.waiting_for()}",
+                )
+            )
+            run.halt()
+        elif idle >= notice_every_s and now - noticed_at >= notice_every_s:
+            noticed_at = now
+            print(
+                f"tablehost bots: match {match_id} has not changed for {idle:.0f} s; waiting for "
+                f"{run.waiting_for()}",
+                file=sys.stderr,
+                flush=True,
+            )
     for thread in threads:
         thread.join()
     if errors:
@@ -305,7 +481,9 @@ def cmd_bots(args: argparse.Namespace) -> int:
     tokens = [t.strip() for t in args.tokens.split(",") if t.strip()]
     if not tokens:
         raise SystemExit("tablehost: --tokens needs at least one seat token")
-    final = run_bots(args.address, args.match, tokens, args.seed)[0]
+    if args.timeout <= 0:
+        raise SystemExit("tablehost: --timeout must be a positive number of seconds")
+    final = run_bots(args.address, args.match, tokens, args.seed, give_up_s=args.timeout)[0]
     if args.json:
         _dump(final)
     else:
@@ -364,5 +542,11 @@ def register(commands: Any) -> None:
     bots.add_argument("--match", required=True, help="the match id")
     bots.add_argument("--tokens", required=True, help="comma-separated seat tokens, one bot each")
     bots.add_argument("--seed", type=int, help="seed of the first bot (the next get +1, +2, ...)")
-    _client_options(bots)
+    bots.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_GIVE_UP_S,
+        help="give up when the match did not change for this many seconds (default %(default)g)",
+    )
+    _client_options(bots, token=False)
     bots.set_defaults(func=cmd_bots)
