@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tablehost.cli_remote import run_bots
 from test_e2e_server import ServerProcess, _env, cli, module_path
 
 pytestmark = pytest.mark.e2e
@@ -86,3 +87,55 @@ def test_bots_help_offers_a_timeout_and_no_token_options_it_would_ignore(
     text = capsys.readouterr().out
     assert "--tokens" in text and "--timeout" in text
     assert "--token " not in text and "--token-file" not in text
+
+
+def test_act_says_why_a_token_cannot_act_and_record_feeds_replay(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    with server.client() as admin:
+        module_id = admin.upload_module(module_path("tic_tac_toe").read_bytes(), "tic_tac_toe")["module_id"]
+        created = admin.create_match(module_id, ["ann", "bob"])
+    match_id, address = created["match_id"], ("--address", server.address)
+    seat1, seat2 = (s["token"] for s in created["seats"])
+    refused_cleanly(
+        cli("act", match_id, "0", *address, token=seat2),
+        "not your turn: you are seat 2; waiting for seat 1 (ann)",
+    )
+    refused_cleanly(cli("act", match_id, "0", *address, token=created["spectator_token"]), "spectator")
+    run_bots(server.address, match_id, [seat1, seat2], seed=5)
+    refused_cleanly(cli("act", match_id, "0", *address, token=seat1), "the game is over")
+
+    record_file = tmp_path / "match.json"
+    fetched = cli("record", match_id, "--output", str(record_file), *address, token=seat1)
+    assert fetched.returncode == 0 and "written to" in fetched.stdout, fetched.stderr
+    verified = cli("replay", str(record_file), "--verify", "--module", str(module_path("tic_tac_toe")))
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_watch_says_when_the_server_went_away_before_game_over(server: ServerProcess) -> None:
+    with server.client() as admin:
+        module_id = admin.upload_module(module_path("tic_tac_toe").read_bytes(), "tic_tac_toe")["module_id"]
+        created = admin.create_match(module_id, ["ann", "bob"])
+    watch = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tablehost",
+            "watch",
+            created["match_id"],
+            "--json",
+            "--address",
+            server.address,
+            "--token",
+            created["spectator_token"],
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+    )
+    assert watch.stdout is not None and watch.stderr is not None
+    assert '"version":0' in watch.stdout.readline()
+    assert server.stop() == 0
+    assert watch.wait(30) == 1
+    assert "ended before game over" in watch.stderr.read()

@@ -1,4 +1,5 @@
-"""The server commands of ``tablehost``: ``serve``, ``upload``, ``create``, ``view``, ``act``, ``watch``, ``bots``.
+"""The server commands of ``tablehost``: ``serve``, ``upload``, ``create``, ``view``, ``act``, ``watch``,
+``record``, ``bots``.
 
 :func:`register` adds them to the ``tablehost`` parser (:mod:`tablehost.cli`). Every client
 command takes ``--address`` (default ``$TABLEHOST_ADDRESS`` or ``127.0.0.1:50051``) and a token:
@@ -197,10 +198,34 @@ def cmd_view(args: argparse.Namespace) -> int:
     return 0
 
 
+def why_no_action(view: dict[str, Any]) -> str | None:
+    """Why this view's token cannot act now, in words; ``None`` when it may.
+
+    Args:
+        view: a view dict (``TablehostClient.view``).
+
+    Returns:
+        ``"the game is over ..."``, ``"this token is a spectator ..."``, ``"not your turn ..."``
+        (naming who is active), or ``None``.
+    """
+    if view["game_over"]:
+        return f"the game is over (version {view['version']}); nothing more can be played"
+    if view["viewer"] is None:
+        return "this token is a spectator (or admin) token: it cannot act; use a seat token"
+    if view["viewer"] not in view["active_player_ids"]:
+        names = {p["player_id"]: p["username"] for p in view["state"]["players"]}
+        active = ", ".join(f"seat {pid} ({names.get(pid, '?')})" for pid in view["active_player_ids"])
+        return f"not your turn: you are seat {view['viewer']}; waiting for {active or 'nobody'}"
+    return None
+
+
 def _chosen_action(choice: str, view: dict[str, Any]) -> dict[str, Any]:
     if choice.strip().lstrip("-").isdigit():
         index = int(choice)
         if not 0 <= index < len(view["actions"]):
+            reason = why_no_action(view)
+            if reason is not None:
+                raise SystemExit(f"tablehost: {reason}")
             raise SystemExit(f"tablehost: no action [{index}]; this view offers {len(view['actions'])}")
         return dict(view["actions"][index]["action"])
     try:
@@ -226,13 +251,42 @@ def cmd_act(args: argparse.Namespace) -> int:
 
 @_guarded
 def cmd_watch(args: argparse.Namespace) -> int:
-    """Print this token's view after every change until game over (Ctrl-C stops)."""
+    """Print this token's view after every change until game over (Ctrl-C stops).
+
+    A stream that ends before game over (the server stopped) is said on stderr, exit 1.
+    """
+    last: dict[str, Any] = {}
     with TablehostClient(args.address, _token(args)) as client:
         for view in client.watch(args.match_id):
+            last = view
             if args.json:
                 print(orjson.dumps(view).decode(), flush=True)
             else:
                 print(format_view(view) + "\n", flush=True)
+    if last.get("game_over"):
+        return 0
+    print(
+        f"tablehost: the watch of {args.match_id} ended before game over (the server stopped or went away)",
+        file=sys.stderr,
+    )
+    return EXIT_FAILED
+
+
+@_guarded
+def cmd_record(args: argparse.Namespace) -> int:
+    """Fetch a match record (``tablehost.record/1``) for ``tablehost replay FILE --verify``."""
+    with TablehostClient(args.address, _token(args)) as client:
+        record = client.record(args.match_id)
+    data = orjson.dumps(record, option=orjson.OPT_INDENT_2) + b"\n"
+    if args.output is None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+        return 0
+    try:
+        Path(args.output).write_bytes(data)
+    except OSError as exc:
+        raise SystemExit(f"tablehost: cannot write {args.output}: {exc.strerror}") from None
+    print(f"record of {args.match_id} ({len(record['moves'])} moves) written to {args.output}")
     return 0
 
 
@@ -537,6 +591,14 @@ def register(commands: Any) -> None:
     watch.add_argument("match_id")
     _client_options(watch)
     watch.set_defaults(func=cmd_watch)
+
+    record = commands.add_parser(
+        "record", help="fetch a match record (admin any time, players after game over)"
+    )
+    record.add_argument("match_id")
+    record.add_argument("--output", "-o", help="write it to this file (default: standard output)")
+    _client_options(record)
+    record.set_defaults(func=cmd_record)
 
     bots = commands.add_parser("bots", help="play a server match with random bots, one per seat token")
     bots.add_argument("--match", required=True, help="the match id")
