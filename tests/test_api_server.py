@@ -92,8 +92,11 @@ def new_match(host: Host) -> tuple[str, TablehostClient, TablehostClient, Tableh
 
 
 def test_uploading_the_same_bytes_again_returns_the_same_module(host: Host) -> None:
-    again = host.admin.upload_module(module_bytes("tic_tac_toe"), "another name")
+    with capture_logs() as events:
+        again = host.admin.upload_module(module_bytes("tic_tac_toe"), "another name")
     assert again["module_id"] == host.module_id and again["name"] == "tic_tac_toe"
+    assert again["already_stored"] is True
+    assert [e["ignored_name"] for e in events if e["event"] == "module.already_stored"] == ["another name"]
     assert "tablehost_call" in again["exports"]
     assert [m["module_id"] for m in host.admin.list_modules()].count(host.module_id) == 1
     assert refused(host.admin.get_module, "0" * 64).status == grpc.StatusCode.NOT_FOUND

@@ -68,12 +68,13 @@ def store(tmp_path: Path) -> MatchStore:
 
 def test_module_upload_is_idempotent_and_keeps_first_name(store: MatchStore) -> None:
     again = store.put_module("a" * 64, "other name", b"\0asm", ["memory"], "2027-01-01T00:00:00Z")
-    assert again.name == "ttt"
+    assert again.name == "ttt" and not again.newly_stored
+    assert store.put_module("b" * 64, "new", b"\0asm2", [], "2027-01-01T00:00:00Z").newly_stored
     assert again.uploaded_at == "2026-11-29T21:00:00Z"
-    assert [m.sha256 for m in store.list_modules()] == ["a" * 64]
+    assert [m.sha256 for m in store.list_modules()] == ["a" * 64, "b" * 64]
     stored = store.get_module("a" * 64)
     assert stored is not None and stored.data == b"\0asm" and stored.size_bytes == 4
-    assert store.get_module("b" * 64) is None
+    assert store.get_module("c" * 64) is None
 
 
 def test_setup_then_moves_round_trip_through_a_reopened_store(tmp_path: Path, store: MatchStore) -> None:

@@ -165,6 +165,11 @@ def cmd_upload(args: argparse.Namespace) -> int:
         _dump(module)
     else:
         print(f"{module['module_id']}  {module['name']}  {module['size_bytes']} bytes")
+        if module["already_stored"]:
+            print(
+                f"tablehost: these bytes were already stored as {module['name']!r}; the module keeps that name",
+                file=sys.stderr,
+            )
     return 0
 
 

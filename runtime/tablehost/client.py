@@ -129,9 +129,12 @@ class TablehostClient:
         """Upload module bytes (admin token).
 
         Returns:
-            ``{"module_id" (sha256 hex), "name", "size_bytes", "exports", "uploaded_at"}``.
+            ``{"module_id" (sha256 hex), "name", "size_bytes", "exports", "uploaded_at",
+            "already_stored"}``; ``already_stored`` true when these bytes were on the server
+            before (then ``name`` is the first upload's and the one given here was ignored).
         """
-        return _module(self._call(self._modules.UploadModule, pb.UploadModuleRequest(wasm=wasm, name=name)))
+        response = self._call(self._modules.UploadModule, pb.UploadModuleRequest(wasm=wasm, name=name))
+        return {**_module(response), "already_stored": response.already_stored}
 
     def list_modules(self) -> list[dict[str, Any]]:
         """Every stored module (dicts as :meth:`upload_module`), oldest first."""

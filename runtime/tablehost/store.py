@@ -154,6 +154,8 @@ class StoredModule:
         exports: the module's export names, sorted.
         uploaded_at: RFC 3339 UTC timestamp of the first upload.
         data: the module bytes; ``b""`` when listed without them.
+        newly_stored: true only in :meth:`MatchStore.put_module`'s answer when this call
+            stored the bytes (false: they were stored before, under ``name``).
     """
 
     sha256: str
@@ -162,6 +164,7 @@ class StoredModule:
     exports: list[str]
     uploaded_at: str
     data: bytes = b""
+    newly_stored: bool = False
 
 
 @dataclass(frozen=True)
@@ -341,7 +344,8 @@ class MatchStore:
             uploaded_at: RFC 3339 UTC timestamp.
 
         Returns:
-            The stored module (the earlier one, name included, when the bytes were known), without bytes.
+            The stored module without bytes: ``newly_stored`` true when this call stored it,
+            else the earlier one (its first name kept).
         """
         with self._transaction() as db:
             row = db.execute(self._dialect.sql(SELECT_MODULE), (sha256,)).fetchone()
@@ -350,7 +354,7 @@ class MatchStore:
                     self._dialect.sql(INSERT_MODULE),
                     (sha256, name, len(data), orjson.dumps(sorted(exports)).decode(), data, uploaded_at),
                 )
-                return StoredModule(sha256, name, len(data), sorted(exports), uploaded_at)
+                return StoredModule(sha256, name, len(data), sorted(exports), uploaded_at, newly_stored=True)
         return _module_from_row(row[:5])
 
     def get_module(self, sha256: str) -> StoredModule | None:

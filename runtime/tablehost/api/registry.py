@@ -194,6 +194,10 @@ class MatchRegistry:
     def upload_module(self, principal: Principal, data: bytes, name: str) -> StoredModule:
         """Validate, compile and store a module (admin only); identical bytes return the stored module.
 
+        Returns:
+            The stored module; ``newly_stored`` false when the bytes were stored before (the
+            first name is kept, ``name`` ignored, ``module.already_stored`` logged).
+
         Raises:
             PermissionDenied: not the admin token.
             InvalidRequest: the name is over 200 characters or has a control character.
@@ -205,7 +209,14 @@ class MatchRegistry:
         stored = self.store.put_module(
             module.sha256, name or f"module-{module.sha256[:12]}", data, module.info.exports, _utc_now()
         )
-        log.info("module.uploaded", module_id=stored.sha256, name=stored.name, size_bytes=stored.size_bytes)
+        if stored.newly_stored:
+            log.info(
+                "module.uploaded", module_id=stored.sha256, name=stored.name, size_bytes=stored.size_bytes
+            )
+        else:
+            log.info(
+                "module.already_stored", module_id=stored.sha256, name=stored.name, ignored_name=name or None
+            )
         return stored
 
     def list_modules(self, principal: Principal) -> list[StoredModule]:

@@ -32,6 +32,12 @@ def _module(stored: StoredModule) -> pb.Module:
     )
 
 
+def _uploaded(stored: StoredModule) -> pb.Module:
+    message = _module(stored)
+    message.already_stored = not stored.newly_stored
+    return message
+
+
 def _view(served: ServedView, max_bytes: int) -> pb.MatchView:
     """The view as a message, built once per ``served`` (the registry reuses it per version).
 
@@ -80,7 +86,7 @@ class ModuleServicer(pb_grpc.ModuleServiceServicer):
     def UploadModule(self, request: pb.UploadModuleRequest, context: grpc.ServicerContext) -> pb.Module:
         if not request.wasm:
             raise InvalidRequest("wasm is empty: send the module bytes")
-        return _module(self.registry.upload_module(current_principal.get(), request.wasm, request.name))
+        return _uploaded(self.registry.upload_module(current_principal.get(), request.wasm, request.name))
 
     def ListModules(
         self, request: pb.ListModulesRequest, context: grpc.ServicerContext

@@ -32,18 +32,20 @@ INTENT_CANCEL: Intent
 INTENT_UNDO: Intent
 
 class Module(_message.Message):
-    __slots__ = ("module_id", "name", "size_bytes", "exports", "uploaded_at")
+    __slots__ = ("module_id", "name", "size_bytes", "exports", "uploaded_at", "already_stored")
     MODULE_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     SIZE_BYTES_FIELD_NUMBER: _ClassVar[int]
     EXPORTS_FIELD_NUMBER: _ClassVar[int]
     UPLOADED_AT_FIELD_NUMBER: _ClassVar[int]
+    ALREADY_STORED_FIELD_NUMBER: _ClassVar[int]
     module_id: str
     name: str
     size_bytes: int
     exports: _containers.RepeatedScalarFieldContainer[str]
     uploaded_at: str
-    def __init__(self, module_id: _Optional[str] = ..., name: _Optional[str] = ..., size_bytes: _Optional[int] = ..., exports: _Optional[_Iterable[str]] = ..., uploaded_at: _Optional[str] = ...) -> None: ...
+    already_stored: bool
+    def __init__(self, module_id: _Optional[str] = ..., name: _Optional[str] = ..., size_bytes: _Optional[int] = ..., exports: _Optional[_Iterable[str]] = ..., uploaded_at: _Optional[str] = ..., already_stored: _Optional[bool] = ...) -> None: ...
 
 class UploadModuleRequest(_message.Message):
     __slots__ = ("wasm", "name")

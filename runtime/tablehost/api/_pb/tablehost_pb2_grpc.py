@@ -64,7 +64,9 @@ class ModuleServiceServicer:
     def UploadModule(self, request, context):
         """Store a module. Admin token only. The module id is the sha256 of the bytes;
         uploading identical bytes again returns the module already stored (its first
-        name is kept). INVALID_ARGUMENT when the bytes are not a valid ABI v1 module.
+        name is kept, the new name is ignored) with already_stored set, and the server
+        logs module.already_stored. INVALID_ARGUMENT when the bytes are not a valid
+        ABI v1 module, or the name is over 200 characters or has a control character.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
