@@ -74,6 +74,7 @@ def test_a_reader_that_goes_away_is_no_error(server: ServerProcess) -> None:
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.close()  # like `| head -0`: nobody reads
     stderr = proc.stderr.read().decode()
+    proc.stderr.close()
     assert proc.wait(30) == 0 and "Traceback" not in stderr, stderr
 
 
@@ -139,3 +140,5 @@ def test_watch_says_when_the_server_went_away_before_game_over(server: ServerPro
     assert server.stop() == 0
     assert watch.wait(30) == 1
     assert "ended before game over" in watch.stderr.read()
+    watch.stdout.close()
+    watch.stderr.close()

@@ -58,6 +58,8 @@ class ServerProcess:
         first = self.proc.stdout.readline()
         if not first.startswith("tablehost serving on "):
             self.proc.kill()
+            self.proc.wait()
+            self._close()
             raise RuntimeError(f"server did not start: {first!r}; see {self.log.name}")
         self.address = first.split()[3]
         token_line = self.proc.stdout.readline()
@@ -70,13 +72,18 @@ class ServerProcess:
     def kill(self) -> None:
         self.proc.send_signal(signal.SIGKILL)
         self.proc.wait()
-        self.log.close()
+        self._close()
 
     def stop(self) -> int:
         self.proc.send_signal(signal.SIGTERM)
         code = self.proc.wait(timeout=20)
-        self.log.close()
+        self._close()
         return code
+
+    def _close(self) -> None:
+        assert self.proc.stdout is not None
+        self.proc.stdout.close()
+        self.log.close()
 
 
 @pytest.fixture
