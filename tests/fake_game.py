@@ -64,12 +64,21 @@ class FakePool:
 
     def _actions(self, state: dict[str, Any], player_id: int) -> list[dict[str, Any]]:
         names = [n for n in BUTTONS if n != "draw" or state["spaces"][0]["pieces"]]
-        return [{"action": button(n), "intent": "choice", "label": n} for n in names]
+        buttons = [{"action": button(n), "intent": "choice", "label": n} for n in names]
+        takes = [  # a click on any hidden deck card takes that very card
+            {"action": {"type": "piece_click", "space_id": "deck", "index": i}, "intent": "choice", "label": "take"}
+            for i in range(len(state["spaces"][0]["pieces"]))
+        ]
+        return buttons + takes
 
     def step(self, state_ref: str, get_state: Any, next_ref: str, player_id: int, action: dict[str, Any],
              seed: int, *, want_state: bool = False) -> dict[str, Any]:
         self._count("step")
         state = copy.deepcopy(get_state())
+        if action["type"] == "piece_click":
+            patches = [{"op": "move_piece", "from": "deck", "index": action["index"], "to": f"hand-{player_id}"}]
+            apply_patches(state, patches)
+            return {"patches": patches, "rng_used": False, "allow_undo": True, **self._outcome(state)}
         name = action["button"]["id"]
         counter = int(state["spaces"][1]["pieces"][0]["public_kind"])
         others = [p["player_id"] for p in state["players"] if p["player_id"] != player_id]

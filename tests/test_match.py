@@ -260,3 +260,20 @@ def test_a_move_with_bad_patches_never_reaches_the_journal() -> None:
         match.submit(1, button("badpatch"))
     assert [kind for kind, _ in journal.events] == ["setup"]
     assert frozen(match) == before
+
+
+def test_a_click_on_hidden_cards_takes_a_random_one_and_replay_keeps_it() -> None:
+    taken: set[str] = set()
+    for attempt in range(40):
+        match = new_match()
+        groups = [a for a in match.view(1).actions if a["action"]["type"] == "piece_click"]
+        assert len(groups) == 1, "four face-down deck cards must show as one group"
+        move = match.submit_view_action(1, groups[0]["action"])
+        assert move.picked and move.view_action == groups[0]["action"]
+        taken.add(match.table.space("hand-1")["pieces"][0]["private_kind"])
+        with pytest.raises(UndoRefused, match="randomness"):
+            match.undo(1)
+        if attempt == 0:
+            result = replay(parse_record(match.record()), FakePool())
+            assert result.ok and canonical_json(result.final_state) == canonical_json(match.state)
+    assert len(taken) > 1, "the host must pick among indistinguishable pieces at random"
