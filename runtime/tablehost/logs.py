@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import TextIO
+from typing import TextIO, cast
 
 import structlog
 
@@ -41,7 +41,7 @@ def configure(*, level: str = "info", stream: TextIO | None = None, json: bool =
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(number),
-        logger_factory=structlog.PrintLoggerFactory(stream or _CurrentStderr()),
+        logger_factory=structlog.PrintLoggerFactory(stream or cast(TextIO, _CurrentStderr())),
         cache_logger_on_first_use=True,
     )
 
