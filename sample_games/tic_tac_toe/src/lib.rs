@@ -22,7 +22,8 @@ use tablehost_sdk::{
 
 pub struct TicTacToe;
 
-const COLUMNS: [char; 3] = ['a', 'b', 'c'];
+/// Cell ids by row, then column; static so the rules never format a string to look a cell up.
+const CELL_IDS: [[&str; 3]; 3] = [["a1", "b1", "c1"], ["a2", "b2", "c2"], ["a3", "b3", "c3"]];
 
 /// The eight lines of three cells that win.
 const LINES: [[(usize, usize); 3]; 8] = [
@@ -37,12 +38,12 @@ const LINES: [[(usize, usize); 3]; 8] = [
 ];
 
 /// The id of the cell at `column`, `row` (both 0-2): "a1" is top left.
-pub fn cell_id(column: usize, row: usize) -> String {
-    format!("{}{}", COLUMNS[column], row + 1)
+pub fn cell_id(column: usize, row: usize) -> &'static str {
+    CELL_IDS[row][column]
 }
 
-fn all_cells() -> impl Iterator<Item = String> {
-    (0..3).flat_map(|row| (0..3).map(move |column| cell_id(column, row)))
+fn all_cells() -> impl Iterator<Item = &'static str> {
+    CELL_IDS.iter().flat_map(|row| row.iter().copied())
 }
 
 /// Rule 1: the first seat plays `x`, the second `o`.
@@ -75,8 +76,8 @@ fn is_empty(table: &Table, cell: &str) -> bool {
 /// Rule 3: the player holding a whole line, if one does.
 pub fn winner(table: &Table) -> Option<PlayerId> {
     LINES.iter().find_map(|line| {
-        let first = occupant(table, &cell_id(line[0].0, line[0].1))?;
-        let holds_line = line.iter().all(|&(column, row)| occupant(table, &cell_id(column, row)) == Some(first));
+        let first = occupant(table, cell_id(line[0].0, line[0].1))?;
+        let holds_line = line.iter().all(|&(column, row)| occupant(table, cell_id(column, row)) == Some(first));
         if holds_line {
             Some(first)
         } else {
@@ -87,7 +88,7 @@ pub fn winner(table: &Table) -> Option<PlayerId> {
 
 /// Rule 4 precondition: no empty cell left.
 pub fn board_full(table: &Table) -> bool {
-    all_cells().all(|cell| !is_empty(table, &cell))
+    all_cells().all(|cell| !is_empty(table, cell))
 }
 
 fn opponent(table: &Table, player: PlayerId) -> PlayerId {
