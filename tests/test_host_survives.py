@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import wasmtime
 
 from fixtures_guest import PLAYERS, cache_dir, guest_wasm, load_guest, wat_module  # noqa: F401
 from tablehost.bots import RandomBot
@@ -16,7 +17,7 @@ from tablehost.errors import (
     GuestTrap,
     ModuleError,
 )
-from tablehost.guest import GuestPool
+from tablehost.guest import GuestPool, check_instantiates
 from tablehost.limits import DEFAULT_LIMITS, Limits
 from tablehost.match import Match, PlayerInfo
 from tablehost.module import load_module
@@ -60,3 +61,14 @@ def test_hostile_guests_never_take_down_a_running_match(cache_dir: Path) -> None
     while not match.game_over:
         one_move()
     assert match.game_over and match.scores
+
+
+def test_a_start_function_that_never_returns_is_refused_up_front(cache_dir: Path) -> None:  # noqa: F811
+    text = (Path(__file__).parent / "wat" / "echo_guest.wat").read_text().rstrip()
+    assert text.endswith(")")
+    spinning = text[:-1] + "\n  (func $spin (loop $again (br $again)))\n  (start $spin))\n"
+    limits = DEFAULT_LIMITS.tightened(wall_ms=100, fuel_per_call=5_000_000)
+    module = load_module(bytes(wasmtime.wat2wasm(spinning)), limits=limits, cache_dir=cache_dir)
+    with pytest.raises(ModuleError, match="cannot be instantiated"):
+        check_instantiates(module, limits)
+    check_instantiates(load_module(guest_wasm(), cache_dir=cache_dir))  # a sound module passes

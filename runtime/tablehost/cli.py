@@ -21,7 +21,7 @@ import orjson
 from tablehost import logs
 from tablehost.bots import parse_bot_list
 from tablehost.errors import TablehostError
-from tablehost.guest import GuestPool
+from tablehost.guest import GuestPool, check_instantiates
 from tablehost.limits import DEFAULT_LIMITS
 from tablehost.match import Match, MoveRecord
 from tablehost.module import load_module, validate_module
@@ -49,7 +49,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     """Validate a module and print its exports, sizes, initial memory and the budgets."""
     data = _read_module_bytes(args.module)
     info = validate_module(data, DEFAULT_LIMITS)
-    load_module(data)  # compiles too: a module that validates but does not compile is refused here
+    check_instantiates(load_module(data))  # it must also compile and instantiate within the budgets
     limits = DEFAULT_LIMITS
     report = {
         "module": args.module,

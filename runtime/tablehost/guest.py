@@ -32,7 +32,14 @@ import wasmtime
 
 from tablehost._epoch import TICKER
 from tablehost._rawcall import RawFunc, RawStore
-from tablehost.errors import BudgetExceeded, GuestError, GuestPanic, GuestProtocolError, GuestTrap
+from tablehost.errors import (
+    BudgetExceeded,
+    GuestError,
+    GuestPanic,
+    GuestProtocolError,
+    GuestTrap,
+    ModuleError,
+)
 from tablehost.limits import Limits
 from tablehost.module import MEMORY_EXPORT, GameModule
 from tablehost.types import ActionDict, AvailableActionDict, PlayerId, Seed, StateDict
@@ -406,6 +413,21 @@ def _func(exports: Any, name: str) -> wasmtime.Func:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def check_instantiates(module: GameModule, limits: Limits | None = None) -> None:
+    """Instantiate ``module`` once under the call budgets and throw the instance away.
+
+    Catches at upload time a module whose start function traps or runs out of a budget, or
+    whose initial memory exceeds the cap, which validation alone cannot see.
+
+    Raises:
+        ModuleError: the module cannot be instantiated; the message says why.
+    """
+    try:
+        Guest(module, limits or module.limits)
+    except GuestError as exc:
+        raise ModuleError(f"the module cannot be instantiated: {exc}", budget=getattr(exc, "budget", None)) from exc
 
 
 class GuestPool:

@@ -26,7 +26,7 @@ from tablehost.api.auth import ADMIN, Principal, ensure_admin_token, hash_token,
 from tablehost.api.faults import InvalidRequest, PermissionDenied, Unauthenticated, UnknownModule
 from tablehost.api.validation import check_color, check_module_name, check_username
 from tablehost.errors import UnknownMatch
-from tablehost.guest import GuestPool
+from tablehost.guest import GuestPool, check_instantiates
 from tablehost.limits import DEFAULT_LIMITS, Limits
 from tablehost.match import Match, MatchView, PlayerInfo
 from tablehost.module import load_module
@@ -206,6 +206,7 @@ class MatchRegistry:
         _require_admin(principal, "upload modules")
         check_module_name(name)
         module = load_module(data, limits=self.limits, cache_dir=self.data_dir / "cache", name=name or None)
+        check_instantiates(module, self.limits)  # a start function that loops or traps is refused here
         stored = self.store.put_module(
             module.sha256, name or f"module-{module.sha256[:12]}", data, module.info.exports, _utc_now()
         )
