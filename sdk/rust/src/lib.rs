@@ -21,6 +21,7 @@ mod rng;
 mod space_index;
 mod state;
 mod table;
+pub mod testing;
 
 pub use action::{Action, AvailableAction, Button, Intent};
 pub use cache::StateCache;

@@ -1,0 +1,174 @@
+//! Checks for game authors' native tests: random playouts that prove no
+//! viewer is shown what is hidden from them (the host checks the same on every
+//! view; these catch a leak before the game is even built to wasm).
+//!
+//! A piece's face is its `private_kind`. A leak is that face appearing, as a
+//! whole word, in anything a viewer receives that is not theirs to see.
+
+use std::collections::HashSet;
+
+use crate::{Game, Map, Patch, PlayerId, Table, Value};
+
+/// No viewer (each player, and a spectator) receives a face hidden from them:
+/// not in public kinds and states, meta data, public scores, their actions,
+/// nor the log lines `last_move` wrote, as they read them. A line may name a
+/// face that move turned up even if it is hidden again by the end of the move
+/// (the last card of a round is played, then all are dealt again).
+pub fn assert_nothing_hidden_is_shown<G: Game>(table: &Table, last_move: &[Patch]) {
+    let public = public_text::<G>(table);
+    let viewers = table.players().into_iter().map(Some).chain(std::iter::once(None));
+    for viewer in viewers {
+        let hidden = hidden_from(table, viewer);
+        let mut own = Vec::new();
+        if let Some(player) = viewer {
+            for offered in G::available_actions(table, player) {
+                own.push(format!("{} {:?}", offered.label, offered.action));
+            }
+        }
+        let shown = format!("{}\n{}", public, own.join("\n"));
+        let shown_words = words(&shown);
+        for face in &hidden {
+            assert!(
+                !shown_words.contains(face.as_str()),
+                "viewer {:?} can read hidden {} in:\n{}",
+                viewer,
+                face,
+                shown
+            );
+        }
+        let mut turned_up = Vec::new();
+        let mut lines = Vec::new();
+        for patch in last_move {
+            match patch {
+                Patch::SetPublicKind { kind, .. } => turned_up.push(kind),
+                Patch::Log { entry } => {
+                    let own = viewer.and_then(|v| entry.for_player.get(&v.to_string()));
+                    lines.push(own.unwrap_or(&entry.text).as_str());
+                }
+                _ => {}
+            }
+        }
+        let lines = lines.join("\n");
+        let line_words = words(&lines);
+        for face in hidden.iter().filter(|face| !turned_up.contains(face)) {
+            assert!(
+                !line_words.contains(face.as_str()),
+                "viewer {:?} can read hidden {} in the log:\n{}",
+                viewer,
+                face,
+                lines
+            );
+        }
+    }
+}
+
+/// The private kinds (faces) of the pieces `viewer` may not see: hidden ones whose viewer
+/// (the piece's owner, else its space's owner) is someone else or nobody.
+pub fn hidden_from(table: &Table, viewer: Option<PlayerId>) -> Vec<String> {
+    let mut hidden = Vec::new();
+    for space in &table.state().spaces {
+        for piece in &space.pieces {
+            let sees = piece.owner.or(space.owner);
+            match &piece.private_kind {
+                Some(face) if sees.is_none() || sees != viewer => hidden.push(face.clone()),
+                _ => {}
+            }
+        }
+    }
+    hidden
+}
+
+/// Everything every viewer receives alike: public kinds and states of spaces,
+/// pieces and players, meta data and public scores.
+pub fn public_text<G: Game>(table: &Table) -> String {
+    let state = table.state();
+    let mut shown = Vec::new();
+    for space in &state.spaces {
+        shown.push(json_text(&space.public_state));
+        for piece in &space.pieces {
+            shown.push(piece.public_kind.clone());
+            shown.push(json_text(&piece.public_state));
+        }
+    }
+    shown.push(json_text(&state.meta_data));
+    for player in &state.players {
+        shown.push(json_text(&player.public_state));
+    }
+    for score in G::scores(table).values() {
+        shown.push(format!("{:?}", score.public_points));
+    }
+    shown.join("\n")
+}
+
+fn json_text(map: &Map<String, Value>) -> String {
+    Value::Object(map.clone()).to_string()
+}
+
+/// The words of `text`: runs of letters, digits and `-`, so a face such as "QS" or "6-4" is one word.
+pub fn words(text: &str) -> HashSet<&str> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+        .filter(|word| !word.is_empty())
+        .collect()
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::{assert_nothing_hidden_is_shown, words};
+    use crate::{
+        new_match, Action, AvailableAction, Game, GameConfig, Piece, PlayerId, Rng, Score, Scores, Space,
+        StartingPlayer, Table,
+    };
+
+    /// One hidden card in player 1's hand; `leak` writes its face into meta data.
+    struct OneCard;
+
+    impl Game for OneCard {
+        fn config(players: &[PlayerId]) -> GameConfig {
+            GameConfig {
+                spaces: vec![Space::new("hand", "hand")
+                    .collection()
+                    .owned_by(players[0])
+                    .with_pieces(vec![Piece::new("back").hiding("QS")])],
+                score_labels: vec!["Points".to_string()],
+                meta_data: crate::Map::new(),
+                starting_player: StartingPlayer::Player(players[0]),
+            }
+        }
+        fn available_actions(_table: &Table, _player_id: PlayerId) -> Vec<AvailableAction> {
+            vec![AvailableAction::confirm(Action::space_click("hand"), "leak")]
+        }
+        fn apply_action(table: &mut Table, _player_id: PlayerId, _action: &Action, _rng: &mut Rng) {
+            table.set_meta("seen", "the QS");
+        }
+        fn scores(table: &Table) -> Scores {
+            table.players().into_iter().map(|p| (p, Score { public_points: vec![0.0], private_points: vec![] })).collect()
+        }
+        fn is_game_over(_table: &Table, _scores: &Scores) -> bool {
+            false
+        }
+    }
+
+    #[test]
+    fn a_hidden_face_in_a_private_place_is_fine() {
+        assert_nothing_hidden_is_shown::<OneCard>(&new_match::<OneCard>(&[1, 2], 1), &[]);
+    }
+
+    #[test]
+    #[should_panic(expected = "can read hidden QS")]
+    fn a_hidden_face_in_meta_data_is_a_leak() {
+        let mut table = new_match::<OneCard>(&[1, 2], 1);
+        let played = crate::play::<OneCard>(&mut table, 1, &Action::space_click("hand"), 2);
+        assert_nothing_hidden_is_shown::<OneCard>(&table, &played.patches);
+    }
+
+    #[test]
+    fn words_keep_whole_face_names_only() {
+        assert!(words("You received 2C, 5H and QS").contains("QS"));
+        assert!(!words("You received 10H").contains("0H"));
+        assert!(!words("AS-IS").contains("AS"));
+        assert!(words("You drew 6-4").contains("6-4"));
+        assert!(!words("play-left-6-4").contains("6-4"));
+        assert!(!words("16-45").contains("6-4"));
+    }
+}
