@@ -74,12 +74,6 @@ class Summary:
         return asdict(self)
 
 
-def game_seeds(seed: int, games: int) -> list[int]:
-    """The seed of each game: the first ``games`` SplitMix64 outputs of ``seed``."""
-    rng = Rng(seed)
-    return [rng.next_u64() for _ in range(games)]
-
-
 MAX_WORKERS = 64
 """More worker processes than this only thrash; ``--workers`` is capped here and at the game count."""
 
