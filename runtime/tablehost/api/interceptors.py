@@ -142,6 +142,12 @@ class RequestInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
         context.set_trailing_metadata((("tablehost-code", exc.code),))
         return status
 
+    def _failure(self, exc: Exception, context: grpc.ServicerContext) -> tuple[grpc.StatusCode, str]:
+        """The status for ``exc`` and a reason a person can act on (internal errors stay in the log)."""
+        status = self._fail(exc, context)
+        message = details_for(exc) if isinstance(exc, TablehostError) else "internal error; see the server log"
+        return status, message
+
     def _unary(self, method: str, behavior: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
         def handle(request: Any, context: grpc.ServicerContext) -> Any:
             started = time.perf_counter()
@@ -150,13 +156,8 @@ class RequestInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
                 self._begin(method, request, context)
                 return behavior(request, context)
             except Exception as exc:  # noqa: BLE001 - the one place any failure becomes a status
-                status = self._fail(exc, context)
+                status, message = self._failure(exc, context)
                 outcome = status.name
-                message = (
-                    details_for(exc)
-                    if isinstance(exc, TablehostError)
-                    else "internal error; see the server log"
-                )
                 context.abort(status, message)
             finally:
                 log.info(
@@ -180,13 +181,8 @@ class RequestInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
                 outcome = "CANCELLED"
                 raise
             except Exception as exc:  # noqa: BLE001 - the one place any failure becomes a status
-                status = self._fail(exc, context)
+                status, message = self._failure(exc, context)
                 outcome = status.name
-                message = (
-                    details_for(exc)
-                    if isinstance(exc, TablehostError)
-                    else "internal error; see the server log"
-                )
                 context.abort(status, message)
             finally:
                 log.info(
