@@ -46,8 +46,9 @@ from tablehost.types import ActionDict, AvailableActionDict, PlayerId, Seed, Sta
 
 log = structlog.get_logger(__name__)
 
-OP_SETUP, OP_ACTIONS, OP_STEP, OP_SCORES, OP_GAME_OVER = 1, 2, 3, 4, 5
-OP_NAMES = {OP_SETUP: "setup", OP_ACTIONS: "actions", OP_STEP: "step", OP_SCORES: "scores", OP_GAME_OVER: "game_over"}
+OP_SETUP, OP_ACTIONS, OP_STEP, OP_SCORES, OP_GAME_OVER, OP_METADATA = 1, 2, 3, 4, 5, 6
+OP_NAMES = {OP_SETUP: "setup", OP_ACTIONS: "actions", OP_STEP: "step", OP_SCORES: "scores", OP_GAME_OVER: "game_over",
+            OP_METADATA: "metadata"}
 
 SDK_REF_CACHE_SIZE = 16
 """Entries of the SDK's state cache (docs/abi.md "State references"); mirrored per instance."""
@@ -132,6 +133,7 @@ class Guest:
         self._dealloc = RawFunc(raw, _func(exports, "tablehost_dealloc"), 2)
         self._call = RawFunc(raw, _func(exports, "tablehost_call"), 3)
         self._panic = RawFunc(raw, _func(exports, "tablehost_panic_message"), 1)
+        self._marker = RawFunc(raw, _func(exports, "tablehost_abi_v1"), 1)
         self._buffer_ptr = 0
         self._buffer_bytes = 0
         self._memory_at_start = raw.memory_bytes()
@@ -163,6 +165,16 @@ class Guest:
         except GuestError:
             self.broken = True
             raise
+
+    def abi_minor(self) -> int:
+        """The ABI v1 minor version the module implements (what ``tablehost_abi_v1()`` returns).
+
+        Raises:
+            BudgetExceeded, GuestPanic, GuestTrap: the marker call failed; :attr:`broken` is set.
+        """
+        self._arm(self.limits.fuel_per_call)
+        with WasmErrors(self, "abi_marker"):
+            return self._marker.call().i32
 
     def remember(self, ref: str) -> list[str]:
         """Record that the SDK now caches ``ref``; return the refs its LRU evicted."""
@@ -459,13 +471,16 @@ class GuestPool:
         self._owner: dict[str, Guest] = {}
         self._closed = False
 
-    def setup(self, players: list[dict[str, Any]], seed: Seed, next_ref: str) -> dict[str, Any]:
+    def setup(
+        self, players: list[dict[str, Any]], seed: Seed, next_ref: str, options: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         """Run ``setup`` and cache the starting state in the instance under ``next_ref``.
 
         Args:
             players: ``[{"player_id", "username", "color"}]`` in seat order.
             seed: the setup seed, 0 <= seed < 2**64.
             next_ref: the ref the SDK keeps the resulting state under.
+            options: the chosen options (ABI v1.1), sent only when not empty.
 
         Returns:
             The setup response: ``state``, ``patches``, ``rng_used``, ``score_labels``, ``scores``,
@@ -474,8 +489,25 @@ class GuestPool:
         Raises:
             BudgetExceeded, GuestPanic, GuestTrap, GuestProtocolError: the call failed.
         """
-        request = {"players": players, "seed": seed, "next_ref": next_ref}
+        request: dict[str, Any] = {"players": players, "seed": seed, "next_ref": next_ref}
+        if options:
+            request["options"] = options
         return self._run(OP_SETUP, None, _no_state, request, next_ref=next_ref)
+
+    def metadata(self) -> dict[str, Any] | None:
+        """The module's op-6 answer (unchecked: see :mod:`tablehost.metadata`), or None for a
+        module of ABI minor 0, which has no ``metadata`` op.
+
+        Raises:
+            BudgetExceeded, GuestPanic, GuestTrap, GuestProtocolError: the call failed.
+        """
+        guest, _ = self._acquire(None)
+        try:
+            if guest.abi_minor() < 1:
+                return None
+            return guest.call(OP_METADATA, {})
+        finally:
+            self._release(guest)
 
     def step(
         self,

@@ -28,6 +28,8 @@ from tablehost.errors import (
     StaleVersion,
     UndoRefused,
 )
+from tablehost.metadata import DEFAULT_METADATA, GameMetadata
+from tablehost.results import END_REASONS, MatchResult, check_ranks, compute_result
 from tablehost.reveal import patch_reveals
 from tablehost.table import Table, canonical_json, normalize_state
 from tablehost.types import ActionDict, AvailableActionDict, PlayerId, Seed, StateDict, Viewer
@@ -99,6 +101,10 @@ class MoveRecord:
         view_action: the action in the mover's view addresses, when it came through a view.
         picked: the host chose among indistinguishable hidden pieces at random (counts as randomness).
         undone: the move was taken back; ``undo_seq`` is the version of that undo.
+        by_host: the host played this move for an absent seat (a timeout under the ``zombie``
+            policy, or a resigned seat under the ``continue`` rule).
+        clocks: every seat's clock right after the move (:meth:`tablehost.clocks.Clocks.to_json`),
+            or None when the match has no clock.
     """
 
     seq: int
@@ -113,6 +119,8 @@ class MoveRecord:
     picked: bool = False
     undone: bool = False
     undo_seq: int | None = None
+    by_host: bool = False
+    clocks: dict[str, Any] | None = None
     revealed: bool = field(default=False, compare=False)
     """Set by the match when it applies the move (not recorded: recomputed on resume)."""
 
@@ -122,8 +130,9 @@ class MoveRecord:
         return self.allow_undo and not self.rng_used and not self.picked
 
     def to_json(self) -> dict[str, Any]:
-        """Return the record form documented in docs/architecture.md."""
-        return {
+        """Return the record form documented in docs/architecture.md (``by_host`` and ``clocks``
+        only when set)."""
+        data = {
             "seq": self.seq,
             "player_id": self.player_id,
             "action": self.action,
@@ -137,6 +146,11 @@ class MoveRecord:
             "undo_seq": self.undo_seq,
             "at": self.at,
         }
+        if self.by_host:
+            data["by_host"] = True
+        if self.clocks is not None:
+            data["clocks"] = self.clocks
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> MoveRecord:
@@ -154,6 +168,8 @@ class MoveRecord:
             picked=bool(data.get("picked", False)),
             undone=bool(data.get("undone", False)),
             undo_seq=data.get("undo_seq"),
+            by_host=bool(data.get("by_host", False)),
+            clocks=data.get("clocks"),
         )
 
 
@@ -167,7 +183,9 @@ class MatchView:
         scores: the scores the viewer may see, keyed by player id as a decimal string.
         active_player_ids: whose turn it is.
         game_over: no action is accepted any more.
-        version: history length (moves + undos) this view reflects.
+        version: history length (moves, undos and the ending) this view reflects.
+        status: ``"active"``, ``"finished"`` or ``"aborted"`` (the lobby adds ``"waiting"``).
+        result: the result once the match ended (:class:`~tablehost.results.MatchResult`), else None.
     """
 
     state: dict[str, Any]
@@ -176,6 +194,8 @@ class MatchView:
     active_player_ids: list[PlayerId]
     game_over: bool
     version: int
+    status: str = "active"
+    result: MatchResult | None = None
 
 
 @dataclass
@@ -205,11 +225,20 @@ class Match:
     created_at: str
     journal: Journal | None = None
     check_mirror: bool = False
+    metadata: GameMetadata = DEFAULT_METADATA
+    time_control: dict[str, Any] = field(default_factory=dict)
+    """The time control's JSON form (:class:`tablehost.clocks.TimeControl`), ``{}`` for none."""
+    stamp_clocks: Callable[[MoveRecord], dict[str, Any] | None] | None = None
+    """Called with each new move before it is journaled; returns the clocks recorded with it."""
+    ending: dict[str, Any] | None = None
+    """How the match ended early (resigned, timeout, aborted): ``{"seq", "ended_by", "player_id",
+    "at"}``; None while it runs or when it ended by the rules."""
     history: list[MoveRecord] = field(default_factory=list)
     scores: dict[str, Any] = field(default_factory=dict)
     game_over: bool = False
     version: int = 0
     _actions: dict[int, list[AvailableActionDict]] = field(default_factory=dict)
+    _ranks: dict[int, int] | None = None
     _undo_chain: list[tuple[MoveRecord, _Position]] = field(default_factory=list)
 
     # ----------------------------------------------------------------- creation
@@ -226,6 +255,9 @@ class Match:
         seed: Seed | None = None,
         journal: Journal | None = None,
         check_mirror: bool = False,
+        metadata: GameMetadata = DEFAULT_METADATA,
+        options: dict[str, Any] | None = None,
+        time_control: dict[str, Any] | None = None,
     ) -> Match:
         """Seat ``players`` and run the game's ``config`` and ``prepare``.
 
@@ -236,6 +268,10 @@ class Match:
             seed: the setup seed (a fresh one from :mod:`secrets` when None; fixed only in tests).
             journal: durability hook, called with ``("setup", record)`` before the match exists.
             check_mirror: ask the guest for its state after every move and compare (tests).
+            metadata: the module's checked metadata (the result rule and resign rule come from it).
+            options: the resolved options (:func:`tablehost.metadata.resolve_options`); sent to
+                ``setup`` and recorded in ``setup.options`` when not empty.
+            time_control: the time control's JSON form, recorded as ``time_control``.
 
         Returns:
             The match at version 0.
@@ -250,8 +286,12 @@ class Match:
         if len(set(ids)) != len(ids):
             raise ValueError(f"duplicate player ids in {ids}")
         setup_seed = draw_seed() if seed is None else seed
-        response = pool.setup([p.to_json() for p in players], setup_seed, f"{match_id}:0")
+        if options:
+            response = pool.setup([p.to_json() for p in players], setup_seed, f"{match_id}:0", options)
+        else:
+            response = pool.setup([p.to_json() for p in players], setup_seed, f"{match_id}:0")
         _require(response, ("state", "patches", "scores", "game_over", "actions"), "setup")
+        _check_ranks(response, metadata, [p.player_id for p in players])
         setup = {
             "seed": setup_seed,
             "state": response["state"],
@@ -259,6 +299,8 @@ class Match:
             "rng_used": bool(response.get("rng_used", False)),
             "score_labels": list(response.get("score_labels", [])),
         }
+        if options:
+            setup["options"] = dict(options)
         table = Table(response["state"])  # normalises into a copy: the record keeps the original
         table.apply(response["patches"])
         match = cls(
@@ -272,6 +314,8 @@ class Match:
             created_at=utc_now(),
             journal=journal,
             check_mirror=check_mirror,
+            metadata=metadata,
+            time_control=dict(time_control or {}),
         )
         match._take_outcome(response)
         if journal is not None:
@@ -279,7 +323,13 @@ class Match:
         return match
 
     @classmethod
-    def resume(cls, pool: GuestPool, record: dict[str, Any], journal: Journal | None = None) -> Match:
+    def resume(
+        cls,
+        pool: GuestPool,
+        record: dict[str, Any],
+        journal: Journal | None = None,
+        metadata: GameMetadata = DEFAULT_METADATA,
+    ) -> Match:
         """Rebuild a match from its record without re-running the game's moves.
 
         The state is the setup state plus every move's patches, with undos restoring the
@@ -306,6 +356,8 @@ class Match:
             table=table,
             created_at=parsed.created_at,
             journal=None,
+            metadata=metadata,
+            time_control=dict(parsed.time_control),
         )
         for kind, move in parsed.events():
             if kind == "move":
@@ -314,6 +366,8 @@ class Match:
             else:
                 match._commit_undo(move)
         match._refresh_from_guest()
+        if parsed.ending is not None:
+            match._commit_ending(parsed.ending)
         match.journal = journal
         return match
 
@@ -347,6 +401,29 @@ class Match:
             offered.append({"action": UNDO_ACTION, "intent": "undo", "label": "Undo"})
         return offered
 
+    @property
+    def status(self) -> str:
+        """``"active"`` while moves are accepted, ``"finished"`` after game over (by the rules, a
+        resignation or a timeout), ``"aborted"`` after the admin aborted it."""
+        if self.ending is not None and self.ending["ended_by"] == "aborted":
+            return "aborted"
+        return "finished" if self.game_over else "active"
+
+    @property
+    def result(self) -> MatchResult | None:
+        """The result once the match ended (None while it runs); see :mod:`tablehost.results`."""
+        if not self.game_over:
+            return None
+        ending = self.ending or {}
+        return compute_result(
+            [p.player_id for p in self.players],
+            self.metadata.result,
+            self.scores,
+            self._ranks,
+            ended_by=ending.get("ended_by", "normal"),
+            player_id=ending.get("player_id"),
+        )
+
     def view(self, viewer: Viewer) -> MatchView:
         """Return what ``viewer`` (a player id, or None for a spectator) may see now."""
         actions = [] if viewer is None else view_actions(self.state, viewer, self.actions_for(viewer))
@@ -354,14 +431,19 @@ class Match:
             state=view_state(self.state, viewer),
             actions=actions,
             scores=visible_scores(self.scores, viewer),
-            active_player_ids=self.active_player_ids,
+            active_player_ids=[] if self.game_over else self.active_player_ids,
             game_over=self.game_over,
             version=self.version,
+            status=self.status,
+            result=self.result,
         )
 
     def record(self) -> dict[str, Any]:
-        """Return the match record (docs/architecture.md): everything replay needs."""
-        return {
+        """Return the match record (docs/architecture.md): everything replay needs.
+
+        ``ending`` (how an early end happened) and ``result`` are present once the match ended.
+        """
+        record = {
             "format": RECORD_FORMAT,
             "match_id": self.match_id,
             "module": {"sha256": self.module_sha256, "name": self.module_name},
@@ -370,6 +452,60 @@ class Match:
             "moves": [m.to_json() for m in self.history],
             "created_at": self.created_at,
         }
+        if self.time_control:
+            record["time_control"] = dict(self.time_control)
+        if self.ending is not None:
+            record["ending"] = dict(self.ending)
+        result = self.result
+        if result is not None:
+            record["result"] = result.to_json()
+        return record
+
+    # ----------------------------------------------------------------- early ends
+
+    def resign(self, player_id: PlayerId, *, expected_version: int | None = None) -> dict[str, Any]:
+        """``player_id`` resigns: the match ends with ``ended_by = "resigned"`` and that seat last.
+
+        Returns:
+            The ending ``{"seq", "ended_by", "player_id", "at"}`` (the version moved on by one).
+
+        Raises:
+            MatchOver: the game is over.
+            NotYourTurn: ``player_id`` is not seated.
+            StaleVersion: ``expected_version`` is not the current version.
+        """
+        if player_id not in {p.player_id for p in self.players}:
+            raise NotYourTurn(f"player {player_id} is not seated", match_id=self.match_id, player_id=player_id)
+        return self.end("resigned", player_id, expected_version=expected_version)
+
+    def end(
+        self, ended_by: str, player_id: PlayerId | None = None, *, expected_version: int | None = None
+    ) -> dict[str, Any]:
+        """End the match early (resign, timeout under ``forfeit``, abort); journaled first.
+
+        Args:
+            ended_by: ``"resigned"``, ``"timeout"`` or ``"aborted"``.
+            player_id: the seat that resigned or timed out (None for an abort).
+            expected_version: the version the caller saw; None skips the check.
+
+        Returns:
+            The ending ``{"seq", "ended_by", "player_id", "at"}``.
+
+        Raises:
+            ValueError: an unknown ``ended_by``.
+            MatchOver: the game is over already.
+            StaleVersion: ``expected_version`` is not the current version.
+        """
+        if ended_by not in END_REASONS or ended_by == "normal":
+            raise ValueError(f"a match ends early by resigned, timeout or aborted, not {ended_by!r}")
+        if self.game_over:
+            raise MatchOver(f"match {self.match_id} is over", match_id=self.match_id)
+        self._check_version(expected_version)
+        ending = {"seq": self.version + 1, "ended_by": ended_by, "player_id": player_id, "at": utc_now()}
+        if self.journal is not None:
+            self.journal("end", ending)
+        self._commit_ending(ending)
+        return ending
 
     # ----------------------------------------------------------------- moves
 
@@ -382,6 +518,7 @@ class Match:
         seed: Seed | None = None,
         view_action: ActionDict | None = None,
         picked: bool = False,
+        by_host: bool = False,
     ) -> MoveRecord:
         """Apply ``action`` (guest addresses) for ``player_id``.
 
@@ -392,6 +529,7 @@ class Match:
             expected_version: the version the client saw; None skips the check.
             seed: the move's seed; None draws a fresh one (fixed only by replay and tests).
             view_action, picked: set by :meth:`submit_view_action`.
+            by_host: the host plays this move for an absent seat (recorded as such).
 
         Returns:
             The new :class:`MoveRecord` (already in :attr:`history`).
@@ -422,6 +560,7 @@ class Match:
             move_seed,
             want_state=self.check_mirror,
         )
+        _check_ranks(response, self.metadata, [p.player_id for p in self.players])
         move = MoveRecord(
             seq=self.version + 1,
             player_id=player_id,
@@ -433,7 +572,10 @@ class Match:
             at=utc_now(),
             view_action=view_action,
             picked=picked,
+            by_host=by_host,
         )
+        if self.stamp_clocks is not None:
+            move.clocks = self.stamp_clocks(move)
         if self.journal is not None:
             # Check, make durable, then apply: the apply cannot fail after the check, and a
             # failed journal write leaves the match as it was.
@@ -619,10 +761,28 @@ class Match:
             return f"move {last.seq} did not allow undo"
         return f"another player acted after move {last.seq}"
 
+    def _commit_ending(self, ending: dict[str, Any]) -> None:
+        """Apply an early end (live or on resume): nobody acts any more; the version moves on."""
+        if ending.get("seq") != self.version + 1 or ending.get("ended_by") not in END_REASONS:
+            from tablehost.errors import RecordError
+
+            raise RecordError(f"the ending {ending} does not follow version {self.version}")
+        self.ending = dict(ending)
+        self.game_over = True
+        self._actions = {}
+        self._undo_chain.clear()
+        self.version = int(ending["seq"])
+
     def _take_outcome(self, response: dict[str, Any]) -> None:
         self.scores = response["scores"]
         self.game_over = bool(response["game_over"])
         self._actions = {int(pid): acts for pid, acts in response["actions"].items()}
+        ranks = response.get("ranks")
+        self._ranks = (
+            check_ranks(ranks, [p.player_id for p in self.players])
+            if self.game_over and ranks is not None and self.metadata.result == "ranks"
+            else None
+        )
 
     def _refresh_from_guest(self) -> None:
         """Ask the guest for the current state's actions, scores and game over (resume, undo)."""
@@ -632,7 +792,10 @@ class Match:
         if not over["game_over"]:
             for pid in self.table.state["active_player_ids"]:
                 actions[str(pid)] = self.pool.actions(self.state_ref, get_state, pid)
-        self._take_outcome({"scores": over["scores"], "game_over": over["game_over"], "actions": actions})
+        _check_ranks(over, self.metadata, [p.player_id for p in self.players])
+        self._take_outcome(
+            {"scores": over["scores"], "game_over": over["game_over"], "actions": actions, "ranks": over.get("ranks")}
+        )
 
     def _compare_mirror(self, response: dict[str, Any]) -> None:
         guest_state = response.get("state")
@@ -643,6 +806,19 @@ class Match:
                 f"host state differs from the guest's after move {self.version}",
                 match_id=self.match_id,
             )
+
+
+def _check_ranks(response: dict[str, Any], metadata: GameMetadata, player_ids: list[PlayerId]) -> None:
+    """A game whose result rule is ``ranks`` must send valid ranks with ``game_over``.
+
+    Raises:
+        GuestProtocolError: the ranks are missing or malformed (nothing has changed yet).
+    """
+    if metadata.result != "ranks" or not response.get("game_over"):
+        return
+    if "ranks" not in response:
+        raise GuestProtocolError("the game's result rule is 'ranks' but it sent none with game_over", op="ranks")
+    check_ranks(response["ranks"], player_ids)
 
 
 def _require(response: dict[str, Any], keys: tuple[str, ...], op: str) -> None:

@@ -33,8 +33,9 @@ class ParsedRecord:
     Attributes:
         match_id, module_sha256, module_name, created_at: as recorded.
         players: the seats in seat order.
-        setup: ``{"seed", "state", "patches", "rng_used", "score_labels"}``.
+        setup: ``{"seed", "state", "patches", "rng_used", "score_labels", "options"?}``.
         moves: every move ever accepted, undone ones included, in ``seq`` order.
+        ending: how the match ended early (``{"seq", "ended_by", "player_id", "at"}``), or None.
     """
 
     match_id: str
@@ -44,10 +45,17 @@ class ParsedRecord:
     setup: dict[str, Any]
     moves: list[MoveRecord]
     created_at: str
+    ending: dict[str, Any] | None = None
+    time_control: dict[str, Any] = field(default_factory=dict)
 
     @property
     def version(self) -> int:
-        """The version after the last event: moves plus undos."""
+        """The version after the last event: moves plus undos, plus one for an early ending."""
+        return self.move_version + (1 if self.ending is not None else 0)
+
+    @property
+    def move_version(self) -> int:
+        """The version after the last move or undo."""
         return len(self.moves) + sum(1 for m in self.moves if m.undone)
 
     def events(self) -> Iterator[tuple[str, MoveRecord]]:
@@ -59,7 +67,7 @@ class ParsedRecord:
                 if move.undo_seq is None:
                     raise RecordError(f"move {move.seq} is undone but has no undo_seq")
                 by_version[move.undo_seq] = ("undo", move)
-        for version in range(1, self.version + 1):
+        for version in range(1, self.move_version + 1):
             if version not in by_version:
                 raise RecordError(f"the record has no event for version {version}")
             yield by_version[version]
@@ -100,6 +108,14 @@ def parse_record(data: dict[str, Any] | bytes | str) -> ParsedRecord:
         if move["player_id"] not in ids:
             raise RecordError(f"{where}.player_id {move['player_id']} is not one of the players {ids}")
         moves.append(MoveRecord.from_json(move))
+    ending = record.get("ending")
+    if ending is not None:
+        _expect(ending, dict, "ending")
+        _field(ending, "seq", int, "ending")
+        if ending.get("ended_by") not in ("resigned", "timeout", "aborted"):
+            raise RecordError(f"ending.ended_by {ending.get('ended_by')!r} is not resigned, timeout or aborted")
+    options = setup.get("options", {})
+    _expect(options, dict, "setup.options")
     return ParsedRecord(
         match_id=str(_field(record, "match_id", str)),
         module_sha256=str(_field(module, "sha256", str, "module")),
@@ -108,6 +124,8 @@ def parse_record(data: dict[str, Any] | bytes | str) -> ParsedRecord:
         setup=setup,
         moves=sorted(moves, key=lambda m: m.seq),
         created_at=str(record.get("created_at", "")),
+        ending=ending,
+        time_control=dict(_expect(record.get("time_control", {}), dict, "time_control")),
     )
 
 
@@ -159,6 +177,7 @@ def state_at(record: ParsedRecord, version: int | None = None) -> StateDict:
     last = record.version if version is None else version
     if not 0 <= last <= record.version:
         raise RecordError(f"version {last} is out of range 0..{record.version}")
+    last = min(last, record.move_version)  # an ending changes no state
     state = normalize_state(orjson.loads(orjson.dumps(record.setup["state"])))
     apply_patches(state, record.setup["patches"])
     table = Table(state)
@@ -216,7 +235,9 @@ def replay(record: ParsedRecord, pool: GuestPool) -> ReplayResult:
             match_id=f"replay-{record.match_id}",
             module_sha256=record.module_sha256,
             seed=int(record.setup["seed"]),
+            options=record.setup.get("options") or None,
         )
+        match.time_control = dict(record.time_control)
     except GuestError as exc:
         return ReplayResult(False, 0, 0, f"setup failed in the guest: {exc}")
     if canonical_json(match.setup["state"]) != canonical_json(record.setup["state"]):
@@ -231,11 +252,17 @@ def replay(record: ParsedRecord, pool: GuestPool) -> ReplayResult:
                 match.undo(move.player_id)
                 done += 1
                 continue
-            again = match.submit(move.player_id, move.action, seed=move.seed, picked=move.picked)
+            again = match.submit(
+                move.player_id, move.action, seed=move.seed, picked=move.picked, by_host=move.by_host
+            )
         except (MatchError, TablehostError) as exc:
             return ReplayResult(False, done, version, f"{kind} {move.seq} was refused: {exc}", match.state)
         for name in ("patches", "rng_used", "allow_undo"):
             if canonical_json(getattr(again, name)) != canonical_json(getattr(move, name)):
                 return ReplayResult(False, done, version, f"move {move.seq} produced different {name}", match.state)
+        done += 1
+    if record.ending is not None:
+        if record.ending["seq"] != done + 1:
+            return ReplayResult(False, done, done + 1, f"the ending is at version {record.ending['seq']}, not {done + 1}")
         done += 1
     return ReplayResult(True, done, final_state=match.state)

@@ -31,7 +31,8 @@ class GameOutcome:
         index: game number (0-based).
         seed: the game's seed; ``play --seed`` with it reproduces the game.
         plies: moves applied.
-        winners: seat indexes with the best score (several = a draw).
+        winners: seat indexes ranked first by the module's result rule (several = a draw).
+        ranks: each seat's rank (1 = first, ties shared), in seat order; empty when unfinished.
         finished: reached game over within the ply cap.
         error: ``"code: message"`` when the game failed, else None.
     """
@@ -40,6 +41,7 @@ class GameOutcome:
     seed: int
     plies: int = 0
     winners: list[int] = field(default_factory=list)
+    ranks: list[int] = field(default_factory=list)
     finished: bool = False
     error: str | None = None
 
@@ -50,7 +52,8 @@ class Summary:
 
     Attributes:
         games: games played; ``failures`` lists every failed or unfinished game with its seed.
-        wins: outright wins per seat (index = seat); ``draws``: games whose best score was shared.
+        wins: outright wins per seat (index = seat); ``draws``: games whose first place was shared.
+        mean_ranks: each seat's mean rank over finished games (1 = always first).
         plies_mean, plies_median, plies_max: over finished games.
         moves_per_second, games_per_second: over the wall-clock time of the whole run.
     """
@@ -61,6 +64,7 @@ class Summary:
     games: int
     wins: list[int]
     draws: int
+    mean_ranks: list[float]
     plies_mean: float
     plies_median: float
     plies_max: int
@@ -102,6 +106,9 @@ def _run_game(job: tuple[int, int, Sequence[str], int]) -> GameOutcome:
         outcome.error = f"{code}: {exc}"
         return outcome
     outcome.plies, outcome.winners, outcome.finished = result.plies, result.winners, result.finished
+    final = result.match.result
+    if final is not None:
+        outcome.ranks = [final.ranks.get(p.player_id, 0) for p in result.match.players]
     if not result.finished:
         outcome.error = f"simulate/unfinished: no game over after {max_plies} plies"
     return outcome
@@ -157,6 +164,8 @@ def summarize(
         elif outcome.winners:
             draws += 1
     total_moves = sum(o.plies for o in outcomes)
+    ranked = [o.ranks for o in outcomes if o.error is None and len(o.ranks) == len(bots)]
+    mean_ranks = [round(statistics.fmean(r[seat] for r in ranked), 3) if ranked else 0.0 for seat in range(len(bots))]
     return Summary(
         module=module,
         bots=list(bots),
@@ -164,6 +173,7 @@ def summarize(
         games=len(outcomes),
         wins=wins,
         draws=draws,
+        mean_ranks=mean_ranks,
         plies_mean=round(statistics.fmean(plies), 2) if plies else 0.0,
         plies_median=float(statistics.median(plies)) if plies else 0.0,
         plies_max=max(plies) if plies else 0,

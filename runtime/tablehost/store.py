@@ -134,6 +134,7 @@ SELECT_MODULES = (
 )
 INSERT_MATCH = "INSERT INTO matches (match_id, module_sha256, setup, created_at) VALUES (?, ?, ?, ?)"
 INSERT_SEAT = "INSERT INTO seats (token_sha256, match_id, player_id) VALUES (?, ?, ?)"
+UPDATE_MATCH_SETUP = "UPDATE matches SET setup = ? WHERE match_id = ?"
 INSERT_MOVE = "INSERT INTO moves (match_id, version, kind, payload) VALUES (?, ?, ?, ?)"
 SELECT_MATCHES = "SELECT match_id, setup FROM matches ORDER BY created_at, match_id"
 SELECT_MATCH = "SELECT match_id, setup FROM matches WHERE match_id = ?"
@@ -394,13 +395,49 @@ class MatchStore:
             + [(INSERT_SEAT, (seat.token_sha256, match_id, seat.player_id)) for seat in seats]
         )
 
+    def create_pending(self, pending: dict[str, Any], seats: list[SeatRow]) -> None:
+        """Store a waiting match (the lobby's form, :mod:`tablehost.lobby`) and its first tokens.
+
+        Args:
+            pending: ``PendingMatch.to_json()``; needs ``match_id``, ``module.sha256``, ``created_at``.
+            seats: the tokens of its reserved seats and its spectator token.
+
+        Raises:
+            sqlite3.IntegrityError: the match id or a token hash exists, or the module is unknown.
+        """
+        match_id = pending["match_id"]
+        row = (match_id, pending["module"]["sha256"], orjson.dumps(pending).decode(), pending["created_at"])
+        self._write(
+            [(INSERT_MATCH, row)]
+            + [(INSERT_SEAT, (seat.token_sha256, match_id, seat.player_id)) for seat in seats]
+        )
+
+    def update_pending(self, match_id: str, stored: dict[str, Any], seats: list[SeatRow]) -> None:
+        """A join: store the match's new form and the new seat tokens in one transaction.
+
+        Args:
+            match_id: the match.
+            stored: the new ``matches.setup`` value: the waiting form after the join, or, for the
+                join that filled the last seat, the started match's record without moves.
+            seats: the tokens handed out by this join.
+
+        Raises:
+            sqlite3.IntegrityError: a token hash exists.
+        """
+        record = {key: value for key, value in stored.items() if key != "moves"}
+        self._write(
+            [(INSERT_SEAT, (seat.token_sha256, match_id, seat.player_id)) for seat in seats]
+            + [(UPDATE_MATCH_SETUP, (orjson.dumps(record).decode(), match_id))]
+        )
+
     def append(self, match_id: str, kind: str, payload: dict[str, Any]) -> None:
         """Append one journal entry and commit before returning.
 
         Args:
             match_id: the match.
-            kind: ``"move"`` (payload is a move dict with ``seq``) or ``"undo"`` (payload
-                ``{"seq", "undo_seq", "at"}``).
+            kind: ``"move"`` (payload is a move dict with ``seq``), ``"undo"`` (payload
+                ``{"seq", "undo_seq", "at"}``) or ``"end"`` (an early ending ``{"seq", "ended_by",
+                "player_id", "at"}``).
             payload: the journal payload as the match emitted it.
 
         Raises:
@@ -412,6 +449,8 @@ class MatchStore:
             version = payload["seq"]
         elif kind == "undo":
             version = payload["undo_seq"]
+        elif kind == "end":
+            version = payload["seq"]
         else:
             raise ValueError(f"unknown journal kind {kind!r}")
         self._write([(INSERT_MOVE, (match_id, version, kind, orjson.dumps(payload).decode()))])
@@ -467,6 +506,8 @@ class MatchStore:
                 move = {**payload, "undone": False, "undo_seq": None}
                 moves.append(move)
                 by_seq[move["seq"]] = move
+            elif kind == "end":
+                record["ending"] = payload
             else:
                 undone = by_seq.get(payload["seq"])
                 if undone is None:

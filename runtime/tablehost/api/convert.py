@@ -308,6 +308,9 @@ def view_to_proto(match_id: str, viewer: int | None, view: Any, score_labels: li
         _fill_available(message.actions.add(), offer)
     if viewer is not None:
         message.viewer = viewer
+    message.status = STATUSES.get(getattr(view, "status", "active"), pb.MATCH_STATUS_ACTIVE)
+    if getattr(view, "result", None) is not None:
+        result_to_proto(view.result, message.result)
     for player_id, score in view.scores.items():
         message.scores[int(player_id)].CopyFrom(
             pb.Score(
@@ -339,4 +342,145 @@ def view_from_proto(view: pb.MatchView) -> dict[str, Any]:
         "score_labels": list(view.score_labels),
         "active_player_ids": list(view.active_player_ids),
         "game_over": view.game_over,
+        "status": STATUS_NAMES.get(view.status, "active"),
+        "result": result_from_proto(view.result) if view.HasField("result") else None,
+        "clocks": [
+            {"player_id": c.player_id, "remaining_ms": c.remaining_ms, "running": c.running} for c in view.clocks
+        ],
+        "time_control": time_control_from_proto(view.time_control),
+        "connected_player_ids": list(view.connected_player_ids),
+        "zombie_player_ids": list(view.zombie_player_ids),
+        "open_seats": list(view.open_seats),
+    }
+
+
+# ---------------------------------------------------------------- lifecycle: status, result, clocks, metadata
+
+STATUSES = {
+    "waiting": pb.MATCH_STATUS_WAITING,
+    "active": pb.MATCH_STATUS_ACTIVE,
+    "finished": pb.MATCH_STATUS_FINISHED,
+    "aborted": pb.MATCH_STATUS_ABORTED,
+}
+STATUS_NAMES = {value: name for name, value in STATUSES.items()} | {pb.MATCH_STATUS_UNSPECIFIED: "active"}
+END_REASONS = {
+    "normal": pb.END_REASON_NORMAL,
+    "resigned": pb.END_REASON_RESIGNED,
+    "timeout": pb.END_REASON_TIMEOUT,
+    "aborted": pb.END_REASON_ABORTED,
+}
+END_REASON_NAMES = {value: name for name, value in END_REASONS.items()}
+POLICIES = {"forfeit": pb.TIMEOUT_POLICY_FORFEIT, "zombie": pb.TIMEOUT_POLICY_ZOMBIE}
+POLICY_NAMES = {value: name for name, value in POLICIES.items()} | {pb.TIMEOUT_POLICY_UNSPECIFIED: "forfeit"}
+RESULT_RULES = {
+    "highest_score": pb.RESULT_RULE_HIGHEST_SCORE,
+    "lowest_score": pb.RESULT_RULE_LOWEST_SCORE,
+    "ranks": pb.RESULT_RULE_RANKS,
+}
+RESIGN_RULES = {"ends": pb.RESIGN_RULE_ENDS, "continue": pb.RESIGN_RULE_CONTINUE}
+OPTION_TYPES = {"integer": pb.OPTION_TYPE_INTEGER, "boolean": pb.OPTION_TYPE_BOOLEAN, "choice": pb.OPTION_TYPE_CHOICE}
+
+
+def result_to_proto(result: Any, message: pb.MatchResult) -> None:
+    """Fill ``message`` from a :class:`tablehost.results.MatchResult`."""
+    for player_id, rank in result.ranks.items():
+        message.ranks.add(player_id=player_id, rank=rank)
+    message.winners.extend(result.winners)
+    message.ended_by = END_REASONS[result.ended_by]
+    if result.player_id is not None:
+        message.player_id = result.player_id
+
+
+def result_from_proto(message: pb.MatchResult) -> dict[str, Any]:
+    """A MatchResult message as ``{"ranks": {"<pid>": rank}, "winners", "ended_by", "player_id"}``."""
+    return {
+        "ranks": {str(r.player_id): r.rank for r in message.ranks},
+        "winners": list(message.winners),
+        "ended_by": END_REASON_NAMES.get(message.ended_by, "normal"),
+        "player_id": message.player_id if message.HasField("player_id") else None,
+    }
+
+
+def time_control_to_proto(data: dict[str, Any], message: pb.TimeControl) -> None:
+    """Fill ``message`` from a time control's JSON form (``{}``: leave it empty)."""
+    if not data:
+        return
+    message.main_ms = int(data.get("main_ms", 0))
+    message.increment_ms = int(data.get("increment_ms", 0))
+    message.per_move_ms = int(data.get("per_move_ms", 0))
+    message.on_timeout = POLICIES.get(str(data.get("on_timeout", "forfeit")), pb.TIMEOUT_POLICY_FORFEIT)
+
+
+def time_control_from_proto(message: pb.TimeControl) -> dict[str, Any]:
+    """A TimeControl message as its JSON form (``{}`` when no clock)."""
+    if not (message.main_ms or message.per_move_ms):
+        return {}
+    return {
+        "main_ms": message.main_ms,
+        "increment_ms": message.increment_ms,
+        "per_move_ms": message.per_move_ms,
+        "on_timeout": POLICY_NAMES.get(message.on_timeout, "forfeit"),
+    }
+
+
+def add_view_extras(message: pb.MatchView, extras: dict[str, Any]) -> None:
+    """Set the fields that change without a new version (clocks, presence, zombies, open seats)."""
+    for clock in extras.get("clocks", ()):
+        message.clocks.add(player_id=clock["player_id"], remaining_ms=clock["remaining_ms"], running=clock["running"])
+    time_control_to_proto(extras.get("time_control") or {}, message.time_control)
+    message.connected_player_ids.extend(extras.get("connected", ()))
+    message.zombie_player_ids.extend(extras.get("zombies", ()))
+    message.open_seats.extend(extras.get("open_seats", ()))
+
+
+def metadata_to_proto(metadata: Any, message: pb.GameMetadata) -> None:
+    """Fill ``message`` from a :class:`tablehost.metadata.GameMetadata`."""
+    message.min_players = metadata.min_players
+    message.max_players = metadata.max_players
+    message.description = metadata.description
+    message.hidden_information = metadata.hidden_information
+    message.result = RESULT_RULES[metadata.result]
+    message.resign = RESIGN_RULES[metadata.resign]
+    message.declared = metadata.declared
+    for option in metadata.options:
+        out = message.options.add(name=option.name, description=option.description, type=OPTION_TYPES[option.type])
+        _set_value(out.default_value, option.default)
+        if option.type == "integer":
+            out.min, out.max = int(option.minimum), int(option.maximum)
+        out.values.extend(option.values)
+
+
+def _set_value(target: struct_pb2.Value, value: Any) -> None:
+    if isinstance(value, bool):
+        target.bool_value = value
+    elif isinstance(value, (int, float)):
+        target.number_value = float(value)
+    else:
+        target.string_value = str(value)
+
+
+def metadata_from_proto(message: pb.GameMetadata) -> dict[str, Any]:
+    """A GameMetadata message as the JSON form of docs/abi.md "metadata" (plus ``declared``)."""
+    names = {value: name for name, value in OPTION_TYPES.items()}
+    options = []
+    for option in message.options:
+        kind = names.get(option.type, "choice")
+        entry: dict[str, Any] = {"name": option.name, "type": kind, "description": option.description,
+                                 "default": _ints(MessageToDict(option.default_value))}
+        if kind == "integer":
+            entry["min"], entry["max"] = option.min, option.max
+        if kind == "choice":
+            entry["values"] = list(option.values)
+        options.append(entry)
+    rules = {value: name for name, value in RESULT_RULES.items()}
+    resigns = {value: name for name, value in RESIGN_RULES.items()}
+    return {
+        "min_players": message.min_players,
+        "max_players": message.max_players,
+        "description": message.description,
+        "hidden_information": message.hidden_information,
+        "result": rules.get(message.result, "highest_score"),
+        "resign": resigns.get(message.resign, "ends"),
+        "options": options,
+        "declared": message.declared,
     }

@@ -34,6 +34,9 @@ STATUS_BY_CODE: dict[str, grpc.StatusCode] = {
     "request/too_many_watchers": grpc.StatusCode.RESOURCE_EXHAUSTED,
     "response/too_large": grpc.StatusCode.RESOURCE_EXHAUSTED,
     "module/invalid": grpc.StatusCode.INVALID_ARGUMENT,
+    # A player count or option the module does not declare: refused before any guest call.
+    "setup/invalid": grpc.StatusCode.INVALID_ARGUMENT,
+    "match/seat_taken": grpc.StatusCode.FAILED_PRECONDITION,
     "module/unknown": grpc.StatusCode.NOT_FOUND,
     "match/unknown": grpc.StatusCode.NOT_FOUND,
     "match/over": grpc.StatusCode.FAILED_PRECONDITION,

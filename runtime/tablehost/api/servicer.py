@@ -19,23 +19,29 @@ from tablehost.api.faults import InvalidRequest, ResponseTooLarge
 from tablehost.api.registry import MatchRegistry, ServedView
 from tablehost.api.validation import MAX_RESPONSE_BYTES
 from tablehost.api.watch_slots import WatchSlots
+from tablehost.clocks import TimeControl
+from tablehost.metadata import GameMetadata
 from tablehost.store import StoredModule
 
 
-def _module(stored: StoredModule) -> pb.Module:
-    return pb.Module(
+def _module(stored: StoredModule, metadata: GameMetadata) -> pb.Module:
+    message = pb.Module(
         module_id=stored.sha256,
         name=stored.name,
         size_bytes=stored.size_bytes,
         exports=stored.exports,
         uploaded_at=stored.uploaded_at,
     )
-
-
-def _uploaded(stored: StoredModule) -> pb.Module:
-    message = _module(stored)
-    message.already_stored = not stored.newly_stored
+    convert.metadata_to_proto(metadata, message.metadata)
     return message
+
+
+def _time_control(message: pb.TimeControl) -> TimeControl:
+    """The request's time control; INVALID_ARGUMENT for an inconsistent one."""
+    try:
+        return TimeControl.from_json(convert.time_control_from_proto(message))
+    except ValueError as exc:
+        raise InvalidRequest(f"time_control: {exc}") from None
 
 
 def _view(served: ServedView, max_bytes: int) -> pb.MatchView:
@@ -49,12 +55,18 @@ def _view(served: ServedView, max_bytes: int) -> pb.MatchView:
             reason no user can act on).
     """
     structlog.contextvars.bind_contextvars(version=served.view.version)
-    message: pb.MatchView | None = served.wire.get("pb")
-    if message is None:
+    built: tuple[pb.MatchView, int] | None = served.wire.get("pb")
+    if built is None:
         message = convert.view_to_proto(served.match_id, served.viewer, served.view, served.score_labels)
-        served.wire["pb"] = message
-        served.wire["bytes"] = message.ByteSize()
-    _check_size("this view", served.wire["bytes"], max_bytes)
+        # One assignment: a stream on another thread sees the message and its size together.
+        built = served.wire["pb"] = (message, message.ByteSize())
+    message, size = built
+    _check_size("this view", size, max_bytes)
+    if served.extras:  # clocks and presence change without a new version: a copy per serve
+        dynamic = pb.MatchView()
+        dynamic.CopyFrom(message)
+        convert.add_view_extras(dynamic, served.extras)
+        return dynamic
     return message
 
 
@@ -86,19 +98,26 @@ class ModuleServicer(pb_grpc.ModuleServiceServicer):
     def UploadModule(self, request: pb.UploadModuleRequest, context: grpc.ServicerContext) -> pb.Module:
         if not request.wasm:
             raise InvalidRequest("wasm is empty: send the module bytes")
-        return _uploaded(self.registry.upload_module(current_principal.get(), request.wasm, request.name))
+        stored = self.registry.upload_module(current_principal.get(), request.wasm, request.name)
+        message = _module(stored, self.registry.metadata_of(stored.sha256))
+        message.already_stored = not stored.newly_stored
+        return message
 
     def ListModules(
         self, request: pb.ListModulesRequest, context: grpc.ServicerContext
     ) -> pb.ListModulesResponse:
         return pb.ListModulesResponse(
-            modules=[_module(m) for m in self.registry.list_modules(current_principal.get())]
+            modules=[
+                _module(m, self.registry.metadata_of(m.sha256))
+                for m in self.registry.list_modules(current_principal.get())
+            ]
         )
 
     def GetModule(self, request: pb.GetModuleRequest, context: grpc.ServicerContext) -> pb.Module:
         if not request.module_id:
             raise InvalidRequest("module_id is required")
-        return _module(self.registry.get_module(current_principal.get(), request.module_id))
+        stored = self.registry.get_module(current_principal.get(), request.module_id)
+        return _module(stored, self.registry.metadata_of(stored.sha256))
 
 
 class MatchServicer(pb_grpc.MatchServiceServicer):
@@ -128,12 +147,16 @@ class MatchServicer(pb_grpc.MatchServiceServicer):
     ) -> pb.CreateMatchResponse:
         if not request.module_id:
             raise InvalidRequest("module_id is required")
-        if request.options.fields:
-            raise InvalidRequest("options are reserved and must be empty in tablehost.v1")
         created = self.registry.create_match(
-            current_principal.get(), request.module_id, [(s.username, s.color) for s in request.seats]
+            current_principal.get(),
+            request.module_id,
+            [(s.username, s.color, s.open) for s in request.seats],
+            convert.from_struct(request.options) if request.options.fields else {},
+            _time_control(request.time_control),
         )
         structlog.contextvars.bind_contextvars(match_id=created.match_id, version=0)
+        view = convert.view_to_proto(created.match_id, None, created.view, created.score_labels)
+        view.open_seats.extend(created.open_seats)
         return pb.CreateMatchResponse(
             match_id=created.match_id,
             seats=[
@@ -141,8 +164,31 @@ class MatchServicer(pb_grpc.MatchServiceServicer):
                 for p, token in created.seats
             ],
             spectator_token=created.spectator_token,
-            view=convert.view_to_proto(created.match_id, None, created.view, created.score_labels),
+            view=view,
+            open_seats=created.open_seats,
         )
+
+    def JoinMatch(self, request: pb.JoinMatchRequest, context: grpc.ServicerContext) -> pb.JoinMatchResponse:
+        match_id = _match_id(request.match_id)
+        player, token, status = self.registry.join(
+            current_principal.get(),
+            match_id,
+            request.username,
+            request.color,
+            request.player_id if request.HasField("player_id") else None,
+        )
+        return pb.JoinMatchResponse(
+            seat=pb.SeatToken(player_id=player.player_id, username=player.username, color=player.color, token=token),
+            status=convert.STATUSES[status],
+        )
+
+    def Resign(self, request: pb.ResignRequest, context: grpc.ServicerContext) -> pb.SubmitActionResponse:
+        served = self.registry.resign(current_principal.get(), _match_id(request.match_id))
+        return pb.SubmitActionResponse(view=_view(served, self.max_response_bytes), seq=served.view.version)
+
+    def AbortMatch(self, request: pb.AbortMatchRequest, context: grpc.ServicerContext) -> pb.MatchView:
+        served = self.registry.abort(current_principal.get(), _match_id(request.match_id))
+        return _view(served, self.max_response_bytes)
 
     def GetView(self, request: pb.GetViewRequest, context: grpc.ServicerContext) -> pb.MatchView:
         served = self.registry.view(current_principal.get(), _match_id(request.match_id))
@@ -180,18 +226,26 @@ class MatchServicer(pb_grpc.MatchServiceServicer):
     def ListMatches(
         self, request: pb.ListMatchesRequest, context: grpc.ServicerContext
     ) -> pb.ListMatchesResponse:
-        return pb.ListMatchesResponse(
-            matches=[
-                pb.MatchSummary(
-                    match_id=s["match_id"],
-                    module_id=s["module_id"],
-                    module_name=s["module_name"],
-                    players=[convert.player_to_proto(p) for p in s["players"]],
-                    version=s["version"],
-                    game_over=s["game_over"],
-                    active_player_ids=s["active_player_ids"],
-                    created_at=s["created_at"],
-                )
-                for s in self.registry.list_matches(current_principal.get())
-            ]
+        summaries = self.registry.list_matches(
+            current_principal.get(), module_id=request.module_id, open_only=request.open_only
         )
+        response = pb.ListMatchesResponse()
+        for s in summaries:
+            summary = response.matches.add(
+                match_id=s["match_id"],
+                module_id=s["module_id"],
+                module_name=s["module_name"],
+                players=[convert.player_to_proto(p) for p in s["players"]],
+                version=s["version"],
+                game_over=s["game_over"],
+                active_player_ids=s["active_player_ids"],
+                created_at=s["created_at"],
+                status=convert.STATUSES[s["status"]],
+                open_seats=s["open_seats"],
+            )
+            if s["result"] is not None:
+                convert.result_to_proto(s["result"], summary.result)
+            if s["options"]:
+                summary.options.update(s["options"])
+            convert.time_control_to_proto(s["time_control"], summary.time_control)
+        return response

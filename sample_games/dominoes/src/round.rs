@@ -2,7 +2,7 @@
 
 use tablehost_sdk::{json, LogEntry, PlayerId, Rng, Table};
 
-use crate::layout::{hand_of, hand_pips, hand_tiles, name_of, tile_of, tiles_per_hand, BONEYARD, POINTS, RESULT};
+use crate::layout::{hand_of, hand_pips, hand_tiles, name_of, tile_of, tiles_per_hand, BONEYARD, POINTS, RESULT, TILES_PER_HAND};
 use crate::tile::Tile;
 
 /// A uniformly random index into a space of `len` pieces (`len >= 1`).
@@ -17,7 +17,11 @@ pub fn random_index(rng: &mut Rng, len: usize) -> usize {
 /// positions is what makes the deal random.
 pub fn deal(table: &mut Table, rng: &mut Rng) {
     let players = table.players();
-    for _ in 0..tiles_per_hand(players.len()) {
+    let count = table
+        .meta(TILES_PER_HAND)
+        .and_then(|v| v.as_u64())
+        .map_or_else(|| tiles_per_hand(players.len()), |n| n as usize);
+    for _ in 0..count {
         for &player in &players {
             let index = random_index(rng, table.space(BONEYARD).pieces.len());
             table.move_piece(BONEYARD, index, &hand_of(player));

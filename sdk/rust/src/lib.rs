@@ -14,6 +14,7 @@ mod config;
 pub mod dispatch;
 mod game;
 mod json_out;
+mod metadata;
 mod patch;
 #[doc(hidden)]
 pub mod printing;
@@ -26,7 +27,8 @@ pub mod testing;
 pub use action::{Action, AvailableAction, Button, Intent};
 pub use cache::StateCache;
 pub use config::{GameConfig, Score, Scores, StartingPlayer};
-pub use game::{actions_of_active, new_match, play, start, Game, Played, Started};
+pub use game::{actions_of_active, new_match, new_match_with, play, start, start_with, Game, Played, Started};
+pub use metadata::{GameOption, Metadata, OptionKind, Options, ResignRule, ResultRule, OPTIONS_META_KEY};
 pub use patch::{apply_patch, apply_patches, Patch, PatchError, LOG_CAP};
 pub use rng::{Bound, Rng};
 pub use state::{Arrangement, LogEntry, Piece, Player, PlayerId, Space, State};

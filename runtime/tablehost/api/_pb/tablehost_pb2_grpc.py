@@ -217,6 +217,21 @@ class MatchServiceStub:
                 request_serializer=tablehost_dot_v1_dot_tablehost__pb2.CreateMatchRequest.SerializeToString,
                 response_deserializer=tablehost_dot_v1_dot_tablehost__pb2.CreateMatchResponse.FromString,
                 _registered_method=True)
+        self.JoinMatch = channel.unary_unary(
+                '/tablehost.v1.MatchService/JoinMatch',
+                request_serializer=tablehost_dot_v1_dot_tablehost__pb2.JoinMatchRequest.SerializeToString,
+                response_deserializer=tablehost_dot_v1_dot_tablehost__pb2.JoinMatchResponse.FromString,
+                _registered_method=True)
+        self.Resign = channel.unary_unary(
+                '/tablehost.v1.MatchService/Resign',
+                request_serializer=tablehost_dot_v1_dot_tablehost__pb2.ResignRequest.SerializeToString,
+                response_deserializer=tablehost_dot_v1_dot_tablehost__pb2.SubmitActionResponse.FromString,
+                _registered_method=True)
+        self.AbortMatch = channel.unary_unary(
+                '/tablehost.v1.MatchService/AbortMatch',
+                request_serializer=tablehost_dot_v1_dot_tablehost__pb2.AbortMatchRequest.SerializeToString,
+                response_deserializer=tablehost_dot_v1_dot_tablehost__pb2.MatchView.FromString,
+                _registered_method=True)
         self.GetView = channel.unary_unary(
                 '/tablehost.v1.MatchService/GetView',
                 request_serializer=tablehost_dot_v1_dot_tablehost__pb2.GetViewRequest.SerializeToString,
@@ -257,7 +272,37 @@ class MatchServiceServicer:
 
     def CreateMatch(self, request, context):
         """Start a match of a stored module. Admin token only. Returns one token per
-        seat and a spectator token; these are shown once and stored only hashed.
+        seated (not open) seat and a spectator token; these are shown once and
+        stored only hashed. INVALID_ARGUMENT, before any guest call and with
+        nothing stored, for a seat count outside the module's player range or an
+        option it does not declare or allow (the message names it). With open
+        seats the match is WAITING until JoinMatch fills them; the game's setup
+        runs when the last seat is taken.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def JoinMatch(self, request, context):
+        """Take an open seat of a WAITING match: the chosen one, or the lowest open
+        one. The admin token, or the match's spectator token (the invitation).
+        Returns that seat's token. Concurrent joins get distinct seats; a join
+        that finds the seat taken or no seat open gets FAILED_PRECONDITION.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Resign(self, request, context):
+        """The caller's seat resigns (a seat token). Result RESIGNED with that seat
+        last; everyone's view and WatchMatch show it. FAILED_PRECONDITION after game over.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AbortMatch(self, request, context):
+        """End a match at once with result ABORTED (admin token only).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -317,6 +362,21 @@ def add_MatchServiceServicer_to_server(servicer, server):
                     servicer.CreateMatch,
                     request_deserializer=tablehost_dot_v1_dot_tablehost__pb2.CreateMatchRequest.FromString,
                     response_serializer=tablehost_dot_v1_dot_tablehost__pb2.CreateMatchResponse.SerializeToString,
+            ),
+            'JoinMatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.JoinMatch,
+                    request_deserializer=tablehost_dot_v1_dot_tablehost__pb2.JoinMatchRequest.FromString,
+                    response_serializer=tablehost_dot_v1_dot_tablehost__pb2.JoinMatchResponse.SerializeToString,
+            ),
+            'Resign': grpc.unary_unary_rpc_method_handler(
+                    servicer.Resign,
+                    request_deserializer=tablehost_dot_v1_dot_tablehost__pb2.ResignRequest.FromString,
+                    response_serializer=tablehost_dot_v1_dot_tablehost__pb2.SubmitActionResponse.SerializeToString,
+            ),
+            'AbortMatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.AbortMatch,
+                    request_deserializer=tablehost_dot_v1_dot_tablehost__pb2.AbortMatchRequest.FromString,
+                    response_serializer=tablehost_dot_v1_dot_tablehost__pb2.MatchView.SerializeToString,
             ),
             'GetView': grpc.unary_unary_rpc_method_handler(
                     servicer.GetView,
@@ -379,6 +439,87 @@ class MatchService:
             '/tablehost.v1.MatchService/CreateMatch',
             tablehost_dot_v1_dot_tablehost__pb2.CreateMatchRequest.SerializeToString,
             tablehost_dot_v1_dot_tablehost__pb2.CreateMatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def JoinMatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tablehost.v1.MatchService/JoinMatch',
+            tablehost_dot_v1_dot_tablehost__pb2.JoinMatchRequest.SerializeToString,
+            tablehost_dot_v1_dot_tablehost__pb2.JoinMatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Resign(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tablehost.v1.MatchService/Resign',
+            tablehost_dot_v1_dot_tablehost__pb2.ResignRequest.SerializeToString,
+            tablehost_dot_v1_dot_tablehost__pb2.SubmitActionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AbortMatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tablehost.v1.MatchService/AbortMatch',
+            tablehost_dot_v1_dot_tablehost__pb2.AbortMatchRequest.SerializeToString,
+            tablehost_dot_v1_dot_tablehost__pb2.MatchView.FromString,
             options,
             channel_credentials,
             insecure,
