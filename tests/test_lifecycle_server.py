@@ -297,3 +297,46 @@ def test_invalid_player_counts_and_options_are_refused_and_nothing_is_stored(
         assert named in refused.value.details
         assert admin.list_matches() == []
     assert b"m-" not in (server.data_dir / "tablehost.sqlite3").read_bytes()
+
+
+# ------------------------------------------------------------------ smaller streams, log history
+
+
+def test_delta_streams_rebuild_the_same_views_and_the_log_history_goes_past_500_lines(
+    server: ServerProcess,
+) -> None:
+    from tablehost.cli_remote import run_bots
+
+    module_id = upload(server, "hearts")
+    with server.client() as admin:
+        created = admin.create_match(module_id, ["ann", "bob", "cid", "dee"])
+    match_id = created["match_id"]
+    tokens = [seat["token"] for seat in created["seats"]]
+    streams: dict[bool, list[dict[str, Any]]] = {True: [], False: []}
+
+    def watch(deltas: bool) -> None:
+        with TablehostClient(server.address, tokens[0], timeout_s=60) as client:
+            streams[deltas].extend(client.watch(match_id, deltas=deltas))
+
+    watchers = [threading.Thread(target=watch, args=(d,)) for d in (True, False)]
+    for thread in watchers:
+        thread.start()
+    run_bots(server.address, match_id, tokens, 7)
+    for thread in watchers:
+        thread.join(120)
+    by_version = {view["version"]: view for view in streams[False]}
+    compared = 0
+    for view in streams[True]:
+        whole = by_version.get(view["version"])
+        if whole is not None:
+            assert view["state"] == whole["state"] and view["actions"] == whole["actions"]
+            compared += 1
+    assert compared > 10 and streams[True][-1]["game_over"]
+    final = streams[True][-1]
+    with server.client(tokens[0]) as ann:
+        history = ann.log(match_id, 0, 5000)
+    kept = [entry["text"] for entry in final["state"]["log"]]
+    assert history["total"] > 500 == len(kept), "the state keeps 500 lines; the history has them all"
+    assert history["lines"][-len(kept):] == kept, "the same lines, filtered for ann exactly as her view"
+    with server.client(tokens[0]) as ann:
+        assert ann.log(match_id, 10, 3)["lines"] == history["lines"][10:13]

@@ -30,6 +30,7 @@ from tablehost.api import convert
 from tablehost.api._pb import tablehost_pb2 as pb
 from tablehost.api._pb import tablehost_pb2_grpc as pb_grpc
 from tablehost.api.validation import MAX_RESPONSE_BYTES, check_address
+from tablehost.view_delta import apply_delta
 
 T = TypeVar("T")
 
@@ -234,18 +235,32 @@ class TablehostClient:
             self._call(self._matches.GetView, pb.GetViewRequest(match_id=match_id))
         )
 
-    def watch(self, match_id: str) -> Iterator[dict[str, Any]]:
+    def watch(self, match_id: str, *, deltas: bool = False) -> Iterator[dict[str, Any]]:
         """This token's view now and after every change; ends after the game-over view.
+
+        Args:
+            deltas: ask the server for view deltas (smaller messages); every view yielded is
+                still whole: this method applies each delta to the view before it.
 
         Closing the iterator cancels the stream.
 
         Raises:
-            ApiError: as the server refused or the stream broke.
+            ApiError: as the server refused or the stream broke, or a delta does not follow
+                the view before it (DATA_LOSS).
         """
-        call = self._matches.WatchMatch(pb.WatchMatchRequest(match_id=match_id), metadata=self._metadata)
+        request = pb.WatchMatchRequest(match_id=match_id, deltas=deltas)
+        call = self._matches.WatchMatch(request, metadata=self._metadata)
+        previous: dict[str, Any] | None = None
         try:
             for message in call:
-                yield convert.view_from_proto(message)
+                view = convert.view_from_proto(message)
+                delta = view.pop("delta", None)
+                if delta is not None:
+                    if previous is None or previous["version"] != delta["base_version"]:
+                        raise ApiError(grpc.StatusCode.DATA_LOSS, "a view delta does not follow the view before it")
+                    view["state"] = apply_delta(previous["state"], delta)
+                previous = view
+                yield view
         except grpc.RpcError as exc:
             raise _api_error(exc, self.address) from None
         finally:
@@ -285,6 +300,17 @@ class TablehostClient:
         """
         request = pb.UndoRequest(match_id=match_id, expected_version=_checked_version(expected_version))
         return convert.view_from_proto(self._call(self._matches.Undo, request).view)
+
+    def log(self, match_id: str, offset: int = 0, limit: int = 500) -> dict[str, Any]:
+        """This token's log lines from ``offset``, older than the view's 500 included.
+
+        Returns:
+            ``{"lines": [str], "total": int}``.
+        """
+        response = self._call(
+            self._matches.GetLog, pb.GetLogRequest(match_id=match_id, offset=offset, limit=limit)
+        )
+        return {"lines": [entry.text for entry in response.lines], "total": response.total}
 
     def record(self, match_id: str) -> dict[str, Any]:
         """The match record (``tablehost.record/1``, 64-bit seeds exact): admin any time, players after game over."""

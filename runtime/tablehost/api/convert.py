@@ -216,20 +216,68 @@ def _fill_state(message: pb.TableState, state: dict[str, Any]) -> None:
     for player in state.get("players", []):
         _fill_player(message.players.add(), player)
     for space in state.get("spaces", []):
-        out = message.spaces.add(space_id=space["space_id"], kind=space.get("kind", ""))
-        out.arrangement = ARRANGEMENTS.get(space.get("arrangement", "ordered"), pb.ARRANGEMENT_ORDERED)
-        if space.get("owner") is not None:
-            out.owner = space["owner"]
-        if space.get("public_state"):
-            _fill_struct(out.public_state, space["public_state"])
-        if space.get("private_state"):
-            _fill_struct(out.private_state, space["private_state"])
-        for piece in space.get("pieces", []):
-            _fill_piece(out.pieces.add(), piece)
+        _fill_space(message.spaces.add(), space)
     if state.get("meta_data"):
         _fill_struct(message.meta_data, state["meta_data"])
     for entry in state.get("log", []):
         message.log.add(text=entry.get("text", ""))
+
+
+def _fill_space(out: pb.Space, space: dict[str, Any]) -> None:
+    out.space_id = space["space_id"]
+    out.kind = space.get("kind", "")
+    out.arrangement = ARRANGEMENTS.get(space.get("arrangement", "ordered"), pb.ARRANGEMENT_ORDERED)
+    if space.get("owner") is not None:
+        out.owner = space["owner"]
+    if space.get("public_state"):
+        _fill_struct(out.public_state, space["public_state"])
+    if space.get("private_state"):
+        _fill_struct(out.private_state, space["private_state"])
+    for piece in space.get("pieces", []):
+        _fill_piece(out.pieces.add(), piece)
+
+
+def _space_from_proto(s: pb.Space) -> dict[str, Any]:
+    return {
+        "space_id": s.space_id,
+        "kind": s.kind,
+        "owner": s.owner if s.HasField("owner") else None,
+        "arrangement": ARRANGEMENT_NAMES[s.arrangement],
+        "public_state": from_struct(s.public_state),
+        "private_state": from_struct(s.private_state),
+        "pieces": [_piece_from_proto(p) for p in s.pieces],
+    }
+
+
+def delta_to_proto(delta: dict[str, Any], base_version: int, message: pb.ViewDelta) -> None:
+    """Fill ``message`` from a :func:`tablehost.view_delta.diff_views` delta."""
+    message.base_version = base_version
+    for space in delta["spaces"]:
+        _fill_space(message.spaces.add(), space)
+    for player in delta["players"]:
+        _fill_player(message.players.add(), player)
+    if "meta_data" in delta:
+        message.meta_data.SetInParent()
+        if delta["meta_data"]:
+            _fill_struct(message.meta_data, delta["meta_data"])
+    message.log_dropped = delta["log_dropped"]
+    for entry in delta["log_appended"]:
+        message.log_appended.add(text=entry.get("text", ""))
+    message.active_player_ids.extend(delta["active_player_ids"])
+
+
+def delta_from_proto(message: pb.ViewDelta) -> dict[str, Any]:
+    """A ViewDelta message as the dict :func:`tablehost.view_delta.apply_delta` takes."""
+    delta: dict[str, Any] = {
+        "spaces": [_space_from_proto(s) for s in message.spaces],
+        "players": [player_from_proto(p) for p in message.players],
+        "log_dropped": message.log_dropped,
+        "log_appended": [{"text": entry.text} for entry in message.log_appended],
+        "active_player_ids": list(message.active_player_ids),
+    }
+    if message.HasField("meta_data"):
+        delta["meta_data"] = from_struct(message.meta_data)
+    return delta
 
 
 def state_from_proto(state: pb.TableState) -> dict[str, Any]:
@@ -237,18 +285,7 @@ def state_from_proto(state: pb.TableState) -> dict[str, Any]:
     return {
         "active_player_ids": list(state.active_player_ids),
         "players": [player_from_proto(p) for p in state.players],
-        "spaces": [
-            {
-                "space_id": s.space_id,
-                "kind": s.kind,
-                "owner": s.owner if s.HasField("owner") else None,
-                "arrangement": ARRANGEMENT_NAMES[s.arrangement],
-                "public_state": from_struct(s.public_state),
-                "private_state": from_struct(s.private_state),
-                "pieces": [_piece_from_proto(p) for p in s.pieces],
-            }
-            for s in state.spaces
-        ],
+        "spaces": [_space_from_proto(s) for s in state.spaces],
         "meta_data": from_struct(state.meta_data),
         "log": [{"text": entry.text} for entry in state.log],
     }
@@ -287,7 +324,9 @@ def player_from_proto(player: pb.Player) -> dict[str, Any]:
 # ---------------------------------------------------------------- views
 
 
-def view_to_proto(match_id: str, viewer: int | None, view: Any, score_labels: list[str]) -> pb.MatchView:
+def view_to_proto(
+    match_id: str, viewer: int | None, view: Any, score_labels: list[str], *, with_state: bool = True
+) -> pb.MatchView:
     """A ``match.MatchView`` as a message.
 
     Args:
@@ -295,6 +334,7 @@ def view_to_proto(match_id: str, viewer: int | None, view: Any, score_labels: li
         viewer: the player id the view is for, ``None`` for the spectator view.
         view: the ``MatchView`` (state, actions, scores keyed by decimal player id, ...).
         score_labels: names of the score columns.
+        with_state: false leaves ``state`` out (a delta carries the table instead).
     """
     message = pb.MatchView(
         match_id=match_id,
@@ -303,7 +343,8 @@ def view_to_proto(match_id: str, viewer: int | None, view: Any, score_labels: li
         active_player_ids=view.active_player_ids,
         game_over=view.game_over,
     )
-    _fill_state(message.state, view.state)
+    if with_state:
+        _fill_state(message.state, view.state)
     for offer in view.actions:
         _fill_available(message.actions.add(), offer)
     if viewer is not None:
@@ -327,13 +368,19 @@ def view_from_proto(view: pb.MatchView) -> dict[str, Any]:
     Returns:
         ``{"match_id", "viewer" (int or None), "version", "state", "actions", "scores"
         (keyed by decimal player id, like the ABI), "score_labels", "active_player_ids",
-        "game_over"}``; actions are ABI dicts that can be submitted as they are.
+        "game_over", "status", "result", "clocks", "time_control", "connected_player_ids",
+        "zombie_player_ids", "open_seats"}``; actions are ABI dicts that can be submitted as
+        they are. A message carrying a delta also has ``"delta"`` (with ``"base_version"``)
+        and ``"state": None``; :meth:`tablehost.client.TablehostClient.watch` applies it.
     """
-    return {
+    extra: dict[str, Any] = {}
+    if view.HasField("delta"):
+        extra["delta"] = delta_from_proto(view.delta) | {"base_version": view.delta.base_version}
+    return extra | {
         "match_id": view.match_id,
         "viewer": view.viewer if view.HasField("viewer") else None,
         "version": view.version,
-        "state": state_from_proto(view.state),
+        "state": None if view.HasField("delta") else state_from_proto(view.state),
         "actions": [available_from_proto(a) for a in view.actions],
         "scores": {
             str(pid): {"public_points": list(s.public_points), "private_points": list(s.private_points)}

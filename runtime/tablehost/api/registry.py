@@ -823,6 +823,33 @@ class MatchRegistry:
                 )
             return live.match.record()
 
+    def log_history(self, principal: Principal, match_id: str, offset: int, limit: int) -> tuple[list[str], int]:
+        """The caller's log lines from ``offset`` (0 = the match's first line), at most ``limit``.
+
+        Lines come from the setup's and every move's ``log`` patches (undone moves left out),
+        so lines older than the 500 a state keeps are there too; each is the caller's own
+        ``for_player`` line where the game wrote one, exactly as in views.
+
+        Returns:
+            ``(texts, total)``: the lines and how many the match has in all.
+
+        Raises:
+            PermissionDenied: another match's token. UnknownMatch: no such match.
+        """
+        if self._waiting(principal, match_id) is not None:
+            return [], 0
+        live = self._live(principal, match_id)
+        key = None if principal.viewer is None else str(principal.viewer)
+        with live.changed:
+            match = live.match
+            batches = [match.setup["patches"]] + [m.patches for m in match.history if not m.undone]
+            entries = [p["entry"] for batch in batches for p in batch if p.get("op") == "log"]
+        texts = [
+            (entry.get("for_player") or {}).get(key, entry.get("text", "")) if key else entry.get("text", "")
+            for entry in entries[offset : offset + limit]
+        ]
+        return texts, len(entries)
+
     def list_matches(
         self, principal: Principal, *, module_id: str = "", open_only: bool = False
     ) -> list[dict[str, Any]]:

@@ -22,6 +22,7 @@ from tablehost.api.watch_slots import WatchSlots
 from tablehost.clocks import TimeControl
 from tablehost.metadata import GameMetadata
 from tablehost.store import StoredModule
+from tablehost.view_delta import diff_views
 
 
 def _module(stored: StoredModule, metadata: GameMetadata) -> pb.Module:
@@ -70,6 +71,31 @@ def _view(served: ServedView, max_bytes: int) -> pb.MatchView:
     return message
 
 
+def _delta_view(served: ServedView, previous: ServedView, max_bytes: int) -> pb.MatchView | None:
+    """``served`` as a delta of ``previous`` (the view sent before it on the stream), or None when
+    the tables differ in shape and the whole view must go. Built once per viewer and version."""
+    cached = served.wire.get("delta")
+    if cached is None or cached[0] != previous.view.version:
+        delta = diff_views(previous.view.state, served.view.state)
+        message = None
+        if delta is not None:
+            message = convert.view_to_proto(
+                served.match_id, served.viewer, served.view, served.score_labels, with_state=False
+            )
+            convert.delta_to_proto(delta, previous.view.version, message.delta)
+        cached = served.wire["delta"] = (previous.view.version, message)
+    message = cached[1]
+    if message is None:
+        return None
+    _check_size("this view's delta", message.ByteSize(), max_bytes)
+    if served.extras:
+        dynamic = pb.MatchView()
+        dynamic.CopyFrom(message)
+        convert.add_view_extras(dynamic, served.extras)
+        return dynamic
+    return message
+
+
 def _check_size(what: str, size: int, max_bytes: int) -> None:
     if size > max_bytes:
         raise ResponseTooLarge(
@@ -87,6 +113,10 @@ def _expected_version(request: pb.SubmitActionRequest | pb.UndoRequest) -> int:
     if not request.HasField("expected_version"):
         raise InvalidRequest("expected_version is required: send the version of the view you acted on")
     return request.expected_version
+
+
+MAX_LOG_LINES = 5000
+"""Most log lines one GetLog answers."""
 
 
 class ModuleServicer(pb_grpc.ModuleServiceServicer):
@@ -199,8 +229,26 @@ class MatchServicer(pb_grpc.MatchServiceServicer):
     ) -> Iterator[pb.MatchView]:
         principal = current_principal.get()
         with self.watch_slots.hold(principal):
+            previous: ServedView | None = None
             for served in self.registry.watch(principal, _match_id(request.match_id), context.is_active):
-                yield _view(served, self.max_response_bytes)
+                message = None
+                # A delta only from the view right before (a gap, e.g. coalesced views, sends it whole).
+                if request.deltas and previous is not None and served.view.version == previous.view.version + 1:
+                    message = _delta_view(served, previous, self.max_response_bytes)
+                yield message if message is not None else _view(served, self.max_response_bytes)
+                previous = served
+
+    def GetLog(self, request: pb.GetLogRequest, context: grpc.ServicerContext) -> pb.GetLogResponse:
+        if request.limit > MAX_LOG_LINES:
+            raise InvalidRequest(f"limit is at most {MAX_LOG_LINES} lines, got {request.limit}")
+        lines, total = self.registry.log_history(
+            current_principal.get(), _match_id(request.match_id), request.offset, request.limit or 500
+        )
+        response = pb.GetLogResponse(total=total)
+        for text in lines:
+            response.lines.add(text=text)
+        _check_size("the log", response.ByteSize(), self.max_response_bytes)
+        return response
 
     def SubmitAction(
         self, request: pb.SubmitActionRequest, context: grpc.ServicerContext

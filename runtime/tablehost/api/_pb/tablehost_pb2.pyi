@@ -276,10 +276,30 @@ class GetViewRequest(_message.Message):
     def __init__(self, match_id: _Optional[str] = ...) -> None: ...
 
 class WatchMatchRequest(_message.Message):
-    __slots__ = ("match_id",)
+    __slots__ = ("match_id", "deltas")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    DELTAS_FIELD_NUMBER: _ClassVar[int]
     match_id: str
-    def __init__(self, match_id: _Optional[str] = ...) -> None: ...
+    deltas: bool
+    def __init__(self, match_id: _Optional[str] = ..., deltas: _Optional[bool] = ...) -> None: ...
+
+class GetLogRequest(_message.Message):
+    __slots__ = ("match_id", "offset", "limit")
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    match_id: str
+    offset: int
+    limit: int
+    def __init__(self, match_id: _Optional[str] = ..., offset: _Optional[int] = ..., limit: _Optional[int] = ...) -> None: ...
+
+class GetLogResponse(_message.Message):
+    __slots__ = ("lines", "total")
+    LINES_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    lines: _containers.RepeatedCompositeFieldContainer[LogEntry]
+    total: int
+    def __init__(self, lines: _Optional[_Iterable[_Union[LogEntry, _Mapping]]] = ..., total: _Optional[int] = ...) -> None: ...
 
 class SubmitActionRequest(_message.Message):
     __slots__ = ("match_id", "action", "expected_version")
@@ -394,7 +414,7 @@ class SeatClock(_message.Message):
     def __init__(self, player_id: _Optional[int] = ..., remaining_ms: _Optional[int] = ..., running: _Optional[bool] = ...) -> None: ...
 
 class MatchView(_message.Message):
-    __slots__ = ("match_id", "viewer", "version", "state", "actions", "scores", "score_labels", "active_player_ids", "game_over", "status", "result", "clocks", "time_control", "connected_player_ids", "zombie_player_ids", "open_seats")
+    __slots__ = ("match_id", "viewer", "version", "state", "actions", "scores", "score_labels", "active_player_ids", "game_over", "status", "result", "clocks", "time_control", "connected_player_ids", "zombie_player_ids", "open_seats", "delta")
     class ScoresEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -418,6 +438,7 @@ class MatchView(_message.Message):
     CONNECTED_PLAYER_IDS_FIELD_NUMBER: _ClassVar[int]
     ZOMBIE_PLAYER_IDS_FIELD_NUMBER: _ClassVar[int]
     OPEN_SEATS_FIELD_NUMBER: _ClassVar[int]
+    DELTA_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     viewer: int
     version: int
@@ -434,7 +455,26 @@ class MatchView(_message.Message):
     connected_player_ids: _containers.RepeatedScalarFieldContainer[int]
     zombie_player_ids: _containers.RepeatedScalarFieldContainer[int]
     open_seats: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, match_id: _Optional[str] = ..., viewer: _Optional[int] = ..., version: _Optional[int] = ..., state: _Optional[_Union[TableState, _Mapping]] = ..., actions: _Optional[_Iterable[_Union[AvailableAction, _Mapping]]] = ..., scores: _Optional[_Mapping[int, Score]] = ..., score_labels: _Optional[_Iterable[str]] = ..., active_player_ids: _Optional[_Iterable[int]] = ..., game_over: _Optional[bool] = ..., status: _Optional[_Union[MatchStatus, str]] = ..., result: _Optional[_Union[MatchResult, _Mapping]] = ..., clocks: _Optional[_Iterable[_Union[SeatClock, _Mapping]]] = ..., time_control: _Optional[_Union[TimeControl, _Mapping]] = ..., connected_player_ids: _Optional[_Iterable[int]] = ..., zombie_player_ids: _Optional[_Iterable[int]] = ..., open_seats: _Optional[_Iterable[int]] = ...) -> None: ...
+    delta: ViewDelta
+    def __init__(self, match_id: _Optional[str] = ..., viewer: _Optional[int] = ..., version: _Optional[int] = ..., state: _Optional[_Union[TableState, _Mapping]] = ..., actions: _Optional[_Iterable[_Union[AvailableAction, _Mapping]]] = ..., scores: _Optional[_Mapping[int, Score]] = ..., score_labels: _Optional[_Iterable[str]] = ..., active_player_ids: _Optional[_Iterable[int]] = ..., game_over: _Optional[bool] = ..., status: _Optional[_Union[MatchStatus, str]] = ..., result: _Optional[_Union[MatchResult, _Mapping]] = ..., clocks: _Optional[_Iterable[_Union[SeatClock, _Mapping]]] = ..., time_control: _Optional[_Union[TimeControl, _Mapping]] = ..., connected_player_ids: _Optional[_Iterable[int]] = ..., zombie_player_ids: _Optional[_Iterable[int]] = ..., open_seats: _Optional[_Iterable[int]] = ..., delta: _Optional[_Union[ViewDelta, _Mapping]] = ...) -> None: ...
+
+class ViewDelta(_message.Message):
+    __slots__ = ("base_version", "spaces", "players", "meta_data", "log_dropped", "log_appended", "active_player_ids")
+    BASE_VERSION_FIELD_NUMBER: _ClassVar[int]
+    SPACES_FIELD_NUMBER: _ClassVar[int]
+    PLAYERS_FIELD_NUMBER: _ClassVar[int]
+    META_DATA_FIELD_NUMBER: _ClassVar[int]
+    LOG_DROPPED_FIELD_NUMBER: _ClassVar[int]
+    LOG_APPENDED_FIELD_NUMBER: _ClassVar[int]
+    ACTIVE_PLAYER_IDS_FIELD_NUMBER: _ClassVar[int]
+    base_version: int
+    spaces: _containers.RepeatedCompositeFieldContainer[Space]
+    players: _containers.RepeatedCompositeFieldContainer[Player]
+    meta_data: _struct_pb2.Struct
+    log_dropped: int
+    log_appended: _containers.RepeatedCompositeFieldContainer[LogEntry]
+    active_player_ids: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, base_version: _Optional[int] = ..., spaces: _Optional[_Iterable[_Union[Space, _Mapping]]] = ..., players: _Optional[_Iterable[_Union[Player, _Mapping]]] = ..., meta_data: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., log_dropped: _Optional[int] = ..., log_appended: _Optional[_Iterable[_Union[LogEntry, _Mapping]]] = ..., active_player_ids: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class TableState(_message.Message):
     __slots__ = ("active_player_ids", "players", "spaces", "meta_data", "log")

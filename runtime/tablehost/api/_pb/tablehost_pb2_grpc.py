@@ -242,6 +242,11 @@ class MatchServiceStub:
                 request_serializer=tablehost_dot_v1_dot_tablehost__pb2.WatchMatchRequest.SerializeToString,
                 response_deserializer=tablehost_dot_v1_dot_tablehost__pb2.MatchView.FromString,
                 _registered_method=True)
+        self.GetLog = channel.unary_unary(
+                '/tablehost.v1.MatchService/GetLog',
+                request_serializer=tablehost_dot_v1_dot_tablehost__pb2.GetLogRequest.SerializeToString,
+                response_deserializer=tablehost_dot_v1_dot_tablehost__pb2.GetLogResponse.FromString,
+                _registered_method=True)
         self.SubmitAction = channel.unary_unary(
                 '/tablehost.v1.MatchService/SubmitAction',
                 request_serializer=tablehost_dot_v1_dot_tablehost__pb2.SubmitActionRequest.SerializeToString,
@@ -319,7 +324,19 @@ class MatchServiceServicer:
     def WatchMatch(self, request, context):
         """The caller's current view at once, then the caller's new view after every
         change of the match (moves and undos), until game over (the final view is
-        sent, then the stream ends) or the client cancels.
+        sent, then the stream ends) or the client cancels. With `deltas`, every
+        view after the first whose version is exactly one more than the previous
+        one sent carries `delta` instead of `state` (see ViewDelta); after a gap
+        (views coalesced for a slow reader) a full view is sent again.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetLog(self, request, context):
+        """Log lines of the caller's view, oldest first, including those older than
+        the 500 a view keeps: filtered exactly like views (the caller's own line
+        where the game wrote one for it). The match's tokens and the admin.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -387,6 +404,11 @@ def add_MatchServiceServicer_to_server(servicer, server):
                     servicer.WatchMatch,
                     request_deserializer=tablehost_dot_v1_dot_tablehost__pb2.WatchMatchRequest.FromString,
                     response_serializer=tablehost_dot_v1_dot_tablehost__pb2.MatchView.SerializeToString,
+            ),
+            'GetLog': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetLog,
+                    request_deserializer=tablehost_dot_v1_dot_tablehost__pb2.GetLogRequest.FromString,
+                    response_serializer=tablehost_dot_v1_dot_tablehost__pb2.GetLogResponse.SerializeToString,
             ),
             'SubmitAction': grpc.unary_unary_rpc_method_handler(
                     servicer.SubmitAction,
@@ -574,6 +596,33 @@ class MatchService:
             '/tablehost.v1.MatchService/WatchMatch',
             tablehost_dot_v1_dot_tablehost__pb2.WatchMatchRequest.SerializeToString,
             tablehost_dot_v1_dot_tablehost__pb2.MatchView.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetLog(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tablehost.v1.MatchService/GetLog',
+            tablehost_dot_v1_dot_tablehost__pb2.GetLogRequest.SerializeToString,
+            tablehost_dot_v1_dot_tablehost__pb2.GetLogResponse.FromString,
             options,
             channel_credentials,
             insecure,
