@@ -195,7 +195,9 @@ def test_clocks_and_a_running_timeout_survive_sigkill_and_restart(tmp_path: Path
             view = client.view(match_id)
             clocks = {c["player_id"]: c for c in view["clocks"]}
             assert clocks[2]["running"] and not clocks[1]["running"]
-            assert 1500 <= clocks[2]["remaining_ms"] <= 3000, clocks  # 4 s less 1..1.5 s used, no downtime
+            # 4 s less the 1.5 s used, of which up to ~1 s (the heartbeat's period) may go uncharged;
+            # the 2 s of downtime are never charged.
+            assert 2300 <= clocks[2]["remaining_ms"] <= 3700, clocks
             assert clocks[1]["remaining_ms"] == 4000 or 3000 <= clocks[1]["remaining_ms"] <= 4000
             views = list(client.watch(match_id))
         assert views[-1]["result"]["ended_by"] == "timeout" and views[-1]["result"]["player_id"] == 2

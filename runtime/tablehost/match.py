@@ -230,6 +230,9 @@ class Match:
     """The time control's JSON form (:class:`tablehost.clocks.TimeControl`), ``{}`` for none."""
     stamp_clocks: Callable[[MoveRecord], dict[str, Any] | None] | None = None
     """Called with each new move before it is journaled; returns the clocks recorded with it."""
+    resignations: list[dict[str, Any]] = field(default_factory=list)
+    """Seats that resigned while the others play on (resign rule ``continue``), in order:
+    ``{"seq", "player_id", "at"}``. The host plays for them; they rank last."""
     ending: dict[str, Any] | None = None
     """How the match ended early (resigned, timeout, aborted): ``{"seq", "ended_by", "player_id",
     "at"}``; None while it runs or when it ended by the rules."""
@@ -360,7 +363,9 @@ class Match:
             time_control=dict(parsed.time_control),
         )
         for kind, move in parsed.events():
-            if kind == "move":
+            if kind == "resign":
+                match._commit_resignation(move)
+            elif kind == "move":
                 before = _Position(match.table.snapshot(), {}, False, None) if move.undoable else None
                 match._commit_move(move, before)
             else:
@@ -422,6 +427,7 @@ class Match:
             self._ranks,
             ended_by=ending.get("ended_by", "normal"),
             player_id=ending.get("player_id"),
+            resigned=[r["player_id"] for r in self.resignations],
         )
 
     def view(self, viewer: Viewer) -> MatchView:
@@ -454,6 +460,8 @@ class Match:
         }
         if self.time_control:
             record["time_control"] = dict(self.time_control)
+        if self.resignations:
+            record["resignations"] = [dict(r) for r in self.resignations]
         if self.ending is not None:
             record["ending"] = dict(self.ending)
         result = self.result
@@ -464,19 +472,51 @@ class Match:
     # ----------------------------------------------------------------- early ends
 
     def resign(self, player_id: PlayerId, *, expected_version: int | None = None) -> dict[str, Any]:
-        """``player_id`` resigns: the match ends with ``ended_by = "resigned"`` and that seat last.
+        """``player_id`` resigns, as the module's resign rule says (the version moves on by one).
+
+        Rule ``ends`` (the default), or fewer than two other seats still playing: the match ends
+        with ``ended_by = "resigned"`` and that seat last. Rule ``continue``: the others play on,
+        the seat joins :attr:`resignations` (the host plays for it) and ranks last at the end.
 
         Returns:
-            The ending ``{"seq", "ended_by", "player_id", "at"}`` (the version moved on by one).
+            ``{"seq", "ended_by", "player_id", "at"}`` for an ending, or ``{"seq", "player_id",
+            "at"}`` for a resignation the others play on from.
 
         Raises:
             MatchOver: the game is over.
-            NotYourTurn: ``player_id`` is not seated.
+            NotYourTurn: ``player_id`` is not seated, or resigned already.
             StaleVersion: ``expected_version`` is not the current version.
         """
         if player_id not in {p.player_id for p in self.players}:
             raise NotYourTurn(f"player {player_id} is not seated", match_id=self.match_id, player_id=player_id)
-        return self.end("resigned", player_id, expected_version=expected_version)
+        if player_id in self.resigned_ids:
+            raise NotYourTurn(f"player {player_id} resigned already", match_id=self.match_id, player_id=player_id)
+        playing = len(self.players) - len(self.resignations)
+        if self.metadata.resign != "continue" or playing <= 2:
+            return self.end("resigned", player_id, expected_version=expected_version)
+        if self.game_over:
+            raise MatchOver(f"match {self.match_id} is over", match_id=self.match_id)
+        self._check_version(expected_version)
+        resignation = {"seq": self.version + 1, "player_id": player_id, "at": utc_now()}
+        if self.journal is not None:
+            self.journal("resign", resignation)
+        self._commit_resignation(resignation)
+        return resignation
+
+    @property
+    def resigned_ids(self) -> list[PlayerId]:
+        """Seats that resigned while the others play on, in the order they resigned."""
+        return [int(r["player_id"]) for r in self.resignations]
+
+    def _commit_resignation(self, resignation: dict[str, Any]) -> None:
+        if resignation.get("seq") != self.version + 1:
+            from tablehost.errors import RecordError
+
+            raise RecordError(f"the resignation {resignation} does not follow version {self.version}")
+        self.resignations.append(dict(resignation))
+        self._undo_chain.clear()
+        self.pool.discard_ref(self.state_ref)
+        self.version = int(resignation["seq"])
 
     def end(
         self, ended_by: str, player_id: PlayerId | None = None, *, expected_version: int | None = None
@@ -543,7 +583,7 @@ class Match:
             raise MatchOver(f"match {self.match_id} is over", match_id=self.match_id)
         if action == UNDO_ACTION:
             return self.undo(player_id, expected_version=expected_version)
-        self._check_turn(player_id, expected_version)
+        self._check_turn(player_id, expected_version, by_host=by_host)
         if not any(offer["action"] == action for offer in self._actions.get(player_id, ())):
             raise NotOffered(
                 f"action {orjson.dumps(action).decode()} was not offered to player {player_id}",
@@ -686,8 +726,13 @@ class Match:
 
     # ----------------------------------------------------------------- internals
 
-    def _check_turn(self, player_id: PlayerId, expected_version: int | None) -> None:
-        """Platform rule 1 (only an active player acts), then the client's version."""
+    def _check_turn(self, player_id: PlayerId, expected_version: int | None, *, by_host: bool = False) -> None:
+        """Platform rule 1 (only an active player acts; a seat that resigned while the others
+        play on acts only through the host), then the client's version."""
+        if not by_host and self.resignations and player_id in self.resigned_ids:
+            raise NotYourTurn(
+                f"player {player_id} resigned; the host plays that seat", match_id=self.match_id, player_id=player_id
+            )
         if player_id not in self.table.state["active_player_ids"]:
             raise NotYourTurn(
                 f"player {player_id} is not active (active: {self.active_player_ids})",

@@ -253,6 +253,18 @@ def _parse_option(item: Any, where: str) -> OptionSpec:
     return option
 
 
+def read_metadata(pool: Any) -> GameMetadata:
+    """The checked metadata of a pool's module: :data:`DEFAULT_METADATA` for a module of ABI
+    minor 0 (or a test fake without a ``metadata`` call).
+
+    Raises:
+        GuestError: the op failed or answered malformed metadata.
+    """
+    ask = getattr(pool, "metadata", None)
+    raw = ask() if ask is not None else None
+    return parse_metadata(raw) if raw is not None else DEFAULT_METADATA
+
+
 def check_player_count(metadata: GameMetadata, count: int) -> None:
     """Refuse a seat count outside the declared range.
 

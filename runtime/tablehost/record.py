@@ -18,6 +18,7 @@ import orjson
 
 from tablehost.errors import GuestError, MatchError, RecordError, TablehostError
 from tablehost.match import RECORD_FORMAT, Match, MoveRecord, PlayerInfo
+from tablehost.metadata import read_metadata
 from tablehost.table import Table, apply_patches, canonical_json, normalize_state
 from tablehost.types import StateDict, Viewer
 from tablehost.view import view_state
@@ -47,6 +48,9 @@ class ParsedRecord:
     created_at: str
     ending: dict[str, Any] | None = None
     time_control: dict[str, Any] = field(default_factory=dict)
+    resignations: list[dict[str, Any]] = field(default_factory=list)
+    """Seats that resigned while the others played on (resign rule ``continue``):
+    ``[{"seq", "player_id", "at"}]``, each taking one version."""
 
     @property
     def version(self) -> int:
@@ -55,12 +59,13 @@ class ParsedRecord:
 
     @property
     def move_version(self) -> int:
-        """The version after the last move or undo."""
-        return len(self.moves) + sum(1 for m in self.moves if m.undone)
+        """The version after the last move, undo or resignation."""
+        return len(self.moves) + sum(1 for m in self.moves if m.undone) + len(self.resignations)
 
-    def events(self) -> Iterator[tuple[str, MoveRecord]]:
-        """Yield ``("move", m)`` and ``("undo", m)`` in version order (1, 2, ...)."""
-        by_version: dict[int, tuple[str, MoveRecord]] = {}
+    def events(self) -> Iterator[tuple[str, Any]]:
+        """Yield ``("move", m)``, ``("undo", m)`` (MoveRecords) and ``("resign", {"seq",
+        "player_id", "at"})`` in version order (1, 2, ...)."""
+        by_version: dict[int, tuple[str, Any]] = {int(r["seq"]): ("resign", r) for r in self.resignations}
         for move in self.moves:
             by_version[move.seq] = ("move", move)
             if move.undone:
@@ -116,6 +121,11 @@ def parse_record(data: dict[str, Any] | bytes | str) -> ParsedRecord:
             raise RecordError(f"ending.ended_by {ending.get('ended_by')!r} is not resigned, timeout or aborted")
     options = setup.get("options", {})
     _expect(options, dict, "setup.options")
+    resignations = _expect(record.get("resignations", []), list, "resignations")
+    for i, item in enumerate(resignations):
+        _field(_expect(item, dict, f"resignations[{i}]"), "seq", int, f"resignations[{i}]")
+        if _field(item, "player_id", int, f"resignations[{i}]") not in ids:
+            raise RecordError(f"resignations[{i}].player_id is not one of the players {ids}")
     return ParsedRecord(
         match_id=str(_field(record, "match_id", str)),
         module_sha256=str(_field(module, "sha256", str, "module")),
@@ -126,6 +136,7 @@ def parse_record(data: dict[str, Any] | bytes | str) -> ParsedRecord:
         created_at=str(record.get("created_at", "")),
         ending=ending,
         time_control=dict(_expect(record.get("time_control", {}), dict, "time_control")),
+        resignations=list(resignations),
     )
 
 
@@ -185,6 +196,8 @@ def state_at(record: ParsedRecord, version: int | None = None) -> StateDict:
     for number, (kind, move) in enumerate(record.events(), start=1):
         if number > last:
             break
+        if kind == "resign":
+            continue
         if kind == "move":
             if move.undone:
                 starts[move.seq] = table.snapshot()
@@ -236,6 +249,7 @@ def replay(record: ParsedRecord, pool: GuestPool) -> ReplayResult:
             module_sha256=record.module_sha256,
             seed=int(record.setup["seed"]),
             options=record.setup.get("options") or None,
+            metadata=read_metadata(pool),
         )
         match.time_control = dict(record.time_control)
     except GuestError as exc:
@@ -248,6 +262,10 @@ def replay(record: ParsedRecord, pool: GuestPool) -> ReplayResult:
     for kind, move in record.events():
         version = done + 1
         try:
+            if kind == "resign":
+                match.resign(move["player_id"])
+                done += 1
+                continue
             if kind == "undo":
                 match.undo(move.player_id)
                 done += 1

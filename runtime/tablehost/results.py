@@ -109,6 +109,7 @@ def compute_result(
     *,
     ended_by: str = "normal",
     player_id: PlayerId | None = None,
+    resigned: Sequence[PlayerId] = (),
 ) -> MatchResult:
     """The result of a match that ended.
 
@@ -119,15 +120,20 @@ def compute_result(
         game_ranks: the game's own ranks (rule ``ranks``, normal end), else None.
         ended_by: one of :data:`END_REASONS`.
         player_id: the seat that resigned or timed out.
+        resigned: seats that resigned earlier while the others played on, in order; they rank
+            behind every other seat, the first to resign last.
 
     Returns:
         The result; with no usable ordering (no scores, no ranks) every seat shares rank 1.
     """
     if ended_by == "aborted":
         return MatchResult(ended_by="aborted")
-    others = [pid for pid in player_ids if pid != player_id]
+    early = [pid for pid in resigned if pid != player_id]
+    if player_id is not None and ended_by in ("resigned", "timeout"):
+        early.append(player_id)
+    others = [pid for pid in player_ids if pid not in early]
     if ended_by == "normal" and rule == "ranks" and game_ranks is not None:
-        ranks = dict(game_ranks)
+        ranks = competition_ranks({pid: float(game_ranks[pid]) for pid in others})
     else:
         firsts = first_scores(scores, others) if rule != "ranks" else None
         if firsts is None:
@@ -135,8 +141,8 @@ def compute_result(
         else:
             sign = -1.0 if rule == "highest_score" else 1.0
             ranks = competition_ranks({pid: sign * value for pid, value in firsts.items()})
-        if player_id is not None and ended_by in ("resigned", "timeout"):
-            ranks[player_id] = len(player_ids)
+    for place, pid in enumerate(reversed(early)):  # the last to give up ranks just behind the others
+        ranks[pid] = len(others) + 1 + place
     ordered = {pid: ranks[pid] for pid in player_ids if pid in ranks}
     winners = [pid for pid in player_ids if ordered.get(pid) == 1]
     return MatchResult(ordered, winners, ended_by, player_id)

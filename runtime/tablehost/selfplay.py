@@ -16,7 +16,8 @@ from tablehost.bots import make_bot
 from tablehost.errors import StuckGame
 from tablehost.guest import GuestPool
 from tablehost.match import Match, MoveRecord, PlayerInfo
-from tablehost.metadata import DEFAULT_METADATA, GameMetadata, parse_metadata, resolve_options
+from tablehost.metadata import read_metadata as module_metadata
+from tablehost.metadata import resolve_options
 from tablehost.rng import Rng
 
 COLORS = ("#c0392b", "#2c3e50", "#27ae60", "#f39c12", "#8e44ad", "#16a085", "#d35400", "#7f8c8d")
@@ -138,14 +139,6 @@ def play_game(
 
 def _has_move(offered: list[dict[str, Any]]) -> bool:
     return any(a.get("intent") != "undo" for a in offered)
-
-
-def module_metadata(pool: Any) -> GameMetadata:
-    """The checked metadata of the pool's module (defaults for a module without the op, or a
-    test fake without ``metadata``)."""
-    ask = getattr(pool, "metadata", None)
-    raw = ask() if ask is not None else None
-    return parse_metadata(raw) if raw is not None else DEFAULT_METADATA
 
 
 def winners(match: Match) -> list[int]:

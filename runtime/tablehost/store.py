@@ -449,7 +449,7 @@ class MatchStore:
             version = payload["seq"]
         elif kind == "undo":
             version = payload["undo_seq"]
-        elif kind == "end":
+        elif kind in ("end", "resign"):
             version = payload["seq"]
         else:
             raise ValueError(f"unknown journal kind {kind!r}")
@@ -508,6 +508,8 @@ class MatchStore:
                 by_seq[move["seq"]] = move
             elif kind == "end":
                 record["ending"] = payload
+            elif kind == "resign":
+                record.setdefault("resignations", []).append(payload)
             else:
                 undone = by_seq.get(payload["seq"])
                 if undone is None:

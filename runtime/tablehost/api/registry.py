@@ -215,6 +215,7 @@ class MatchRegistry:
             own = [m for m in match.history if m.player_id == player.player_id and not m.undone]
             if own and own[-1].by_host:
                 live.zombies.add(player.player_id)
+        live.zombies.update(match.resigned_ids)
         if not control.enabled:
             return
         saved = next((m.clocks for m in reversed(match.history) if m.clocks is not None), None)
@@ -591,7 +592,9 @@ class MatchRegistry:
             return self._served(live, None)
 
     def resign(self, principal: Principal, match_id: str) -> ServedView:
-        """The caller's seat resigns: the match ends, result ``resigned``, that seat last.
+        """The caller's seat resigns: the match ends, result ``resigned``, that seat last; or, under
+        the module's resign rule ``continue`` with two or more others still playing, the others
+        play on while the host plays this seat (it ranks last at the end).
 
         Raises:
             PermissionDenied: not a seat token.
@@ -601,7 +604,11 @@ class MatchRegistry:
         player_id = _require_seat(principal)
         with live.changed:
             live.match.resign(player_id)
-            self._stop_clocks(live)
+            if live.match.game_over:
+                self._stop_clocks(live)
+            else:  # resign rule "continue": the others play on, the host plays this seat
+                live.zombies.add(player_id)
+                self._play_for_absent(live)
             live.changed.notify_all()
             log.info("match.resigned", match_id=match_id, player_id=player_id)
             return self._served(live, player_id)
@@ -684,7 +691,7 @@ class MatchRegistry:
 
     def _come_back(self, live: LiveMatch, viewer: int | None) -> None:
         """A seat that shows up again (view or watch with its token) is no longer played for."""
-        if viewer is not None and viewer in live.zombies:
+        if viewer is not None and viewer in live.zombies and viewer not in live.match.resigned_ids:
             live.zombies.discard(viewer)
             log.info("seat.returned", match_id=live.match.match_id, player_id=viewer)
 
