@@ -11,12 +11,12 @@ from typing import Any
 
 import grpc
 import pytest
-from test_e2e_server import ServerProcess, module_path
 
 from tablehost.client import ApiError, TablehostClient
-from tablehost.record import parse_record, replay
 from tablehost.guest import GuestPool
 from tablehost.module import load_module
+from tablehost.record import parse_record, replay
+from test_e2e_server import ServerProcess, module_path
 
 pytestmark = pytest.mark.e2e
 
@@ -92,9 +92,8 @@ def test_four_players_join_hearts_concurrently_and_get_four_distinct_seats(serve
     assert sorted(seat["player_id"] for seat in joined) == [1, 2, 3, 4]
     assert len({seat["token"] for seat in joined}) == 4
     assert sorted(seat["status"] for seat in joined) == ["active", "waiting", "waiting", "waiting"]
-    with server.client(invite) as late:
-        with pytest.raises(ApiError) as refused:
-            late.join(match_id, "eve")
+    with server.client(invite) as late, pytest.raises(ApiError) as refused:
+        late.join(match_id, "eve")
     assert refused.value.status == grpc.StatusCode.FAILED_PRECONDITION
     for seat in joined:
         with server.client(seat["token"]) as player:
@@ -273,9 +272,8 @@ def test_abort_ends_a_running_and_a_waiting_match(server: ServerProcess) -> None
         assert refused.value.status == grpc.StatusCode.PERMISSION_DENIED
         view = ann.view(running["match_id"])
         assert view["game_over"] and view["result"]["ranks"] == {}
-    with server.client(waiting["spectator_token"]) as late:
-        with pytest.raises(ApiError):
-            late.join(waiting["match_id"], "eve")
+    with server.client(waiting["spectator_token"]) as late, pytest.raises(ApiError):
+        late.join(waiting["match_id"], "eve")
 
 
 @pytest.mark.parametrize(

@@ -10,10 +10,10 @@ from typing import Any
 import orjson
 import pytest
 import wasmtime
-from fixtures_guest import WAT_DIR, cache_dir  # noqa: F401 - the fixture
 from hypothesis import given
 from hypothesis import strategies as st
 
+from fixtures_guest import WAT_DIR, cache_dir  # noqa: F401 - the fixture
 from tablehost.api.auth import ADMIN
 from tablehost.api.registry import MatchRegistry
 from tablehost.errors import GuestProtocolError, ModuleError

@@ -7,16 +7,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_game import FakePool, button
 from hypothesis import given
 from hypothesis import strategies as st
 
+from fake_game import FakePool, button
 from tablehost.errors import MatchOver, NotYourTurn, StaleVersion
 from tablehost.match import Match, PlayerInfo
 from tablehost.metadata import GameMetadata
 from tablehost.record import parse_record, replay, state_at
 from tablehost.results import compute_result
 from tablehost.store import MatchStore
+
 
 class ContinuePool(FakePool):
     """The fake game declaring the resign rule ``continue``."""

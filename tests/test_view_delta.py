@@ -8,8 +8,8 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import states_with_patches
 
+from strategies import states_with_patches
 from tablehost.table import apply_patches, normalize_state
 from tablehost.view import view_state
 from tablehost.view_delta import apply_delta, diff_views

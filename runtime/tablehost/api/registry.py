@@ -29,8 +29,8 @@ from typing import Any
 import structlog
 
 from tablehost.api.auth import ADMIN, Principal, ensure_admin_token, hash_token, new_token
-from tablehost.api.timekeeper import Timekeeper
 from tablehost.api.faults import InvalidRequest, PermissionDenied, Unauthenticated, UnknownModule
+from tablehost.api.timekeeper import Timekeeper
 from tablehost.api.validation import check_color, check_module_name, check_username
 from tablehost.clocks import Clocks, Heartbeat, TimeControl, now_ms
 from tablehost.errors import GuestError, ModuleError, TablehostError, UnknownMatch
@@ -872,7 +872,7 @@ class MatchRegistry:
             options, time_control}``.
         """
         with self._lock:
-            visible = lambda match_id: principal.match_id is None or principal.match_id == match_id  # noqa: E731
+            visible = lambda match_id: principal.match_id is None or principal.match_id == match_id
             lives = [live for match_id, live in self._matches.items() if visible(match_id)]
             entries = [entry for match_id, entry in self._lobby.items() if visible(match_id)]
         summaries = []
