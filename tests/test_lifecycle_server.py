@@ -16,7 +16,7 @@ from tablehost.client import ApiError, TablehostClient
 from tablehost.guest import GuestPool
 from tablehost.module import load_module
 from tablehost.record import parse_record, replay
-from test_e2e_server import ServerProcess, module_path
+from test_e2e_server import ServerProcess, cli, module_path
 
 pytestmark = pytest.mark.e2e
 
@@ -340,3 +340,36 @@ def test_delta_streams_rebuild_the_same_views_and_the_log_history_goes_past_500_
     assert history["lines"][-len(kept):] == kept, "the same lines, filtered for ann exactly as her view"
     with server.client(tokens[0]) as ann:
         assert ann.log(match_id, 10, 3)["lines"] == history["lines"][10:13]
+
+
+def test_the_lobby_clock_and_resign_through_the_command_line(server: ServerProcess) -> None:
+    import orjson
+
+    address = ("--address", server.address)
+    inspect = cli("inspect", str(module_path("tic_tac_toe")))
+    assert inspect.returncode == 0 and "option      misere = false  (true | false)" in inspect.stdout, inspect.stdout
+    module_id = upload(server, "tic_tac_toe")
+    refused = cli("create", module_id, "--players", "3", *address, token=server.admin_token)
+    assert refused.returncode != 0 and "exactly 2 players, not 3" in refused.stderr
+    create = cli("create", module_id, "--players", "2", "--open", "--option", "misere=true", "--clock", "20+1",
+                 "--on-timeout", "zombie", "--json", *address, token=server.admin_token)
+    assert create.returncode == 0, create.stderr
+    created = orjson.loads(create.stdout)
+    match_id, invite = created["match_id"], created["spectator_token"]
+    listed = cli("matches", "--open", *address, token=invite)
+    assert listed.returncode == 0 and "open seats 1,2" in listed.stdout and "misere=True" in listed.stdout
+    tokens = []
+    for name in ("ann", "bob"):
+        joined = cli("join", match_id, "--name", name, "--json", *address, token=invite)
+        assert joined.returncode == 0, joined.stderr
+        tokens.append(orjson.loads(joined.stdout)["token"])
+    shown = cli("view", match_id, *address, token=tokens[0])
+    import re
+
+    assert re.search(r"clock ann: 1\d\.\d s  \(running\)", shown.stdout), shown.stdout
+    assert "clock bob: 20.0 s\n" in shown.stdout, shown.stdout
+    resigned = cli("resign", match_id, *address, token=tokens[1])
+    assert resigned.returncode == 0, resigned.stderr
+    assert "result: player 2 resigned; winner: player 1" in resigned.stdout, resigned.stdout
+    finished = cli("matches", *address, token=server.admin_token)
+    assert "finished" in finished.stdout and "player 2 resigned" in finished.stdout
