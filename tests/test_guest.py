@@ -401,7 +401,7 @@ def test_tic_tac_toe_plays_by_reference_and_from_full_state(cache_dir: Path) -> 
      {"1": [{"action": "click", "intent": "choice", "label": "x"}]}],
 )
 def test_malformed_offers_are_a_protocol_error(actions: Any) -> None:
-    from tablehost.guest import OP_STEP, _check_shape
+    from tablehost.guest.protocol import OP_STEP, _check_shape
 
     response = {"patches": [], "rng_used": False, "allow_undo": False, "scores": {}, "game_over": False,
                 "actions": actions}
