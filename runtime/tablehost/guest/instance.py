@@ -10,8 +10,12 @@ buffer and ``tablehost_call`` runs the op (docs/abi.md).
 
     trap OUT_OF_FUEL / INTERRUPT / STACK_OVERFLOW  -> BudgetExceeded(budget="fuel"/"wall_ms"/"stack")
     other trap, the SDK kept a panic message       -> GuestPanic (message = the panic message)
-    other trap, memory short of its cap (below)    -> BudgetExceeded(budget="memory")
-    other trap                                     -> GuestTrap(trap="unreachable", ...)
+    UNREACHABLE or MEMORY_OUT_OF_BOUNDS trap while
+      the memory is at its cap (a grow was refused) -> BudgetExceeded(budget="memory")
+    any other trap (divide by zero, bad cast, ...)  -> GuestTrap(trap="int_divide_by_zero", ...)
+
+A move's calls share one :class:`CallBudget`: the fuel and wall-clock time a ``state_miss``
+resend or a buffer allocation spends come out of the same ``fuel_per_call`` and ``wall_ms``.
 
 Every :class:`~tablehost.errors.GuestError` carries ``printed`` (what the game printed) and
 ``op``; the instance that raised it is discarded by the pool.
@@ -20,7 +24,9 @@ Every :class:`~tablehost.errors.GuestError` carries ``printed`` (what the game p
 from __future__ import annotations
 
 import ctypes
+import time
 from collections import OrderedDict
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
@@ -30,6 +36,7 @@ import wasmtime
 
 from tablehost._epoch import TICKER
 from tablehost._rawcall import RawFunc, RawStore
+from tablehost._stacks import on_big_stack
 from tablehost.errors import (
     BudgetExceeded,
     GuestError,
@@ -58,16 +65,62 @@ BUDGET_BY_TRAP: dict[wasmtime.TrapCode, str] = {
 }
 """Trap codes that mean a budget ran out, and the budget each names."""
 
+MEMORY_TRAPS = frozenset((wasmtime.TrapCode.UNREACHABLE, wasmtime.TrapCode.MEMORY_OUT_OF_BOUNDS))
+"""Traps that follow a refused ``memory.grow``: an allocator aborts (``unreachable``) or a guest
+that ignored the ``-1`` writes past its memory. Other traps are reported as themselves."""
+
 MEMORY_PRESSURE_FRACTION = 8
-"""A trap is taken as a refused ``memory.grow`` when the memory left under the cap is less than
-``cap / 8``, or less than the memory grew during the call (wasmtime's C API reports no refused
-grow, so this is inferred: a guest whose allocation failed aborts with ``unreachable``)."""
+"""After a trap of :data:`MEMORY_TRAPS`, a refused ``memory.grow`` is inferred when the memory
+left under the cap is less than ``cap / 8`` or less than the memory grew during the call
+(wasmtime's C API reports no refused grow; a store without headroom is the evidence)."""
 
 PANIC_MESSAGE_FUEL = 10_000_000
 """Fuel for reading ``tablehost_panic_message`` after a trap."""
 
 MIN_REQUEST_BUFFER = 4096
 TABLE_ELEMENTS_MAX = 100_000
+
+
+@dataclass
+class CallBudget:
+    """What is left of one move's budgets; every crossing of the move draws on it.
+
+    Attributes:
+        fuel: fuel units left (starts at ``fuel_per_call``).
+        deadline: ``time.monotonic()`` seconds when the move's ``wall_ms`` runs out.
+        wall_ms: the move's whole wall-clock budget, milliseconds (for messages).
+    """
+
+    fuel: int
+    deadline: float
+    wall_ms: int
+
+    @classmethod
+    def start(cls, limits: Limits) -> CallBudget:
+        """A fresh budget of ``limits.fuel_per_call`` fuel and ``limits.wall_ms`` from now."""
+        return cls(limits.fuel_per_call, time.monotonic() + limits.wall_ms / 1000.0, limits.wall_ms)
+
+    def remaining_ms(self) -> float:
+        """Wall-clock milliseconds left (may be negative)."""
+        return (self.deadline - time.monotonic()) * 1000.0
+
+
+@dataclass(frozen=True)
+class CallStats:
+    """What one op cost, over all its crossings.
+
+    Attributes:
+        op: the op name.
+        fuel: fuel units spent.
+        wall_ms: wall-clock milliseconds from the first crossing to the answer.
+        memory_bytes: the instance's linear memory after the call, bytes.
+    """
+
+    op: str
+    fuel: int
+    wall_ms: float
+    memory_bytes: int
+
 
 class Guest:
     """One instance of a module in its own store, called under ``limits``.
@@ -80,6 +133,8 @@ class Guest:
         refs: the state refs this instance's SDK cache holds, least recently used first
             (a mirror of the SDK's 16-entry LRU; a wrong guess only costs a ``state_miss``).
         broken: set after any failure; a broken instance is never called again.
+        match_key: the one match this instance serves (set by the pool; ``None`` = unbound).
+        last_stats: the :class:`CallStats` of the latest :meth:`call`.
 
     Raises:
         BudgetExceeded: the initial memory exceeds ``limits.memory_bytes``, or a start
@@ -92,6 +147,9 @@ class Guest:
         self.limits = limits
         self.refs: OrderedDict[str, None] = OrderedDict()
         self.broken = False
+        self.match_key: str | None = None
+        self.last_stats: CallStats | None = None
+        self._budget = CallBudget.start(limits)
         self._raw: RawStore | None = None
         if module.info.initial_memory_bytes > limits.memory_bytes:
             raise BudgetExceeded(
@@ -118,12 +176,14 @@ class Guest:
         self._buffer_bytes = 0
         self._memory_at_start = raw.memory_bytes()
 
-    def call(self, op: int, request: dict[str, Any]) -> dict[str, Any]:
+    def call(self, op: int, request: dict[str, Any], budget: CallBudget | None = None) -> dict[str, Any]:
         """Run one op: serialise ``request``, cross once, parse and shape-check the response.
 
         Args:
             op: an op code (``OP_SETUP`` ... ``OP_GAME_OVER``).
             request: the op's request object (docs/abi.md "Ops").
+            budget: what is left of the move's budgets (default: a fresh one); this call's
+                fuel is taken out of it.
 
         Returns:
             The parsed response object, ``printed`` included when the game printed.
@@ -135,8 +195,20 @@ class Guest:
                 :attr:`broken` is set.
         """
         op_name = OP_NAMES.get(op, str(op))
+        self._budget = budget if budget is not None else CallBudget.start(self.limits)
+        fuel_before = self._budget.fuel
+        started = time.perf_counter()
         try:
-            response = parse_response(self._cross(op, orjson.dumps(request)), op_name)
+            try:
+                packed = self._cross(op, orjson.dumps(request))
+            finally:
+                self.last_stats = CallStats(
+                    op_name,
+                    fuel_before - self._budget.fuel,
+                    (time.perf_counter() - started) * 1000.0,
+                    self._memory_bytes() if self._raw is not None else 0,
+                )
+            response = parse_response(packed, op_name)
             error = response.get("error")
             if error is not None:
                 raise_guest_error(error, response, op_name, by_ref="state_ref" in request)
@@ -174,21 +246,38 @@ class Guest:
         ctypes.memmove(raw.base + self._buffer_ptr, payload, size)
         op_name = OP_NAMES.get(op, str(op))
         self._memory_at_start = raw.memory_bytes()
-        self._arm(self.limits.fuel_per_call)
-        with WasmErrors(self, op_name):
+        with self._crossing(op_name):
             packed = self._call.call(op, self._buffer_ptr, size).i64
         return self._read_packed(packed, op_name)
+
+    def _crossing(self, op_name: str) -> _Crossing:
+        """Arm the store with what is left of the move's budget; the block's spend is taken out of it."""
+        budget = self._budget
+        remaining_ms = budget.remaining_ms()
+        if remaining_ms <= 0:
+            self.broken = True
+            raise BudgetExceeded(
+                f"guest {op_name} ran out of its wall_ms budget ({budget.wall_ms} ms for the move)",
+                budget="wall_ms", op=op_name,
+            )
+        if budget.fuel <= 0:
+            self.broken = True
+            raise BudgetExceeded(
+                f"guest {op_name} ran out of its fuel budget ({self.limits.fuel_per_call} fuel for the move)",
+                budget="fuel", op=op_name,
+            )
+        assert self._raw is not None
+        self._raw.arm(budget.fuel, TICKER.deadline_ticks(remaining_ms))
+        return _Crossing(self, op_name)
 
     def _replace_buffer(self, size: int) -> None:
         """Grow the request buffer (dealloc + alloc, docs/abi.md "Buffers") to fit ``size`` bytes."""
         capacity = max(MIN_REQUEST_BUFFER, 1 << (size - 1).bit_length())
         if self._buffer_bytes:
-            self._arm(self.limits.fuel_per_call)
-            with WasmErrors(self, "dealloc"):
+            with self._crossing("dealloc"):
                 self._dealloc.call(self._buffer_ptr, self._buffer_bytes)
             self._buffer_ptr = self._buffer_bytes = 0
-        self._arm(self.limits.fuel_per_call)
-        with WasmErrors(self, "alloc"):
+        with self._crossing("alloc"):
             ptr = self._alloc.call(capacity).i32 & 0xFFFFFFFF
         if ptr == 0:
             raise BudgetExceeded(
@@ -219,6 +308,14 @@ class Guest:
         assert self._raw is not None
         self._raw.arm(fuel, TICKER.deadline_ticks(self.limits.wall_ms))
 
+    def _charge(self) -> None:
+        """Take the fuel the last crossing spent out of the move's budget."""
+        if self._raw is not None:
+            try:
+                self._budget.fuel = self._raw.fuel_left()
+            except wasmtime.WasmtimeError:
+                self._budget.fuel = 0
+
     def _memory_bytes(self) -> int:
         assert self._raw is not None
         return self._raw.memory_bytes()
@@ -242,13 +339,32 @@ class Guest:
         printed = report.get("printed")
         return (message if isinstance(message, str) else None), (printed if isinstance(printed, str) else "")
 
-    def memory_exhausted(self) -> bool:
-        """After a trap: whether a refused ``memory.grow`` likely caused it (see :data:`MEMORY_PRESSURE_FRACTION`)."""
-        if self._raw is None:
+    def memory_exhausted(self, code: wasmtime.TrapCode | None) -> bool:
+        """After a trap ``code``: whether a refused ``memory.grow`` caused it (see :data:`MEMORY_TRAPS`)."""
+        if self._raw is None or code not in MEMORY_TRAPS:
             return False
         now = self._memory_bytes()
         headroom = self.limits.memory_bytes - now
         return headroom < self.limits.memory_bytes // MEMORY_PRESSURE_FRACTION or headroom < now - self._memory_at_start
+
+
+class _Crossing:
+    """One crossing: wasmtime errors become ours (:class:`WasmErrors`), and the fuel it spent is charged."""
+
+    __slots__ = ("errors", "guest")
+
+    def __init__(self, guest: Guest, op_name: str) -> None:
+        self.guest = guest
+        self.errors = WasmErrors(guest, op_name)
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.guest._charge()
+        self.errors.__exit__(kind, exc, traceback)
 
 
 class WasmErrors:
@@ -293,7 +409,7 @@ def classify_failure(guest: Guest, exc: wasmtime.Trap | wasmtime.WasmtimeError, 
         )
     if message is not None:
         return GuestPanic(message, op=op_name, printed=printed)
-    if guest.memory_exhausted():
+    if guest.memory_exhausted(code):
         return BudgetExceeded(
             f"guest {op_name} trapped with its memory at the {guest.limits.memory_bytes}-byte limit "
             f"(a memory.grow was refused)",
@@ -333,6 +449,6 @@ def check_instantiates(module: GameModule, limits: Limits | None = None) -> None
         ModuleError: the module cannot be instantiated; the message says why.
     """
     try:
-        Guest(module, limits or module.limits)
+        on_big_stack(module.limits.stack_bytes, lambda: Guest(module, limits or module.limits))
     except GuestError as exc:
         raise ModuleError(f"the module cannot be instantiated: {exc}", budget=getattr(exc, "budget", None)) from exc

@@ -1,18 +1,36 @@
-"""The instances of one module: :class:`GuestPool` routes calls to them by state reference.
+"""The instances of one module: :class:`GuestPool` binds each to one match and routes calls by state reference.
 
-Thread-safe; the pool owns instance lifetimes (a failed instance is discarded).
+Isolation (DESIGN.md "Guest ABI v1"): an instance serves one match. A match's next call goes to
+the instance it used last while that instance is idle and warm; otherwise a fresh instance is
+made from the pre-compiled module, so nothing a guest can read (request buffer, heap, globals,
+SDK cache) was written for another match. A warm instance unused for ``keep_warm_ms`` is
+dropped by a sweeper thread (an idle match then holds only its state, in the host), and an
+instance is dropped as soon as it fails or the host refuses what it answered
+(:meth:`GuestPool.discard_ref`).
+
+Budgets and fairness: each op gets one :class:`~tablehost.guest.instance.CallBudget`, shared by
+a ``state_miss`` resend and buffer allocations. At most ``instances_per_module`` calls of a
+module run at once; a call waits at most ``wall_ms`` for a slot (else :class:`ModuleBusy`).
+After ``quarantine_after`` consecutive failures the module is refused
+(:class:`ModuleQuarantined`) for ``quarantine_ms``, doubling while it keeps failing.
+
+Guest code runs only on threads of a known large native stack (:mod:`tablehost._stacks`).
 """
 
 from __future__ import annotations
 
 import threading
+import time
+import weakref
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 import structlog
 
-from tablehost.errors import GuestError
-from tablehost.guest.instance import Guest
+from tablehost._stacks import on_big_stack
+from tablehost.errors import GuestError, ModuleBusy, ModuleQuarantined
+from tablehost.guest.instance import CallBudget, Guest
 from tablehost.guest.protocol import (
     OP_ACTIONS,
     OP_GAME_OVER,
@@ -28,35 +46,57 @@ from tablehost.types import ActionDict, AvailableActionDict, PlayerId, Seed, Sta
 
 log = structlog.get_logger(__name__)
 
+KEEP_WARM_MS = 2_000.0
+"""A match's idle instance is kept this long for its next call, milliseconds, then dropped."""
+
+QUARANTINE_DOUBLINGS = 6
+"""A quarantine doubles at most this many times (``quarantine_ms * 64``)."""
+
+
+def match_key(state_ref: str) -> str:
+    """The match a state ref belongs to: refs are ``"<match key>:<version>"`` (docs/abi.md)."""
+    return state_ref.rpartition(":")[0] or state_ref
+
 
 class GuestPool:
-    """Up to ``limits.instances_per_module`` instances of one module, shared by many matches.
+    """Instances of one module, each bound to one match; at most ``limits.instances_per_module`` live.
 
-    A call with a ``state_ref`` goes to the idle instance that holds that ref (match affinity)
-    and sends only the ref; otherwise to any idle instance (a new one while under the cap) with
-    the full state from ``get_state()``; when every instance is busy it waits. A ``state_miss``
-    answer makes the pool resend the same request with the full state. Any failure discards
-    the instance that failed. Thread-safe.
+    A call with a ``state_ref`` goes to the match's warm instance when it is idle and sends only
+    the ref if that instance holds it; otherwise a fresh instance gets the full state from
+    ``get_state()``. A ``state_miss`` answer makes the pool resend the same request with the
+    full state, under the same budget. Any failure discards the instance that failed.
+    Thread-safe.
 
     Args:
         module: the compiled module.
-        limits: per-call budgets (default ``module.limits``); ``stack_bytes`` must equal the
-            module's, since the stack cap is an engine setting.
+        limits: budgets (default ``module.limits``); ``stack_bytes`` must equal the module's,
+            since the stack cap is an engine setting.
+        keep_warm_ms: how long a match's idle instance is kept, milliseconds (0: dropped after
+            every call, so every call instantiates).
+
+    Attributes:
+        instantiations: fresh instances made so far (match switches and replacements).
 
     Raises:
         ValueError: ``limits.stack_bytes`` differs from the module's.
     """
 
-    def __init__(self, module: GameModule, limits: Limits | None = None) -> None:
+    def __init__(self, module: GameModule, limits: Limits | None = None, *, keep_warm_ms: float = KEEP_WARM_MS) -> None:
         self.module = module
         self.limits = limits or module.limits
         if self.limits.stack_bytes != module.limits.stack_bytes:
             raise ValueError("stack_bytes is an engine setting: load the module with the limits you want")
+        self.keep_warm_ms = keep_warm_ms
+        self.instantiations = 0
         self._cond = threading.Condition()
-        self._idle: list[Guest] = []
-        self._live = 0
-        self._owner: dict[str, Guest] = {}
+        self._warm: OrderedDict[str, tuple[Guest, float]] = OrderedDict()  # match key -> (idle instance, since)
+        self._busy: set[Guest] = set()
+        self._starting = 0
         self._closed = False
+        self._failures = 0
+        self._quarantines = 0
+        self._quarantined_until = 0.0
+        _SWEEPER.add(self)
 
     def setup(self, players: list[dict[str, Any]], seed: Seed, next_ref: str) -> dict[str, Any]:
         """Run ``setup`` and cache the starting state in the instance under ``next_ref``.
@@ -140,24 +180,56 @@ class GuestPool:
         return self._run(OP_GAME_OVER, state_ref, get_state, {})
 
     def discard_ref(self, state_ref: str) -> None:
-        """Stop routing ``state_ref`` to an instance (the next call with it sends the full state)."""
+        """Never reuse what an instance holds for ``state_ref`` (the host refused it, or undid it).
+
+        The match's warm instance is dropped, so the guest's cached result cannot come back
+        under this or any later ref; the match's next call instantiates afresh and sends the
+        full state. Call it on every refusal that follows a guest call.
+        """
+        key = match_key(state_ref)
         with self._cond:
-            self._owner.pop(state_ref, None)
+            entry = self._warm.pop(key, None)
+            for guest in self._busy:
+                if guest.match_key == key:
+                    guest.broken = True  # in a call of the same match: dropped when it returns
+            self._cond.notify_all()
+        del entry
+
+    def close_match(self, key: str) -> None:
+        """Drop the warm instance of match ``key`` (e.g. its game is over or it was unloaded)."""
+        with self._cond:
+            self._warm.pop(key, None)
+            self._cond.notify_all()
 
     def close(self) -> None:
         """Drop every instance; later calls raise :class:`GuestError`. Busy calls finish first."""
         with self._cond:
             self._closed = True
-            self._live -= len(self._idle)
-            self._idle.clear()
-            self._owner.clear()
+            self._warm.clear()
             self._cond.notify_all()
 
     @property
     def instance_count(self) -> int:
-        """Instances alive now (idle or busy)."""
+        """Instances alive now (warm or in a call)."""
         with self._cond:
-            return self._live
+            return len(self._warm) + len(self._busy) + self._starting
+
+    @property
+    def quarantined_for_ms(self) -> float:
+        """Milliseconds the module stays quarantined (0 when it is not)."""
+        return max(0.0, (self._quarantined_until - time.monotonic()) * 1000.0)
+
+    def sweep(self, now: float | None = None) -> int:
+        """Drop warm instances idle for more than ``keep_warm_ms``; return how many were dropped."""
+        now = time.monotonic() if now is None else now
+        cutoff = now - self.keep_warm_ms / 1000.0
+        with self._cond:
+            stale = [key for key, (_, since) in self._warm.items() if since <= cutoff]
+            for key in stale:
+                del self._warm[key]
+            if stale:
+                self._cond.notify_all()
+        return len(stale)
 
     def _run(
         self,
@@ -168,30 +240,45 @@ class GuestPool:
         *,
         next_ref: str | None = None,
     ) -> dict[str, Any]:
-        guest, holds_ref = self._acquire(state_ref)
+        ref = state_ref if state_ref is not None else next_ref
+        assert ref is not None
+        key = match_key(ref)
+        return on_big_stack(
+            self.limits.stack_bytes, lambda: self._run_bound(key, op, state_ref, get_state, fields, next_ref)
+        )
+
+    def _run_bound(
+        self,
+        key: str,
+        op: int,
+        state_ref: str | None,
+        get_state: Callable[[], StateDict],
+        fields: dict[str, Any],
+        next_ref: str | None,
+    ) -> dict[str, Any]:
+        guest = self._acquire(key)
+        budget = CallBudget.start(self.limits)
         try:
-            response, by_ref = self._call_with_state(guest, op, state_ref if holds_ref else None, get_state, fields)
+            held = state_ref if state_ref is not None and state_ref in guest.refs else None
+            response, by_ref = self._call_with_state(guest, op, held, get_state, fields, budget)
         except GuestError as exc:
             log.warning("guest.call_failed", module=self.module.name, op=OP_NAMES[op], code=exc.code,
-                        budget=getattr(exc, "budget", None), error=str(exc))
-            self._release(guest)
+                        budget=getattr(exc, "budget", None), error=str(exc), match=key)
+            guest.broken = True  # its cache may hold next_ref of the failed call: never reuse it
+            self._release(guest, failed=True)
             raise
         except BaseException:
-            self._release(guest)
+            guest.broken = True
+            self._release(guest, failed=False)
             raise
         with self._cond:  # the bookkeeping and the release share one lock hold
             if state_ref is not None and op == OP_STEP:
-                self._owner.pop(state_ref, None)  # the match moved on from this state
-                if by_ref:
-                    guest.forget(state_ref)
+                guest.forget(state_ref)  # the SDK moved this state on to next_ref
             elif state_ref is not None and by_ref:
                 guest.touch(state_ref)
             if next_ref is not None:
-                for evicted in guest.remember(next_ref):
-                    if self._owner.get(evicted) is guest:
-                        del self._owner[evicted]
-                self._owner[next_ref] = guest
-            self._release_locked(guest)
+                guest.remember(next_ref)
+            self._release_locked(guest, failed=False)
         return response
 
     @staticmethod
@@ -201,54 +288,123 @@ class GuestPool:
         held_ref: str | None,
         get_state: Callable[[], StateDict],
         fields: dict[str, Any],
+        budget: CallBudget,
     ) -> tuple[dict[str, Any], bool]:
         """Call by ``held_ref`` when given, else (or after a miss) with the full state; say which."""
         if op == OP_SETUP:
-            return guest.call(op, fields), False
+            return guest.call(op, fields, budget), False
         if held_ref is not None:
             try:
-                return guest.call(op, {"state_ref": held_ref, **fields}), True
+                return guest.call(op, {"state_ref": held_ref, **fields}, budget), True
             except StateMiss:
                 guest.forget(held_ref)
-        return guest.call(op, {"state": get_state(), **fields}), False
+        return guest.call(op, {"state": get_state(), **fields}, budget), False
 
-    def _acquire(self, state_ref: str | None) -> tuple[Guest, bool]:
-        """An idle instance, preferring the one routed ``state_ref``; and whether it is that one."""
+    def _acquire(self, key: str) -> Guest:
+        """The warm instance of match ``key``, else a fresh one bound to it (waiting at most ``wall_ms``)."""
+        deadline = time.monotonic() + self.limits.wall_ms / 1000.0
         with self._cond:
             while True:
                 if self._closed:
                     raise GuestError(f"the guest pool of module {self.module.name} is closed")
-                owner = self._owner.get(state_ref) if state_ref is not None else None
-                if owner is not None and owner in self._idle:
-                    self._idle.remove(owner)
-                    return owner, state_ref in owner.refs
-                if self._idle:
-                    return self._idle.pop(), False
-                if self._live < self.limits.instances_per_module:
-                    self._live += 1
+                wait_ms = self.quarantined_for_ms
+                if wait_ms > 0:
+                    raise ModuleQuarantined(
+                        f"module {self.module.name} is quarantined for {wait_ms:.0f} ms more: "
+                        f"its last {self._failures} calls failed",
+                        retry_after_ms=int(wait_ms) + 1,
+                    )
+                entry = self._warm.pop(key, None)
+                if entry is not None:
+                    guest = entry[0]
+                    self._busy.add(guest)
+                    return guest
+                live = len(self._warm) + len(self._busy) + self._starting
+                if live >= self.limits.instances_per_module and self._warm:
+                    self._warm.popitem(last=False)  # the least recently used idle match gives way
+                    live -= 1
+                if live < self.limits.instances_per_module:
+                    self._starting += 1
                     break
-                self._cond.wait()
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise ModuleBusy(
+                        f"module {self.module.name} had all {self.limits.instances_per_module} call slots "
+                        f"taken for {self.limits.wall_ms} ms"
+                    )
+                self._cond.wait(left)
         try:
-            return Guest(self.module, self.limits), False
-        except BaseException:
+            guest = Guest(self.module, self.limits)
+        except BaseException as exc:
             with self._cond:
-                self._live -= 1
+                self._starting -= 1
+                if isinstance(exc, GuestError):
+                    self._count_failure_locked()
                 self._cond.notify()
             raise
-
-    def _release(self, guest: Guest) -> None:
+        guest.match_key = key
         with self._cond:
-            self._release_locked(guest)
+            self._starting -= 1
+            self.instantiations += 1
+            self._busy.add(guest)
+        return guest
 
-    def _release_locked(self, guest: Guest) -> None:
-        if guest.broken or self._closed:
-            self._live -= 1
-            for ref in [ref for ref, owner in self._owner.items() if owner is guest]:
-                del self._owner[ref]
+    def _release(self, guest: Guest, *, failed: bool) -> None:
+        with self._cond:
+            self._release_locked(guest, failed=failed)
+
+    def _release_locked(self, guest: Guest, *, failed: bool) -> None:
+        self._busy.discard(guest)
+        if failed:
+            self._count_failure_locked()
         else:
-            self._idle.append(guest)
+            self._failures = 0
+            self._quarantines = 0
+        key = guest.match_key
+        if not (guest.broken or self._closed or key is None or self.keep_warm_ms <= 0):
+            self._warm.pop(key, None)  # a second instance of the same match: keep the newer
+            self._warm[key] = (guest, time.monotonic())
         self._cond.notify()
+
+    def _count_failure_locked(self) -> None:
+        self._failures += 1
+        if self._failures >= self.limits.quarantine_after:
+            span_ms = self.limits.quarantine_ms * (1 << min(self._quarantines, QUARANTINE_DOUBLINGS))
+            self._quarantines += 1
+            self._failures = 0
+            self._quarantined_until = time.monotonic() + span_ms / 1000.0
+            log.warning("guest.module_quarantined", module=self.module.name, quarantine_ms=span_ms)
 
 
 def _no_state() -> StateDict:
     raise AssertionError("setup carries no state")
+
+
+class _Sweeper:
+    """One daemon thread that drops idle warm instances of every live pool, twice a second."""
+
+    PERIOD_S = 0.5
+
+    def __init__(self) -> None:
+        self._pools: weakref.WeakSet[GuestPool] = weakref.WeakSet()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def add(self, pool: GuestPool) -> None:
+        with self._lock:
+            self._pools.add(pool)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="tablehost-sweeper", daemon=True)
+                self._thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            time.sleep(self.PERIOD_S)
+            with self._lock:
+                pools = list(self._pools)
+            for pool in pools:
+                pool.sweep()
+            del pools
+
+
+_SWEEPER = _Sweeper()
