@@ -23,10 +23,10 @@ class Limits:
             concurrent calls (a call waits at most ``wall_ms`` for a free slot).
         replay_wall_factor: ``wall_ms`` is multiplied by this for replay and resume, where fuel
             alone decides (a recorded move must replay on a busy machine).
-        quarantine_after: consecutive failed calls (budget, trap, panic, protocol) after which a
+        quarantine_after: failed calls (budget, trap, panic, protocol) within 10 s after which a
             module is quarantined.
         quarantine_ms: first quarantine, milliseconds; doubles while failures continue (up to
-            64 times), back to this after a call succeeds.
+            64 times), back to this after 10 s without a quarantine.
         compile_ms: wall-clock milliseconds an upload's validation and compilation may take.
         compile_memory_bytes: address space of the process that compiles an upload, bytes.
 

@@ -11,8 +11,9 @@ instance is dropped as soon as it fails or the host refuses what it answered
 Budgets and fairness: each op gets one :class:`~tablehost.guest.instance.CallBudget`, shared by
 a ``state_miss`` resend and buffer allocations. At most ``instances_per_module`` calls of a
 module run at once; a call waits at most ``wall_ms`` for a slot (else :class:`ModuleBusy`).
-After ``quarantine_after`` consecutive failures the module is refused
-(:class:`ModuleQuarantined`) for ``quarantine_ms``, doubling while it keeps failing.
+After ``quarantine_after`` failures within :data:`QUARANTINE_WINDOW_S` the module is refused
+(:class:`ModuleQuarantined`) for ``quarantine_ms``, doubling while it keeps failing (a module
+that always traps cannot make the host instantiate it thousands of times a second).
 
 Guest code runs only on threads of a known large native stack (:mod:`tablehost._stacks`).
 """
@@ -22,7 +23,7 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from typing import Any
 
@@ -51,6 +52,10 @@ KEEP_WARM_MS = 2_000.0
 
 QUARANTINE_DOUBLINGS = 6
 """A quarantine doubles at most this many times (``quarantine_ms * 64``)."""
+
+QUARANTINE_WINDOW_S = 10.0
+"""Failures count toward a quarantine for this many seconds; a quarantine that follows the end of
+the previous one within this window lasts twice as long."""
 
 
 def match_key(state_ref: str) -> str:
@@ -93,7 +98,7 @@ class GuestPool:
         self._busy: set[Guest] = set()
         self._starting = 0
         self._closed = False
-        self._failures = 0
+        self._failures: deque[float] = deque()  # monotonic times of recent failed calls
         self._quarantines = 0
         self._quarantined_until = 0.0
         _SWEEPER.add(self)
@@ -311,7 +316,7 @@ class GuestPool:
                 if wait_ms > 0:
                     raise ModuleQuarantined(
                         f"module {self.module.name} is quarantined for {wait_ms:.0f} ms more: "
-                        f"its last {self._failures} calls failed",
+                        f"{self.limits.quarantine_after} of its calls failed within {QUARANTINE_WINDOW_S:.0f} s",
                         retry_after_ms=int(wait_ms) + 1,
                     )
                 entry = self._warm.pop(key, None)
@@ -357,9 +362,6 @@ class GuestPool:
         self._busy.discard(guest)
         if failed:
             self._count_failure_locked()
-        else:
-            self._failures = 0
-            self._quarantines = 0
         key = guest.match_key
         if not (guest.broken or self._closed or key is None or self.keep_warm_ms <= 0):
             self._warm.pop(key, None)  # a second instance of the same match: keep the newer
@@ -367,13 +369,20 @@ class GuestPool:
         self._cond.notify()
 
     def _count_failure_locked(self) -> None:
-        self._failures += 1
-        if self._failures >= self.limits.quarantine_after:
-            span_ms = self.limits.quarantine_ms * (1 << min(self._quarantines, QUARANTINE_DOUBLINGS))
-            self._quarantines += 1
-            self._failures = 0
-            self._quarantined_until = time.monotonic() + span_ms / 1000.0
-            log.warning("guest.module_quarantined", module=self.module.name, quarantine_ms=span_ms)
+        now = time.monotonic()
+        failures = self._failures
+        failures.append(now)
+        while failures and failures[0] < now - QUARANTINE_WINDOW_S:
+            failures.popleft()
+        if len(failures) < self.limits.quarantine_after:
+            return
+        if now - self._quarantined_until > QUARANTINE_WINDOW_S:
+            self._quarantines = 0  # well behaved since the last quarantine: start short again
+        span_ms = self.limits.quarantine_ms * (1 << min(self._quarantines, QUARANTINE_DOUBLINGS))
+        self._quarantines += 1
+        failures.clear()
+        self._quarantined_until = now + span_ms / 1000.0
+        log.warning("guest.module_quarantined", module=self.module.name, quarantine_ms=span_ms)
 
 
 def _no_state() -> StateDict:
