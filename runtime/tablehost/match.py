@@ -515,8 +515,7 @@ class Match:
             raise RecordError(f"the resignation {resignation} does not follow version {self.version}")
         self.resignations.append(dict(resignation))
         self._undo_chain.clear()
-        self.pool.discard_ref(self.state_ref)
-        self.version = int(resignation["seq"])
+        self.version = int(resignation["seq"])  # the guest's next call misses this ref and gets the state
 
     def end(
         self, ended_by: str, player_id: PlayerId | None = None, *, expected_version: int | None = None
@@ -591,15 +590,34 @@ class Match:
                 player_id=player_id,
             )
         move_seed = draw_seed() if seed is None else seed
+        next_ref = f"{self.match_id}:{self.version + 1}"
         response = self.pool.step(
             self.state_ref,
             lambda: self.table.state,
-            f"{self.match_id}:{self.version + 1}",
+            next_ref,
             player_id,
             action,
             move_seed,
             want_state=self.check_mirror,
         )
+        try:
+            return self._accept_move(player_id, action, move_seed, response, view_action, picked, by_host)
+        except BaseException:
+            # Refused after the guest ran: what it cached under next_ref must never come back.
+            self.pool.discard_ref(next_ref)
+            raise
+
+    def _accept_move(
+        self,
+        player_id: PlayerId,
+        action: ActionDict,
+        move_seed: Seed,
+        response: dict[str, Any],
+        view_action: ActionDict | None,
+        picked: bool,
+        by_host: bool,
+    ) -> MoveRecord:
+        """Check, journal and apply the guest's answer to a move; raises (changing nothing) to refuse it."""
         _check_ranks(response, self.metadata, [p.player_id for p in self.players])
         move = MoveRecord(
             seq=self.version + 1,
@@ -620,11 +638,7 @@ class Match:
             # Check, make durable, then apply: the apply cannot fail after the check, and a
             # failed journal write leaves the match as it was.
             self.table.check(move.patches)
-            try:
-                self.journal("move", move.to_json())
-            except BaseException:
-                self.pool.discard_ref(f"{self.match_id}:{move.seq}")
-                raise
+            self.journal("move", move.to_json())
         self._commit_move(move, self._position() if move.undoable else None)
         self._take_outcome(response)
         if self.check_mirror:

@@ -33,13 +33,14 @@ from tablehost.api.faults import InvalidRequest, PermissionDenied, Unauthenticat
 from tablehost.api.timekeeper import Timekeeper
 from tablehost.api.validation import check_color, check_module_name, check_username
 from tablehost.clocks import Clocks, Heartbeat, TimeControl, now_ms
+from tablehost.conformance import check_module
 from tablehost.errors import GuestError, ModuleError, TablehostError, UnknownMatch
 from tablehost.guest import GuestPool, check_instantiates
 from tablehost.limits import DEFAULT_LIMITS, Limits
 from tablehost.lobby import PendingMatch, PendingSeat, SeatTaken, is_pending
 from tablehost.match import Match, MatchView, MoveRecord, PlayerInfo
 from tablehost.metadata import GameMetadata, check_player_count, parse_metadata, resolve_options
-from tablehost.module import load_module
+from tablehost.module import GameModule, load_module
 from tablehost.store import MatchStore, SeatRow, StoredModule
 from tablehost.view import view_actions
 
@@ -135,6 +136,27 @@ class ServedView:
     ``open_seats`` (a waiting match)."""
 
 
+def _require_check(module: GameModule, games: int, players: int, limits: Limits) -> None:
+    """Refuse ``module`` unless ``tablehost check`` finds no difference, leak or failure.
+
+    Raises:
+        ModuleError: with the first finding.
+    """
+    report = check_module(module, games=games, seed=1, players=players, limits=limits)
+    if report.ok:
+        return
+    if report.differences:
+        first = report.differences[0]
+        finding = (f"call {first.call} ({first.op}) of game {first.game} answered differently in a fresh "
+                   f"instance at {first.path}: {first.played} then {first.fresh}")
+    elif report.leaks:
+        leak = report.leaks[0]
+        finding = f"viewer {leak.viewer} was served hidden kinds {leak.kinds} in game {leak.game}"
+    else:
+        finding = report.failures[0]
+    raise ModuleError(f"the module failed tablehost check: {finding}", sha256=module.sha256)
+
+
 class MatchRegistry:
     """Every module and match of one data directory, served to authenticated principals.
 
@@ -142,6 +164,8 @@ class MatchRegistry:
         data_dir: the server's data directory (database, admin token, compiled-code cache).
         limits: guest budgets for every module.
         synchronous: the store's SQLite sync mode (``"FULL"`` or ``"NORMAL"``).
+        check_uploads: games of ``tablehost check`` an upload must pass (0: no check).
+        check_players: seats per game of that check.
 
     On construction the admin token is created if missing and every stored match is resumed;
     a match that cannot be resumed is logged (``match.resume_failed``) and left out.
@@ -152,10 +176,18 @@ class MatchRegistry:
     """
 
     def __init__(
-        self, data_dir: Path | str, *, limits: Limits = DEFAULT_LIMITS, synchronous: str = "FULL"
+        self,
+        data_dir: Path | str,
+        *,
+        limits: Limits = DEFAULT_LIMITS,
+        synchronous: str = "FULL",
+        check_uploads: int = 0,
+        check_players: int = 2,
     ) -> None:
         self.data_dir = Path(data_dir)
         self.limits = limits
+        self.check_uploads = check_uploads
+        self.check_players = check_players
         self.store = MatchStore(self.data_dir, synchronous=synchronous)
         self.admin_token_path, admin_token = ensure_admin_token(self.data_dir)
         self._lock = threading.Lock()
@@ -303,17 +335,24 @@ class MatchRegistry:
         Raises:
             PermissionDenied: not the admin token.
             InvalidRequest: the name is over 200 characters or has a control character.
-            ModuleError: not a valid ABI v1 module.
+            ModuleError: not a valid ABI v1 module, its validation and compilation went over
+                ``compile_ms`` or ``compile_memory_bytes`` (they run in a capped child process),
+                or (``check_uploads``) it failed ``tablehost check``.
         """
         _require_admin(principal, "upload modules")
         check_module_name(name)
-        module = load_module(data, limits=self.limits, cache_dir=self.data_dir / "cache", name=name or None)
+        module = load_module(
+            data, limits=self.limits, cache_dir=self.data_dir / "cache", name=name or None, isolated=True
+        )
         check_instantiates(module, self.limits)  # a start function that loops or traps is refused here
         try:  # malformed metadata refuses the module before it is stored
             raw = GuestPool(module, self.limits).metadata()
             metadata = parse_metadata(raw) if raw is not None else GameMetadata(declared=False)
         except GuestError as exc:
             raise ModuleError(f"the module's metadata cannot be read: {exc}") from exc
+        if self.check_uploads:
+            players = metadata.min_players if metadata.declared else self.check_players
+            _require_check(module, self.check_uploads, players, self.limits)
         with self._lock:
             self._metadata.setdefault(module.sha256, metadata)
         stored = self.store.put_module(
