@@ -131,3 +131,21 @@ def test_the_replay_wall_factor_widens_only_the_wall_clock() -> None:
     widened = DEFAULT_LIMITS.for_replay()
     assert widened.wall_ms == DEFAULT_LIMITS.wall_ms * DEFAULT_LIMITS.replay_wall_factor
     assert widened.fuel_per_call == DEFAULT_LIMITS.fuel_per_call
+
+
+def test_a_restarted_server_resumes_slow_matches_under_the_widened_wall_clock(tmp_path: Path) -> None:
+    from tablehost.api.auth import ADMIN
+    from tablehost.api.registry import MatchRegistry
+
+    registry = MatchRegistry(tmp_path / "data")
+    module = registry.upload_module(ADMIN, guest_wasm("slow_reads"), "slow")
+    created = registry.create_match(ADMIN, module.sha256, [("ann", ""), ("bob", "")])
+    registry.close()
+
+    # 1 ms live would refuse every read of this module; resuming widens it (x 1000 here).
+    restarted = MatchRegistry(tmp_path / "data", limits=Limits(wall_ms=1, replay_wall_factor=1000))
+    try:
+        assert [m["match_id"] for m in restarted.list_matches(ADMIN)] == [created.match_id]
+        assert restarted.view(ADMIN, created.match_id).view.version == 0
+    finally:
+        restarted.close()
