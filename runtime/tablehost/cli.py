@@ -194,6 +194,14 @@ def cmd_play(args: argparse.Namespace) -> int:
     for player in match.players:
         score = match.scores.get(str(player.player_id), {})
         print(f"  player {player.player_id} ({bots[player.player_id - 1]}): {score.get('public_points')}")
+    if result.finished and result.winners:
+        ids = [str(match.players[seat].player_id) for seat in result.winners]
+        if result.draw:
+            print("draw")
+        elif len(ids) == 1:
+            print(f"winner: player {ids[0]}")
+        else:
+            print(f"winners (one team): players {', '.join(ids)}")
     final = match.result
     if final is not None:
         print(describe_result(final.to_json()))

@@ -38,8 +38,9 @@ class GameOutcome:
         index: game number (0-based).
         seed: the game's seed; ``play --seed`` with it reproduces the game.
         plies: moves applied.
-        winners: seat indexes ranked first by the module's result rule (several = a draw).
+        winners: seat indexes ranked first by the module's result rule (several = a draw, unless one team).
         ranks: each seat's rank (1 = first, ties shared), in seat order; empty when unfinished.
+        draw: several seats share first place and they are not partners.
         finished: reached game over within the ply cap.
         error: ``"code: message"`` when the game failed, else None.
     """
@@ -49,6 +50,7 @@ class GameOutcome:
     plies: int = 0
     winners: list[int] = field(default_factory=list)
     ranks: list[int] = field(default_factory=list)
+    draw: bool = False
     finished: bool = False
     error: str | None = None
 
@@ -59,7 +61,8 @@ class Summary:
 
     Attributes:
         games: games played; ``failures`` lists every failed or unfinished game with its seed.
-        wins: outright wins per seat (index = seat); ``draws``: games whose first place was shared.
+        wins: outright wins per seat (index = seat; both partners of a winning team count one);
+            ``draws``: games whose first place was shared by seats that are not one team.
         mean_ranks: each seat's mean rank over finished games (1 = always first).
         plies_mean, plies_median, plies_max: over finished games.
         moves_per_second, games_per_second: over the wall-clock time of the whole run.
@@ -120,6 +123,7 @@ def _run_game(job: tuple[int, int, Sequence[str], int]) -> GameOutcome:
         outcome.error = f"{code}: {exc}"
         return outcome
     outcome.plies, outcome.winners, outcome.finished = result.plies, result.winners, result.finished
+    outcome.draw = result.draw
     final = result.match.result
     if final is not None:
         outcome.ranks = [final.ranks.get(p.player_id, 0) for p in result.match.players]
@@ -214,10 +218,11 @@ def summarize(
     for outcome in outcomes:
         if outcome.error is not None:
             continue
-        if len(outcome.winners) == 1:
-            wins[outcome.winners[0]] += 1
-        elif outcome.winners:
+        if outcome.draw:
             draws += 1
+        else:
+            for seat in outcome.winners:  # one seat, or partners who won together
+                wins[seat] += 1
     total_moves = sum(o.plies for o in outcomes)
     ranked = [o.ranks for o in outcomes if o.error is None and len(o.ranks) == len(bots)]
     mean_ranks = [round(statistics.fmean(r[seat] for r in ranked), 3) if ranked else 0.0 for seat in range(len(bots))]

@@ -215,29 +215,42 @@ class MatchRegistry:
 
     def _resume_all(self) -> None:
         charged_until = self.heartbeat.read()
-        for record in self.store.load_records():
-            match_id = record["match_id"]
-            try:
-                if is_pending(record) or record.get("status") == "aborted":
-                    entry = LobbyEntry(PendingMatch.from_json(record), threading.Condition())
-                    entry.aborted = record.get("status") == "aborted"
-                    self._lobby[match_id] = entry
-                    log.info("match.resumed", match_id=match_id, status="aborted" if entry.aborted else "waiting")
+        # Resuming asks the guest about states it answered before: fuel decides, and the wall
+        # clock is widened (a restart on a busy machine must not lose matches for time alone).
+        resume_pools: dict[str, GuestPool] = {}
+        try:
+            for record in self.store.load_records():
+                match_id = record["match_id"]
+                try:
+                    if is_pending(record) or record.get("status") == "aborted":
+                        entry = LobbyEntry(PendingMatch.from_json(record), threading.Condition())
+                        entry.aborted = record.get("status") == "aborted"
+                        self._lobby[match_id] = entry
+                        log.info("match.resumed", match_id=match_id, status="aborted" if entry.aborted else "waiting")
+                        continue
+                    sha256 = record["module"]["sha256"]
+                    pool = self._pool(sha256)
+                    if sha256 not in resume_pools:
+                        resume_pools[sha256] = GuestPool(pool.module, pool.limits.for_replay())
+                    match = Match.resume(
+                        resume_pools[sha256],
+                        record,
+                        journal=self.store.journal_for(match_id),
+                        metadata=self.metadata_of(sha256),
+                    )
+                    match.pool = pool  # moves from now on run under the live budgets
+                except Exception as exc:  # noqa: BLE001 - one broken match must not keep the others from being served
+                    log.error(
+                        "match.resume_failed", match_id=match_id, error=str(exc), error_type=type(exc).__name__
+                    )
                     continue
-                sha256 = record["module"]["sha256"]
-                pool = self._pool(sha256)
-                match = Match.resume(
-                    pool, record, journal=self.store.journal_for(match_id), metadata=self.metadata_of(sha256)
-                )
-            except Exception as exc:  # noqa: BLE001 - one broken match must not keep the others from being served
-                log.error(
-                    "match.resume_failed", match_id=match_id, error=str(exc), error_type=type(exc).__name__
-                )
-                continue
-            live = LiveMatch(match, threading.Condition())
-            self._resume_clocks(live, record, charged_until)
-            self._matches[match_id] = live
-            log.info("match.resumed", match_id=match_id, version=match.version, game_over=match.game_over)
+                live = LiveMatch(match, threading.Condition())
+                self._resume_clocks(live, record, charged_until)
+                self._matches[match_id] = live
+                log.info("match.resumed", match_id=match_id, version=match.version, game_over=match.game_over)
+        finally:
+            for resume_pool in resume_pools.values():
+                resume_pool.close()
 
     def _resume_clocks(self, live: LiveMatch, record: dict[str, Any], charged_until: int | None) -> None:
         """Restore a timed match's clocks and zombies (the downtime policy of :mod:`tablehost.clocks`)."""
