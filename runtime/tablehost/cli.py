@@ -148,7 +148,7 @@ def describe_result(result: dict[str, Any]) -> str:
     if len(winners) == 1:
         who = f"winner: player {winners[0]}"
     else:
-        who = "draw between players " + ", ".join(str(w) for w in winners)
+        who = "shared first place: players " + ", ".join(str(w) for w in winners)  # a tie, or partners
     return f"result: {how}; {who} ({ranks})"
 
 
