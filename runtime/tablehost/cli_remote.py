@@ -149,7 +149,29 @@ def cmd_serve(args: argparse.Namespace) -> int:
         max_workers=args.max_workers,
         synchronous=args.sync.upper(),
         log_level=args.log_level,
+        http=args.http,
     )
+
+
+def cmd_web(args: argparse.Namespace) -> int:
+    """Print the web lobby's admin link (the admin token in its #fragment) and open it in a browser.
+
+    The fragment never reaches the server (browsers do not send it); the page moves the token
+    into this tab's sessionStorage and clears it from the address bar.
+    """
+    import webbrowser
+
+    token_file = Path(args.data) / "admin_token"
+    try:
+        token = token_file.read_text().strip()
+    except OSError as exc:
+        print(f"tablehost: cannot read the admin token {token_file}: {exc.strerror}", file=sys.stderr)
+        return 1
+    link = f"http://{args.http}/#admin={token}"
+    print(link)
+    if not args.no_open:
+        webbrowser.open(link)
+    return 0
 
 
 @_guarded
@@ -565,7 +587,18 @@ def register(commands: Any) -> None:
         help="SQLite sync: full survives power loss, normal only a killed process (default full)",
     )
     serve.add_argument("--log-level", default="info", help="debug, info, warning or error")
+    serve.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        help="also serve the web table (pages, HTTP/JSON API, event stream) here; off by default",
+    )
     serve.set_defaults(func=cmd_serve)
+
+    web = commands.add_parser("web", help="print the web lobby's admin link and open it in a browser")
+    web.add_argument("--http", default="127.0.0.1:8080", help="the server's --http address (default %(default)s)")
+    web.add_argument("--data", default=DEFAULT_DATA, help="the server's data directory (default %(default)s)")
+    web.add_argument("--no-open", action="store_true", help="only print the link")
+    web.set_defaults(func=cmd_web)
 
     upload = commands.add_parser("upload", help="upload a module to a server (admin token)")
     upload.add_argument("file", help="a .wasm module")

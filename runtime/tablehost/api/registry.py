@@ -369,6 +369,24 @@ class MatchRegistry:
                 )
             return live.match.record()
 
+    def match_module(self, principal: Principal, match_id: str) -> StoredModule:
+        """The module a match runs, bytes included, for anyone who may view the match.
+
+        Browsers run the rules on their own view to predict a move (docs/abi.md, "Running
+        the rules on a view"); the module is the game's rules, the same for every viewer.
+
+        Raises:
+            PermissionDenied: another match's token.
+            UnknownMatch: no such match.
+        """
+        live = self._live(principal, match_id)
+        with live.changed:
+            sha256 = live.match.module_sha256
+        stored = self.store.get_module(sha256)
+        if stored is None:  # a live match's module is always stored; this guards a damaged store
+            raise UnknownModule(f"no module {sha256}", module_id=sha256)
+        return stored
+
     def list_matches(self, principal: Principal) -> list[dict[str, Any]]:
         """Summaries of the matches the caller may see, newest first.
 

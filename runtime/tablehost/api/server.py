@@ -120,12 +120,17 @@ def serve(
     max_workers: int = DEFAULT_MAX_WORKERS,
     synchronous: str = "FULL",
     log_level: str = "info",
+    http: str | None = None,
 ) -> int:
     """Run a server until SIGINT or SIGTERM (``tablehost serve``).
 
     Prints ``tablehost serving on HOST:PORT`` and the admin token file's path on standard
     output once it accepts requests; logs JSON lines on standard error. A listen address or
     data directory it cannot use is one line on standard error (``tablehost: ...``).
+
+    ``http`` (``host:port``, off when ``None``) also serves the web table
+    (:mod:`tablehost.web`) on a thread of this process, over the same registry; its URL is
+    printed as ``web table on http://HOST:PORT/``.
 
     Returns:
         The exit status: 0 after a clean stop, 2 when it could not start.
@@ -143,10 +148,23 @@ def serve(
         registry.close()
         print(f"tablehost: {exc}", file=sys.stderr)
         return EXIT_CANNOT_START
+    web = None
+    if http is not None:
+        try:
+            from tablehost.web.app import HttpServer
+
+            web = HttpServer(http, registry)
+        except (ValueError, RuntimeError, ImportError) as exc:
+            registry.close()
+            print(f"tablehost: {exc}", file=sys.stderr)
+            return EXIT_CANNOT_START
     server.start()
+    if web is not None:
+        web.start()
     _announce(
         f"tablehost serving on {host}:{port} (data in {Path(data_dir).resolve()})",
         f"admin token: {registry.admin_token_path.resolve()}",
+        *([f"web table on {web.url}/ (tablehost web prints the admin link)"] if web else []),
     )
     log.info("server.started", address=f"{host}:{port}", data_dir=str(data_dir))
     stopping = threading.Event()
@@ -160,6 +178,8 @@ def serve(
     signal.signal(signal.SIGTERM, stop)
     stopping.wait()
     registry.close_watchers()
+    if web is not None:
+        web.stop()
     server.stop(grace=2).wait()
     registry.close()
     return 0
