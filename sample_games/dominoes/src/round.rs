@@ -125,13 +125,18 @@ pub fn end_round(table: &mut Table, ending: Ending) {
 }
 
 /// Turns every tile left in a hand face up.
+///
+/// On a player's view (the rules running in a browser, docs/abi.md section 17)
+/// other hands' tiles are unknown: they stay face down there, and the server's
+/// answer shows them.
 fn reveal_hands(table: &mut Table) {
     for player in table.players() {
         let hand = hand_of(player);
         for index in 0..table.space(&hand).pieces.len() {
-            let tile = tile_of(table.piece(&hand, index)).expect("the rules see every hand");
-            table.set_public_kind(&hand, index, tile.face());
-            table.set_private_kind(&hand, index, None);
+            if let Some(tile) = tile_of(table.piece(&hand, index)) {
+                table.set_public_kind(&hand, index, tile.face());
+                table.set_private_kind(&hand, index, None);
+            }
         }
     }
 }

@@ -29,11 +29,35 @@ function small(value, max) {
 function kindHint(raw) {
   if (!isObject(raw)) return {};
   return {
-    glyph: text(raw.glyph, 8),
+    glyph: typeof raw.glyph === "string" ? raw.glyph.slice(0, 8) : null, // "" draws no glyph
     color: color(raw.color),
     textColor: color(raw.text_color),
     shape: SHAPES.has(raw.shape) ? raw.shape : null,
   };
+}
+
+// A rule draws a kind from its name, so a module need not list secret faces:
+//   {"suffixes": {"H": {"glyph": "♥", ...}}, ...}  "QH" -> glyph "Q♥" (+ the suffix's colours)
+//   {"separator": "-", "joiner": "│", ...}         "6-4" -> glyph "6│4"
+// The rule's own shape and colours apply to every kind it draws. First matching rule wins.
+function ruleHint(rule, name) {
+  if (!isObject(rule) || typeof name !== "string" || name.length > 32) return null;
+  const base = kindHint(rule);
+  if (isObject(rule.suffixes)) {
+    for (const [suffix, extra] of Object.entries(rule.suffixes)) {
+      if (suffix && name.length > suffix.length && name.endsWith(suffix)) {
+        const look = merged(base, kindHint(extra));
+        look.glyph = name.slice(0, -suffix.length) + (look.glyph ?? suffix);
+        return look;
+      }
+    }
+    return null;
+  }
+  if (typeof rule.separator === "string" && rule.separator && name.includes(rule.separator)) {
+    const joiner = typeof rule.joiner === "string" ? rule.joiner.slice(0, 4) : rule.separator;
+    return { ...base, glyph: name.split(rule.separator).join(joiner).slice(0, 12) };
+  }
+  return null;
 }
 
 function spaceHint(raw) {
@@ -62,10 +86,22 @@ export function displayHints(state) {
   const kinds = isObject(raw.kinds) ? raw.kinds : {};
   const spaces = isObject(raw.spaces) ? raw.spaces : {};
   const spaceKinds = isObject(raw.space_kinds) ? raw.space_kinds : {};
+  const boards = isObject(raw.boards) ? raw.boards : {};
+  const rules = Array.isArray(raw.kind_rules) ? raw.kind_rules.slice(0, 16) : [];
   return {
     title: text(raw.title, 60),
+    board(name) {
+      const hint = Object.hasOwn(boards, name) && isObject(boards[name]) ? boards[name] : {};
+      const cell = Number.isInteger(hint.cell_px) && hint.cell_px >= 24 && hint.cell_px <= 120 ? hint.cell_px : null;
+      return { color: color(hint.color), label: text(hint.label, 40), cell };
+    },
     kind(name) {
-      return typeof name === "string" && Object.hasOwn(kinds, name) ? kindHint(kinds[name]) : {};
+      if (typeof name === "string" && Object.hasOwn(kinds, name)) return kindHint(kinds[name]);
+      for (const rule of rules) {
+        const look = ruleHint(rule, name);
+        if (look) return look;
+      }
+      return {};
     },
     space(space) {
       const byKind = Object.hasOwn(spaceKinds, space.kind) ? spaceHint(spaceKinds[space.kind]) : {};
@@ -113,7 +149,14 @@ function markOffered(node, offer, onAct) {
 
 function pieceNode(piece, index, space, hints, offers, onAct) {
   const own = piece.private_kind !== undefined && piece.private_kind !== null;
-  const look = merged(hints.kind(piece.public_kind), own ? hints.kind(piece.private_kind) : {});
+  // Later hints win: the public kind's, the piece's public ones, then (for its viewers) the private.
+  const ownHint = (values) => (isObject(values) ? kindHint(values.display) : {});
+  let look = merged(hints.kind(piece.public_kind), ownHint(piece.public_state));
+  if (own) {
+    // What the piece really is replaces how it looks from outside (a card back's colour), but
+    // keeps its shape unless the private kind says otherwise.
+    look = merged({ shape: look.shape }, merged(hints.kind(piece.private_kind), ownHint(piece.private_state)));
+  }
   const node = el("div", `piece shape-${look.shape || "token"}`);
   node.dataset.spaceId = space.space_id;
   node.dataset.index = String(index);
@@ -122,7 +165,7 @@ function pieceNode(piece, index, space, hints, offers, onAct) {
     node.dataset.privateKind = piece.private_kind;
     node.classList.add("seen-privately");
   }
-  const glyph = look.glyph || (own ? piece.private_kind : piece.public_kind);
+  const glyph = look.glyph ?? (own ? piece.private_kind : piece.public_kind);
   node.append(el("span", "glyph", glyph));
   if (look.color) node.style.setProperty("--piece-color", look.color);
   if (look.textColor) node.style.setProperty("--piece-text", look.textColor);
@@ -152,11 +195,10 @@ function spaceNode(space, hint, hints, offers, onAct, { onBoard = false } = {}) 
   const total = space.pieces.reduce((sum, piece) => sum + (Number.isInteger(piece.count) ? piece.count : 1), 0);
   if (layout === "count" || (layout === "stack" && !onBoard && space.pieces.length > 0)) {
     // A stack shows its top piece and how many there are; a count only the number.
-    if (layout === "stack") {
-      const top = space.pieces.length - 1;
-      pieces.append(pieceNode(space.pieces[top], top, space, hints, offers, onAct));
-    }
-    pieces.append(el("span", "stack-count", String(total)));
+    const top = space.pieces.length - 1;
+    if (layout === "stack") pieces.append(pieceNode(space.pieces[top], top, space, hints, offers, onAct));
+    // A lone hidden group already shows its count.
+    if (layout === "count" || space.pieces[top].count !== total) pieces.append(el("span", "stack-count", String(total)));
     // Offers on pieces under the top stay reachable from the action list.
   } else {
     space.pieces.forEach((piece, index) => pieces.append(pieceNode(piece, index, space, hints, offers, onAct)));
@@ -176,6 +218,9 @@ function boardNode(name, cells, hints, offers, onAct) {
   const cols = Math.max(...cells.map(([, h]) => h.col ?? 0)) + 1;
   const node = el("div", `board board-${cssWord(name)}`);
   node.dataset.board = name;
+  const look = hints.board(name);
+  if (look.color) node.style.setProperty("--board-color", look.color);
+  if (look.cell) node.style.setProperty("--cell", `${look.cell}px`);
   node.style.setProperty("--rows", String(rows));
   node.style.setProperty("--cols", String(cols));
   for (const [space, hint] of cells) node.append(spaceNode(space, hint, hints, offers, onAct, { onBoard: true }));
