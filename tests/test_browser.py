@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import httpx
 import orjson
@@ -66,9 +66,24 @@ def _cell(page: Any, space_id: str) -> Any:
 def test_two_pages_play_tic_tac_toe_to_the_end_by_clicking(browser: Any, tmp_path: Path) -> None:
     """Against `tablehost serve --http`: the real command, its registry, its event stream."""
     server = subprocess.Popen(
-        [sys.executable, "-m", "tablehost", "serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0",
-         "--data", str(tmp_path / "data"), "--log-level", "warning"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT,
+        [
+            sys.executable,
+            "-m",
+            "tablehost",
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--http",
+            "127.0.0.1:0",
+            "--data",
+            str(tmp_path / "data"),
+            "--log-level",
+            "warning",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=ROOT,
     )
     try:
         assert server.stdout is not None
@@ -81,21 +96,29 @@ def test_two_pages_play_tic_tac_toe_to_the_end_by_clicking(browser: Any, tmp_pat
         assert url, "serve did not print the web table's address"
         admin = (tmp_path / "data" / "admin_token").read_text().strip()
         with httpx.Client(base_url=url, headers={"authorization": f"Bearer {admin}"}) as client:
-            module = client.post("/api/modules?name=tic_tac_toe", content=(ROOT / "sample_games/dist/tic_tac_toe.wasm").read_bytes())
+            module = client.post(
+                "/api/modules?name=tic_tac_toe",
+                content=(ROOT / "sample_games/dist/tic_tac_toe.wasm").read_bytes(),
+            )
             created = client.post(
                 "/api/matches",
-                json={"module_id": module.json()["module_id"], "seats": [{"username": "ann"}, {"username": "bob"}]},
+                json={
+                    "module_id": module.json()["module_id"],
+                    "seats": [{"username": "ann"}, {"username": "bob"}],
+                },
             ).json()
         ann = _page(browser, url, created["match_id"], created["seats"][0]["token"])
         bob = _page(browser, url, created["match_id"], created["seats"][1]["token"])
         assert "token" not in ann.url, "the token leaves the address bar"
-        for version, (page, cell) in enumerate([(ann, "a1"), (bob, "b1"), (ann, "a2"), (bob, "b2"), (ann, "a3")]):
+        for version, (page, cell) in enumerate(
+            [(ann, "a1"), (bob, "b1"), (ann, "a2"), (bob, "b2"), (ann, "a3")]
+        ):
             for each in (ann, bob):
-                each.wait_for_function(f"document.body.dataset.version === '{version}'")
+                each.wait_for_selector(f'body[data-version="{version}"]')
             assert _cell(page, cell).get_attribute("data-intent") == "confirm"
             _cell(page, cell).click()
         for page in (ann, bob):
-            page.wait_for_function("document.body.dataset.version === '5'")
+            page.wait_for_selector('body[data-version="5"]')
             assert page.locator("#turn").inner_text() == "Game over"
             assert page.locator(".board .piece").count() == 5
             assert "ann: Points 1" in page.locator("#result").inner_text()
@@ -129,18 +152,30 @@ def test_a_hearts_table_never_shows_another_seats_cards(browser: Any, web: WebTa
     pushed: list[dict[str, Any]] = []
     stream = web.client(me["token"])
     reader = threading.Thread(
-        target=read_events, args=(stream, f"/api/matches/{match_id}/events", pushed, threading.Event()), daemon=True
+        target=read_events,
+        args=(stream, f"/api/matches/{match_id}/events", pushed, threading.Event()),
+        daemon=True,
     )
     reader.start()
     web.play_randomly(created, 16, seed=5)  # passing, then the first tricks; pushed to the page
-    page.wait_for_function(f"document.body.dataset.version === '{web.registry._matches[match_id].match.version}'")
+    page.wait_for_selector(f'body[data-version="{web.registry._matches[match_id].match.version}"]')
     state = web.registry._matches[match_id].match.state
-    mine = {p["private_kind"] for s in state["spaces"] for p in s["pieces"]
-            if (p["owner"] if p["owner"] is not None else s["owner"]) == me["player_id"] and p["private_kind"]}
-    others = {p["private_kind"] for s in state["spaces"] for p in s["pieces"]
-              if p["public_kind"] == "back" and p["private_kind"] and p["private_kind"] not in mine}
+    mine = {
+        p["private_kind"]
+        for s in state["spaces"]
+        for p in s["pieces"]
+        if (p["owner"] if p["owner"] is not None else s["owner"]) == me["player_id"] and p["private_kind"]
+    }
+    others = {
+        p["private_kind"]
+        for s in state["spaces"]
+        for p in s["pieces"]
+        if p["public_kind"] == "back" and p["private_kind"] and p["private_kind"] not in mine
+    }
     assert len(others) >= 30, "three other hands are dealt"
-    shown_private = set(page.eval_on_selector_all("[data-private-kind]", "nodes => nodes.map(n => n.dataset.privateKind)"))
+    shown_private = set(
+        page.eval_on_selector_all("[data-private-kind]", "nodes => nodes.map(n => n.dataset.privateKind)")
+    )
     assert shown_private and shown_private <= mine
     glyphs = set(page.eval_on_selector_all(".piece .glyph", "nodes => nodes.map(n => n.textContent)"))
     suit = {"H": "♥", "D": "♦", "S": "♠", "C": "♣"}
@@ -183,7 +218,7 @@ class SlowRegistry:
             raise NotOffered("refused by the test")
         return self.real(*args, **kwargs)
 
-    def __enter__(self) -> SlowRegistry:
+    def __enter__(self) -> Self:
         self.registry.submit = self.submit  # type: ignore[method-assign]
         return self
 
@@ -191,11 +226,13 @@ class SlowRegistry:
         self.registry.submit = self.real  # type: ignore[method-assign]
 
 
-def test_prediction_shows_a_move_before_the_server_and_rolls_back_a_refusal(browser: Any, web: WebTable) -> None:
+def test_prediction_shows_a_move_before_the_server_and_rolls_back_a_refusal(
+    browser: Any, web: WebTable
+) -> None:
     created = web.create("tic_tac_toe")
     match_id = created["match_id"]
     page = _page(browser, web.url, match_id, created["seats"][0]["token"])
-    page.wait_for_function("document.body.dataset.version === '0'")
+    page.wait_for_selector('body[data-version="0"]')
     live = web.registry._matches[match_id]
     with SlowRegistry(web, delay_s=2.0) as slow:
         page.wait_for_timeout(300)  # the module is fetched and compiled in the worker
@@ -208,11 +245,13 @@ def test_prediction_shows_a_move_before_the_server_and_rolls_back_a_refusal(brow
         assert _cell(page, "b2").locator(".piece").count() == 1
 
         other = _page(browser, web.url, match_id, created["seats"][1]["token"])
-        other.wait_for_function("document.body.dataset.version === '1'")
+        other.wait_for_selector('body[data-version="1"]')
         other.wait_for_timeout(300)
         slow.refuse = True
         _cell(other, "a1").click()
-        other.wait_for_selector('.felt[data-predicted="true"] .space[data-space-id="a1"] .piece', timeout=1500)
+        other.wait_for_selector(
+            '.felt[data-predicted="true"] .space[data-space-id="a1"] .piece', timeout=1500
+        )
         other.wait_for_selector('.felt[data-predicted="false"]', timeout=5000)
         assert _cell(other, "a1").locator(".piece").count() == 0, "the refused move is rolled back"
         assert "match/not_offered" in other.locator("#notice").inner_text()
@@ -221,7 +260,9 @@ def test_prediction_shows_a_move_before_the_server_and_rolls_back_a_refusal(brow
     page.close()
 
 
-def test_a_move_that_draws_randomness_or_picks_a_hidden_piece_is_not_predicted(browser: Any, web: WebTable) -> None:
+def test_a_move_that_draws_randomness_or_picks_a_hidden_piece_is_not_predicted(
+    browser: Any, web: WebTable
+) -> None:
     """Dominoes: a draw from the boneyard is a click on hidden tiles the server picks among."""
     created = web.create("dominoes")
     match_id = created["match_id"]
@@ -248,7 +289,7 @@ def test_a_move_that_draws_randomness_or_picks_a_hidden_piece_is_not_predicted(b
 @pytest.mark.parametrize("game", list(SEATS))
 def test_screenshot_of_every_sample_game(browser: Any, web: WebTable, game: str) -> None:
     created = web.create(game)
-    web.play_randomly(created, {"tic_tac_toe": 3, "hearts": 20}.get(game, 8), seed=7)
+    web.play_randomly(created, {"tic_tac_toe": 3, "hearts": 80}.get(game, 8), seed=7)
     page = _page(browser, web.url, created["match_id"], created["seats"][0]["token"])
     page.wait_for_timeout(300)
     assert page.locator(".piece").count() > 0
@@ -256,4 +297,33 @@ def test_screenshot_of_every_sample_game(browser: Any, web: WebTable, game: str)
     if game in ("tic_tac_toe", "reversi", "checkers"):
         assert page.locator(".board .cell").count() == {"tic_tac_toe": 9, "reversi": 64, "checkers": 32}[game]
     page.screenshot(path=str(_shot(game)))
+    page.close()
+
+
+def test_the_admin_creates_a_match_in_the_lobby_and_a_seat_link_opens_its_table(
+    browser: Any, web: WebTable
+) -> None:
+    page = browser.new_page(viewport={"width": 1100, "height": 800})
+    page.goto(f"{web.url}/#admin={web.admin_token}")
+    assert "admin=" not in page.url, "the token leaves the address bar"
+    page.wait_for_selector(".module[data-module-id] h3")
+    names = page.eval_on_selector_all(".module h3", "nodes => nodes.map(n => n.textContent)")
+    assert sorted(names) == sorted(SEATS)
+    page.set_input_files("#upload-form input", str(ROOT / "sample_games/dist/reversi.wasm"))
+    page.wait_for_selector("#notice:has-text('Uploaded 1 module')")
+    card = page.locator(f'.module[data-module-id="{web.modules["tic_tac_toe"]}"]')
+    card.locator('input[name="names"]').fill("ann, bob")
+    card.locator('input[name="seats"]').fill("2")
+    card.locator("button").click()
+    page.wait_for_selector("#created .seat-links li[data-player-id='1'] a")
+    page.screenshot(path=str(_shot("lobby")))
+    href = page.locator("#created .seat-links li[data-player-id='1'] a").get_attribute("href")
+    assert href.startswith("/table#match=")
+    table = browser.new_page(viewport={"width": 1100, "height": 800})
+    table.goto(web.url + href)
+    table.wait_for_selector(".felt .board")
+    assert table.locator("#turn").inner_text() == "Your turn"
+    assert table.locator(".seat-bottom .seat-name").inner_text() == "ann"
+    page.wait_for_selector("#match-rows tr")
+    table.close()
     page.close()

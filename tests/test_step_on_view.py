@@ -4,8 +4,9 @@ For every sample game, random playouts: before each move, the mover's view is tu
 state form a step on a view receives (``state_of_view``, the page's ``stateOfView``), the move is
 stepped on it in the real module, and the result is compared with the server's view after the
 same move. A move that draws randomness, or clicks hidden pieces the host picks among, is never
-predicted; every other move must run without failing, and when it neither draws nor moves anything
-hidden, the prediction must equal the server's view.
+predicted. In a game without hidden pieces every other move must run and the prediction must equal
+the server's view; in a game with them a move may differ (a revealed face) or fail (the rules need
+a secret), which the page treats as "no prediction", but most must be exact.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ from tablehost.match import Match, PlayerInfo
 from tablehost.module import load_module
 from tablehost.view import view_state
 from web_support import DIST, SEATS
+
+HIDDEN_INFORMATION = ("hearts", "dominoes")
+"""The sample games with hidden pieces; in the others every prediction must be exact."""
 
 
 def state_of_view(view: dict[str, Any]) -> dict[str, Any]:
@@ -60,11 +64,13 @@ def test_a_step_on_the_movers_view_runs_and_agrees_with_the_server(game: str) ->
     module = load_module((DIST / f"{game}.wasm").read_bytes(), name=game)
     pool, predictor = GuestPool(module), GuestPool(module)
     rng = random.Random(game)
-    counts = {"predicted": 0, "same": 0, "differs": 0, "random": 0, "hidden_pick": 0}
+    counts = {"predicted": 0, "same": 0, "differs": 0, "random": 0, "hidden_pick": 0, "failed": 0}
     try:
         for game_number in range(2):
             players = [PlayerInfo(n, f"p{n}", "#123456") for n in range(1, SEATS[game] + 1)]
-            match = Match.start(pool, players, match_id=f"m{game_number}", module_sha256=module.sha256, seed=game_number)
+            match = Match.start(
+                pool, players, match_id=f"m{game_number}", module_sha256=module.sha256, seed=game_number
+            )
             for ply in range(60):
                 if match.game_over:
                     break
@@ -78,17 +84,23 @@ def test_a_step_on_the_movers_view_runs_and_agrees_with_the_server(game: str) ->
                     counts["hidden_pick"] += 1
                     match.submit_view_action(mover, offer["action"])
                     continue
-                before = served.state
+                on_view = state_of_view(served.state)
                 try:
                     predicted = predictor.step(
-                        f"p{ply}", lambda: state_of_view(before), f"p{ply}+", mover, offer["action"], 0, want_state=True
+                        f"p{ply}",
+                        lambda: on_view,  # noqa: B023 - called before the loop moves on
+                        f"p{ply}+",
+                        mover,
+                        offer["action"],
+                        0,
+                        want_state=True,
                     )
                 except GuestError as exc:
-                    # Allowed only for a move that draws randomness (never predicted anyway: a new
-                    # deal reads cards the viewer cannot see before it reports rng_used).
-                    move = match.submit_view_action(mover, offer["action"])
-                    assert move.rng_used, f"{game}: the rules failed on {mover}'s view at ply {ply}: {exc}"
-                    counts["random"] += 1
+                    # Allowed only where the rules need a secret the mover does not hold (who holds
+                    # the 2 of clubs after the pass): the page then predicts nothing.
+                    assert game in HIDDEN_INFORMATION, f"{game}: the rules failed on {mover}'s view: {exc}"
+                    match.submit_view_action(mover, offer["action"])
+                    counts["failed"] += 1
                     continue
                 move = match.submit_view_action(mover, offer["action"])
                 if predicted["rng_used"] or move.rng_used:
@@ -99,10 +111,10 @@ def test_a_step_on_the_movers_view_runs_and_agrees_with_the_server(game: str) ->
                     counts["same"] += 1
                 else:
                     # Only a move that shows the mover something hidden may differ (a drawn face).
-                    assert game in ("hearts", "dominoes"), f"{game} ply {ply}: the prediction differs"
+                    assert game in HIDDEN_INFORMATION, f"{game} ply {ply}: the prediction differs"
                     counts["differs"] += 1
     finally:
         pool.close()
         predictor.close()
     assert counts["predicted"] > 0, counts
-    assert counts["same"] >= counts["differs"], counts
+    assert counts["same"] >= counts["differs"] + counts["failed"], counts

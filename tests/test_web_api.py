@@ -52,6 +52,7 @@ def test_a_guest_failure_reaches_players_as_its_code_only() -> None:
     body = error_body(GuestPanic("panicked at src/lib.rs: hand-2 holds QS", printed="QS"))
     assert body["error"]["code"] == "guest/panic"
     assert "QS" not in orjson.dumps(body).decode()
+    assert "QS" in error_body(GuestPanic("hand-2 holds QS"), admin=True)["error"]["message"]
     refused = error_body(NotOffered("not offered"))
     assert refused == {"error": {"code": "match/not_offered", "message": "not offered"}}
 
@@ -113,9 +114,9 @@ def test_a_hearts_seat_never_receives_another_seats_cards(web: WebTable) -> None
         for piece in space["pieces"]:
             viewer = piece["owner"] if piece["owner"] is not None else space["owner"]
             if piece["private_kind"] and piece["public_kind"] == "back":
-                for pid in hidden_from:
+                for pid, hidden in hidden_from.items():
                     if pid != viewer:
-                        hidden_from[pid].add(piece["private_kind"])
+                        hidden.add(piece["private_kind"])
     for seat in created["seats"]:
         with web.client(seat["token"]) as client:
             body = client.get(f"/api/matches/{match_id}/view").json()
@@ -137,22 +138,32 @@ def test_moves_undo_and_refusals(web: WebTable) -> None:
         path = f"/api/matches/{match_id}"
         view = first.get(f"{path}/view").json()
         assert view["version"] == 0
-        moved = first.post(f"{path}/actions", json={"action": {"type": "space_click", "space_id": "b2"}, "version": 0})
+        moved = first.post(
+            f"{path}/actions", json={"action": {"type": "space_click", "space_id": "b2"}, "version": 0}
+        )
         assert moved.status_code == 200 and moved.json()["version"] == 1
         b2 = next(s for s in moved.json()["state"]["spaces"] if s["space_id"] == "b2")
         assert b2["pieces"][0]["public_kind"] == "x"
-        stale = second.post(f"{path}/actions", json={"action": {"type": "space_click", "space_id": "a1"}, "version": 0})
+        stale = second.post(
+            f"{path}/actions", json={"action": {"type": "space_click", "space_id": "a1"}, "version": 0}
+        )
         assert stale.status_code == 409 and stale.json()["error"]["code"] == "match/stale_version"
-        taken = second.post(f"{path}/actions", json={"action": {"type": "space_click", "space_id": "b2"}, "version": 1})
+        taken = second.post(
+            f"{path}/actions", json={"action": {"type": "space_click", "space_id": "b2"}, "version": 1}
+        )
         assert taken.status_code == 409 and taken.json()["error"]["code"] == "match/not_offered"
-        not_yours = first.post(f"{path}/actions", json={"action": {"type": "space_click", "space_id": "a1"}, "version": 1})
+        not_yours = first.post(
+            f"{path}/actions", json={"action": {"type": "space_click", "space_id": "a1"}, "version": 1}
+        )
         assert not_yours.json()["error"]["code"] == "match/not_your_turn"
         assert first.post(f"{path}/actions", json={"action": "b2", "version": 1}).status_code == 400
         assert first.post(f"{path}/actions", json={"action": {}, "version": -1}).status_code == 400
         undo = first.post(f"{path}/undo", json={"version": 1})
         assert undo.status_code in (200, 409)
         with web.client(created["spectator_token"]) as spectator:
-            acted = spectator.post(f"{path}/actions", json={"action": {"type": "space_click", "space_id": "a1"}, "version": 1})
+            acted = spectator.post(
+                f"{path}/actions", json={"action": {"type": "space_click", "space_id": "a1"}, "version": 1}
+            )
             assert acted.status_code == 403
 
 
@@ -181,7 +192,9 @@ def test_the_event_stream_pushes_every_change_until_game_over(web: WebTable) -> 
     seen: list[dict[str, Any]] = []
     ready = threading.Event()
     watcher = web.client(created["seats"][1]["token"])
-    thread = threading.Thread(target=read_events, args=(watcher, f"/api/matches/{match_id}/events", seen, ready))
+    thread = threading.Thread(
+        target=read_events, args=(watcher, f"/api/matches/{match_id}/events", seen, ready)
+    )
     thread.start()
     assert ready.wait(10)
     first, second = (web.client(s["token"]) for s in created["seats"])

@@ -45,7 +45,10 @@ class WebTable:
         with self.client(self.admin_token) as admin:
             response = admin.post(
                 "/api/matches",
-                json={"module_id": self.modules[game], "seats": [{"username": n, "color": ""} for n in names]},
+                json={
+                    "module_id": self.modules[game],
+                    "seats": [{"username": n, "color": ""} for n in names],
+                },
             )
         assert response.status_code == 201, response.text
         return response.json()  # type: ignore[no-any-return]
@@ -56,7 +59,10 @@ class WebTable:
         clients = {seat["player_id"]: self.client(seat["token"]) for seat in created["seats"]}
         try:
             for _ in range(moves):
-                views = {pid: c.get(f"/api/matches/{created['match_id']}/view").json() for pid, c in clients.items()}
+                views = {
+                    pid: c.get(f"/api/matches/{created['match_id']}/view").json()
+                    for pid, c in clients.items()
+                }
                 movers = [pid for pid, v in views.items() if v["actions"] and not v["game_over"]]
                 if not movers:
                     return

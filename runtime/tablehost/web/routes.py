@@ -130,6 +130,7 @@ class Api:
         """Authenticate, run ``handler``, turn a :class:`TablehostError` into its status."""
 
         async def endpoint(request: Request) -> Response:
+            principal: Principal | None = None
             try:
                 principal = self.registry.authenticate(bearer(request))
                 return await handler(request, principal)
@@ -137,7 +138,8 @@ class Api:
                 status = http_status(exc.code)
                 if status >= 500 or exc.code.startswith("guest/"):
                     log.warning("http.refused", path=request.url.path, code=exc.code, error=exc.message)
-                return json_response(error_body(exc), status)
+                admin = principal is not None and principal.kind == "admin"
+                return json_response(error_body(exc, admin=admin), status)
 
         return endpoint
 
@@ -154,7 +156,12 @@ class Api:
         stored = await run_in_threadpool(self.registry.list_modules, principal)
         return json_response(
             [
-                {"module_id": m.sha256, "name": m.name, "size_bytes": m.size_bytes, "uploaded_at": m.uploaded_at}
+                {
+                    "module_id": m.sha256,
+                    "name": m.name,
+                    "size_bytes": m.size_bytes,
+                    "uploaded_at": m.uploaded_at,
+                }
                 for m in stored
             ]
         )
@@ -165,7 +172,9 @@ class Api:
             raise InvalidRequest(f"the module is over {self.registry.limits.module_bytes} bytes")
         name = request.query_params.get("name", "")
         stored = await run_in_threadpool(self.registry.upload_module, principal, data, name)
-        return json_response({"module_id": stored.sha256, "name": stored.name, "size_bytes": stored.size_bytes})
+        return json_response(
+            {"module_id": stored.sha256, "name": stored.name, "size_bytes": stored.size_bytes}
+        )
 
     async def matches(self, request: Request, principal: Principal) -> Response:
         del request
@@ -212,7 +221,9 @@ class Api:
         return json_response(view_json(served))
 
     async def module(self, request: Request, principal: Principal) -> Response:
-        stored = await run_in_threadpool(self.registry.match_module, principal, request.path_params["match_id"])
+        stored = await run_in_threadpool(
+            self.registry.match_module, principal, request.path_params["match_id"]
+        )
         return Response(
             stored.data,
             media_type="application/wasm",

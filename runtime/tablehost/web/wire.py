@@ -46,15 +46,15 @@ def http_status(code: str) -> int:
     return HTTP_STATUS_BY_AREA.get(code.split("/", 1)[0], 500)
 
 
-def error_body(exc: TablehostError) -> dict[str, Any]:
+def error_body(exc: TablehostError, *, admin: bool = False) -> dict[str, Any]:
     """``{"error": {"code", "message"}}`` for a refusal.
 
     A guest failure's message (a panic text, what the game printed) may mention hidden parts
-    of the table, so players get only its code; the server log keeps the rest (DESIGN.md,
-    platform rule 2).
+    of the table, so players and spectators get only its code; the admin (``admin=True``)
+    gets the message too, and the server log keeps everything (DESIGN.md, platform rule 2).
     """
     message = exc.message
-    if exc.code.startswith("guest/") or exc.code == "table/bad_patch":
+    if not admin and (exc.code.startswith("guest/") or exc.code == "table/bad_patch"):
         message = "the game failed on this request; nothing changed (details are in the server log)"
     return {"error": {"code": exc.code, "message": message}}
 

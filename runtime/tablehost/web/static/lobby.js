@@ -39,7 +39,9 @@ function moduleCard(module) {
   seats.name = "seats";
   seats.min = "1";
   seats.max = "8";
-  seats.value = /hearts/i.test(module.name) ? "4" : "2";
+  // A module's own seat counts, once the server lists them (game metadata), else two.
+  const fewest = Number.isInteger(module.min_players) ? module.min_players : 2;
+  seats.value = String(fewest);
   const names = el("input");
   names.name = "names";
   names.placeholder = "names, comma-separated (optional)";

@@ -80,6 +80,15 @@ function clicksHiddenGroup(viewState, action) {
   return !piece || Number.isInteger(piece.count);
 }
 
+// Scores as the host shows them: private points only for the viewer.
+function ownScores(scores, viewer) {
+  const shown = {};
+  for (const [key, score] of Object.entries(scores || {})) {
+    shown[key] = { public_points: score.public_points || [], private_points: key === String(viewer) ? score.private_points || [] : [] };
+  }
+  return shown;
+}
+
 export class Rules {
   constructor(loadBytes) {
     this.loadBytes = loadBytes; // () => Promise<ArrayBuffer>, the match's module
@@ -154,7 +163,7 @@ export class Rules {
         version: view.version + 1,
         state: viewOfState(response.state, view.viewer),
         actions: [],
-        scores: response.scores || view.scores,
+        scores: ownScores(response.scores || view.scores, view.viewer),
         active_player_ids: response.state.active_player_ids,
         game_over: Boolean(response.game_over),
         predicted: true,
