@@ -327,3 +327,52 @@ def test_the_admin_creates_a_match_in_the_lobby_and_a_seat_link_opens_its_table(
     page.wait_for_selector("#match-rows tr")
     table.close()
     page.close()
+
+
+def _hostile_display_module() -> bytes:
+    """The echo guest (tests/wat) whose setup answers a table of markup and bad hints."""
+    from fixtures_guest import WAT_DIR
+
+    text = (WAT_DIR / "echo_guest.wat").read_text()
+    start = text.index('(data (i32.const 1024) "')
+    end = text.index("\n", start)
+    state = (
+        '{"active_player_ids":[1],"players":[],"spaces":[{"space_id":"<img src=x onerror=alert(1)>",'
+        '"kind":"<script>alert(2)</script>","pieces":[{"public_kind":"<b>k</b>"}]}],'
+        '"meta_data":{"display":{"title":"<script>alert(3)</script>","kinds":{"<b>k</b>":'
+        '{"glyph":"<svg onload=alert(4)>","color":"red;background:url(x)"}},'
+        '"spaces":{"<img src=x onerror=alert(1)>":{"label":"<i>l</i>","color":"url(javascript:alert(5))"}}}},'
+        '"log":[{"text":"<script>alert(6)</script>"}]}'
+    )
+    answer = (
+        '{"state":' + state + ',"patches":[],"rng_used":false,"score_labels":["Points"],"scores":{},'
+        '"game_over":false,"actions":{"1":[]},"echo":'
+    )
+    segment = '(data (i32.const 1024) "' + answer.replace('"', '\\"') + '\\00")'
+    import wasmtime
+
+    return bytes(wasmtime.wat2wasm(text[:start] + segment + text[end:]))
+
+
+def test_a_modules_text_and_hints_never_become_markup_or_styles(browser: Any, web: WebTable) -> None:
+    from tablehost.api.auth import ADMIN
+
+    stored = web.registry.upload_module(ADMIN, _hostile_display_module(), "hostile")
+    created = web.registry.create_match(ADMIN, stored.sha256, [("ann", ""), ("bob", "")])
+    token = created.seats[0][1]
+    page = browser.new_page()
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    page.goto(f"{web.url}/table#match={created.match_id}&token={token}")
+    page.wait_for_selector(".felt .piece")
+    page.wait_for_timeout(300)
+    assert dialogs == []
+    assert page.locator("img, svg, b, i").count() == 0
+    assert page.locator("script").count() == 1, "only the page's own module script"
+    assert page.locator(".space-label").text_content() == "<i>l</i>"
+    assert page.locator(".piece .glyph").inner_text() == "<svg onl"  # glyphs are 8 characters at most
+    assert page.locator("#log li").inner_text() == "<script>alert(6)</script>"
+    assert page.locator("#title").inner_text() == "<script>alert(3)</script>"
+    assert page.locator(".piece").evaluate("n => n.style.getPropertyValue('--piece-color')") == ""
+    assert page.locator(".space").first.evaluate("n => n.style.getPropertyValue('--space-color')") == ""
+    page.close()

@@ -224,3 +224,18 @@ def test_serve_http_flag_is_off_by_default(tmp_path: Path) -> None:
     assert parser.parse_args(["serve"]).http is None
     assert parser.parse_args(["serve", "--http", "127.0.0.1:8080"]).http == "127.0.0.1:8080"
     del tmp_path
+
+
+def test_tablehost_web_prints_the_admin_link_with_the_token_in_the_fragment(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import argparse
+
+    from tablehost.cli_remote import cmd_web
+
+    (tmp_path / "admin_token").write_text("tha_secret\n")
+    args = argparse.Namespace(data=str(tmp_path), http="127.0.0.1:8080", no_open=True)
+    assert cmd_web(args) == 0
+    assert capsys.readouterr().out.strip() == "http://127.0.0.1:8080/#admin=tha_secret"
+    args = argparse.Namespace(data=str(tmp_path / "none"), http="127.0.0.1:8080", no_open=True)
+    assert cmd_web(args) == 1
