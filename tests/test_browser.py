@@ -376,3 +376,25 @@ def test_a_modules_text_and_hints_never_become_markup_or_styles(browser: Any, we
     assert page.locator(".piece").evaluate("n => n.style.getPropertyValue('--piece-color')") == ""
     assert page.locator(".space").first.evaluate("n => n.style.getPropertyValue('--space-color')") == ""
     page.close()
+
+
+def test_choice_cancel_and_undo_in_checkers(browser: Any, web: WebTable) -> None:
+    """Selecting a man is a choice the game lets the player take back: the page shows the
+    destinations, a cancel button, and the platform's undo."""
+    created = web.create("checkers")
+    page = _page(browser, web.url, created["match_id"], created["seats"][0]["token"])
+    assert page.locator("#undo").is_hidden()
+    man = page.locator('.space[data-space-id="c3"] .piece')
+    assert man.get_attribute("data-intent") == "choice"
+    man.click()
+    page.wait_for_selector('body[data-version="1"]')
+    page.wait_for_selector("#undo:visible")
+    assert page.locator(".action.intent-cancel").count() == 1
+    destinations = page.eval_on_selector_all(".cell.offered", "nodes => nodes.map(n => n.dataset.spaceId)")
+    assert sorted(destinations) == ["b4", "d4"]
+    page.locator("#undo").click()
+    page.wait_for_selector('body[data-version="2"]')
+    assert page.locator(".cell.offered").count() == 0
+    assert page.locator("#undo").is_hidden()
+    assert man.get_attribute("data-intent") == "choice"
+    page.close()

@@ -39,7 +39,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from tablehost.api.auth import Principal
-from tablehost.api.faults import InvalidRequest, Unauthenticated
+from tablehost.api.faults import InvalidRequest, PermissionDenied, Unauthenticated
 from tablehost.api.registry import MatchRegistry
 from tablehost.api.watch_slots import WatchSlots
 from tablehost.errors import TablehostError
@@ -69,15 +69,31 @@ def bearer(request: Request) -> str:
     return token.strip()
 
 
+async def capped_body(request: Request, limit_bytes: int) -> bytes:
+    """The request body, read no further than ``limit_bytes`` (a larger body is never buffered).
+
+    Raises:
+        InvalidRequest: the body is over ``limit_bytes``.
+    """
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit_bytes:
+        raise InvalidRequest(f"the request body is over {limit_bytes} bytes")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit_bytes:
+            raise InvalidRequest(f"the request body is over {limit_bytes} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 async def json_body(request: Request) -> dict[str, Any]:
     """The request's JSON object body.
 
     Raises:
         InvalidRequest: over :data:`MAX_JSON_BODY_BYTES`, not JSON, or not an object.
     """
-    raw = await request.body()
-    if len(raw) > MAX_JSON_BODY_BYTES:
-        raise InvalidRequest(f"the request body is over {MAX_JSON_BODY_BYTES} bytes")
+    raw = await capped_body(request, MAX_JSON_BODY_BYTES)
     try:
         body = orjson.loads(raw or b"{}")
     except orjson.JSONDecodeError as exc:
@@ -167,9 +183,9 @@ class Api:
         )
 
     async def upload(self, request: Request, principal: Principal) -> Response:
-        data = await request.body()
-        if len(data) > self.registry.limits.module_bytes:
-            raise InvalidRequest(f"the module is over {self.registry.limits.module_bytes} bytes")
+        if principal.kind != "admin":  # before reading a body that may be megabytes
+            raise PermissionDenied("only the admin token may upload modules")
+        data = await capped_body(request, self.registry.limits.module_bytes)
         name = request.query_params.get("name", "")
         stored = await run_in_threadpool(self.registry.upload_module, principal, data, name)
         return json_response(
