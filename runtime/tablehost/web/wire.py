@@ -60,10 +60,20 @@ def error_body(exc: TablehostError, *, admin: bool = False) -> dict[str, Any]:
 
 
 def view_json(served: ServedView) -> dict[str, Any]:
-    """The wire form of a served view (memoised on the view: one build per viewer and version)."""
-    cached = served.wire.get("json")
-    if cached is not None:
-        return cached  # type: ignore[no-any-return]
+    """The wire form of a served view (memoised on the view: one build per viewer and version).
+
+    When the registry serves them (the match lifecycle), the view's ``result`` and the served
+    extras of the moment (``clocks`` as ``[{"player_id", "remaining_ms", "running"}]``,
+    ``open_seats``, ...) are added as members of the same names; the page shows them.
+    """
+    body = served.wire.get("json")
+    if body is None:
+        body = served.wire["json"] = _view_body(served)
+    extras: dict[str, Any] = getattr(served, "extras", None) or {}
+    return {**body, **extras} if extras else body
+
+
+def _view_body(served: ServedView) -> dict[str, Any]:
     view = served.view
     body = {
         "match_id": served.match_id,
@@ -76,7 +86,9 @@ def view_json(served: ServedView) -> dict[str, Any]:
         "scores": view.scores,
         "score_labels": served.score_labels,
     }
-    served.wire["json"] = body
+    result = getattr(view, "result", None)
+    if result is not None:
+        body["result"] = result
     return body
 
 

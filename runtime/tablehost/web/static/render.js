@@ -362,7 +362,15 @@ export function turnText(view) {
 
 export function resultText(view) {
   if (!view.game_over) return "";
-  if (view.result && typeof view.result === "object") return JSON.stringify(view.result);
+  const names = new Map(view.state.players.map((p) => [p.player_id, p.username || `player ${p.player_id}`]));
+  const result = view.result;
+  if (isObject(result) && Array.isArray(result.winners)) {
+    // The server's result (match lifecycle): winners, and how the match ended.
+    const winners = result.winners.map((id) => names.get(id) || String(id));
+    const how = typeof result.ended_by === "string" ? ` (${result.ended_by.toLowerCase().replace(/_/g, " ")})` : "";
+    if (!winners.length) return `Ended${how}`;
+    return `${winners.length > 1 ? "Tied: " : "Winner: "}${winners.join(", ")}${how}`;
+  }
   const parts = view.state.players.map((p) => `${p.username}: ${scoreText(view, p.player_id)}`);
   return `Final — ${parts.join("; ")}`;
 }

@@ -17,6 +17,7 @@ const page = {
   sentAt: -1, // the served version a pending move was sent against
   title: null,
   rules: null,
+  clockTimer: null,
 };
 
 function show(view) {
@@ -39,17 +40,29 @@ function show(view) {
   document.body.dataset.predicted = view.predicted ? "true" : "false";
 }
 
+// Clocks as the server sends them ([{player_id, remaining_ms, running}]); a running clock is
+// counted down here between pushes.
 function showClocks(view) {
   const clocks = document.getElementById("clocks");
   clocks.replaceChildren();
-  if (!view.clocks || typeof view.clocks !== "object") return;
-  for (const player of view.state.players) {
-    const ms = view.clocks[String(player.player_id)];
-    if (typeof ms !== "number") continue;
-    const seconds = Math.max(0, Math.floor(ms / 1000));
-    const text = `${player.username} ${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, "0")}`;
-    clocks.append(el("span", "clock", text));
-  }
+  clearInterval(page.clockTimer);
+  if (!Array.isArray(view.clocks) || !view.clocks.length) return;
+  const shownAt = Date.now();
+  const names = new Map(view.state.players.map((p) => [p.player_id, p.username]));
+  const draw = () => {
+    clocks.replaceChildren();
+    for (const clock of view.clocks) {
+      if (!clock || typeof clock.remaining_ms !== "number") continue;
+      const left = clock.running && !view.game_over ? clock.remaining_ms - (Date.now() - shownAt) : clock.remaining_ms;
+      const seconds = Math.max(0, Math.floor(left / 1000));
+      const text = `${names.get(clock.player_id) || clock.player_id} ${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, "0")}`;
+      const node = el("span", clock.running ? "clock running" : "clock", text);
+      node.dataset.playerId = String(clock.player_id);
+      clocks.append(node);
+    }
+  };
+  draw();
+  page.clockTimer = setInterval(draw, 1000);
 }
 
 function notice(text, kind = "info") {
