@@ -113,7 +113,7 @@ impl Game for TicTacToe {
         marks.insert(players[1].to_string(), json!("o"));
         let mut meta_data = Map::new();
         meta_data.insert("marks".to_string(), json!(marks));
-        meta_data.insert("display".to_string(), display::hints());
+        meta_data.insert("display".to_string(), display::hints(players));
         GameConfig {
             spaces,
             score_labels: vec!["Points".to_string()],

@@ -88,8 +88,13 @@ export function displayHints(state) {
   const spaceKinds = isObject(raw.space_kinds) ? raw.space_kinds : {};
   const boards = isObject(raw.boards) ? raw.boards : {};
   const rules = Array.isArray(raw.kind_rules) ? raw.kind_rules.slice(0, 16) : [];
+  const seatKinds = isObject(raw.seat_kinds) ? raw.seat_kinds : {};
   return {
     title: text(raw.title, 60),
+    seatKind(playerId) {
+      const key = String(playerId);
+      return Object.hasOwn(seatKinds, key) ? text(seatKinds[key], 40) : null;
+    },
     board(name) {
       const hint = Object.hasOwn(boards, name) && isObject(boards[name]) ? boards[name] : {};
       const cell = Number.isInteger(hint.cell_px) && hint.cell_px >= 24 && hint.cell_px <= 120 ? hint.cell_px : null;
@@ -255,12 +260,27 @@ function scoreText(view, playerId) {
   return parts.join(" · ");
 }
 
-function seatHeader(player, view) {
+function seatHeader(player, view, hints) {
   const head = el("div", "seat-head");
-  const dot = el("span", "seat-dot");
-  const playerColor = color(player.color);
-  if (playerColor) dot.style.background = playerColor;
-  head.append(dot, el("span", "seat-name", player.username || `player ${player.player_id}`));
+  const kind = hints.seatKind(player.player_id);
+  if (!kind) {
+    // The seat's colour, unless the game names the pieces it plays (a red dot beside the
+    // player of black discs would mislead).
+    const dot = el("span", "seat-dot");
+    const playerColor = color(player.color);
+    if (playerColor) dot.style.background = playerColor;
+    head.append(dot);
+  }
+  head.append(el("span", "seat-name", player.username || `player ${player.player_id}`));
+  if (kind) {
+    // The pieces this seat plays (display hint seat_kinds), drawn small beside the name.
+    const look = hints.kind(kind);
+    const mark = el("span", `piece mini shape-${look.shape || "token"}`);
+    mark.append(el("span", "glyph", look.glyph ?? kind));
+    if (look.color) mark.style.setProperty("--piece-color", look.color);
+    if (look.textColor) mark.style.setProperty("--piece-text", look.textColor);
+    head.append(mark);
+  }
   if (player.player_id === view.viewer) head.append(el("span", "you", "you"));
   if (!view.game_over && view.active_player_ids.includes(player.player_id)) head.append(el("span", "to-play", "to play"));
   head.append(el("span", "seat-score", scoreText(view, player.player_id)));
@@ -314,7 +334,7 @@ export function renderTable(root, view, { onAct, predicted = false }) {
     const seat = el("div", `seat seat-${where[i]}`);
     seat.dataset.playerId = String(playerId);
     if (!view.game_over && view.active_player_ids.includes(playerId)) seat.classList.add("active");
-    seat.append(seatHeader(player, view));
+    seat.append(seatHeader(player, view, hints));
     const spaces = el("div", "seat-spaces");
     for (const [space, hint] of bySeat.get(playerId)) spaces.append(spaceNode(space, hint, hints, offers, onAct));
     seat.append(spaces);
