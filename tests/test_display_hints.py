@@ -1,4 +1,4 @@
-"""Display hints (docs/abi.md section 18): every sample game's hints follow the schema and tell
+"""Display hints (docs/abi.md section 19): every sample game's hints follow the schema and tell
 nothing about a deal (the same for every seed), and pieces' own hints follow it too."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The rules run on a viewer's view (docs/abi.md section 17), as the web table's page runs them.
+"""The rules run on a viewer's view (docs/abi.md section 18), as the web table's page runs them.
 
 For every sample game, random playouts: before each move, the mover's view is turned into the
 state form a step on a view receives (``state_of_view``, the page's ``stateOfView``), the move is

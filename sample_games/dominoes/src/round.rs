@@ -126,7 +126,7 @@ pub fn end_round(table: &mut Table, ending: Ending) {
 
 /// Turns every tile left in a hand face up.
 ///
-/// On a player's view (the rules running in a browser, docs/abi.md section 17)
+/// On a player's view (the rules running in a browser, docs/abi.md section 18)
 /// other hands' tiles are unknown: they stay face down there, and the server's
 /// answer shows them.
 fn reveal_hands(table: &mut Table) {
