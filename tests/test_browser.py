@@ -194,6 +194,12 @@ def test_a_hearts_table_never_shows_another_seats_cards(browser: Any, web: WebTa
             assert f'"private_kind":"{face}"' not in text
     page.screenshot(path=str(_shot("hearts")))
     page.close()
+    spectator = _page(browser, web.url, match_id, created["spectator_token"])
+    spectator.wait_for_selector(".felt .piece")
+    assert spectator.locator("[data-private-kind]").count() == 0, "a spectator sees no hand"
+    assert spectator.locator("#actions button").count() == 0
+    spectator.screenshot(path=str(_shot("hearts-spectator")))
+    spectator.close()
 
 
 def _shot(game: str) -> Path:
