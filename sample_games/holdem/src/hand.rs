@@ -13,13 +13,13 @@
 //! - A player left with no chips is out. The game ends when one player has
 //!   every chip, or when the hand limit (option) is reached; most chips wins.
 
+use tablehost_sdk::face_down::{face_of, turn_face_down, turn_face_up};
 use tablehost_sdk::{json, LogEntry, PlayerId, Rng, Table, Value};
 
 use crate::betting::{Betting, Move, Street};
-use crate::cards::Card;
+use crate::cards::{list_cards, Card};
 use crate::layout::{
-    card_of, cards_in, hand_number, hole_of, list_cards, name_of, option, set_if_changed, show_seats, store_betting,
-    BACK, BETTING, BIG_BLIND, BOARD, CHIPS, DECK, HAND, HAND_LIMIT, LAST_SHOWDOWN, MUCK, PHASE, SMALL_BLIND,
+    cards_in, hand_number, hole_of, option, set_if_changed, show_seats, store_betting, BETTING, BIG_BLIND, BOARD, CHIPS, DECK, HAND, HAND_LIMIT, LAST_SHOWDOWN, MUCK, PHASE, SMALL_BLIND,
     STARTING_STACK, STATUS,
 };
 use crate::pots::side_pots;
@@ -110,10 +110,10 @@ pub fn deal_hand(table: &mut Table, rng: &mut Rng) -> Betting {
     table.log(LogEntry::new(format!(
         "Hand {}: {} has the button; {} posts {}, {} posts {}",
         hand,
-        name_of(table, in_hand[button]),
-        name_of(table, in_hand[small]),
+        table.player_name(in_hand[button]),
+        table.player_name(in_hand[small]),
         betting.seats[small].bet,
-        name_of(table, in_hand[big]),
+        table.player_name(in_hand[big]),
         betting.seats[big].bet
     )));
     let mut dealt = LogEntry::new("Two cards are dealt face down to each player".to_string());
@@ -123,7 +123,7 @@ pub fn deal_hand(table: &mut Table, rng: &mut Rng) -> Betting {
         for _ in 0..2 {
             let index = rng.below(table.pieces(DECK).len());
             let at = table.move_piece(DECK, index, &hole_of(player));
-            hole.push(card_of(table.piece(&hole_of(player), at)).expect("the rules see the deck"));
+            hole.push(face_of::<Card>(table.piece(&hole_of(player), at)).expect("the rules see the deck"));
         }
         dealt = dealt.for_player(player, format!("You are dealt {}", list_cards(&hole)));
     }
@@ -149,7 +149,7 @@ pub fn act(table: &mut Table, player: PlayerId, mv: Move, rng: &mut Rng) {
         Move::RaiseTo(total) if opening => format!("bets {}{}", total, all_in),
         Move::RaiseTo(total) => format!("raises to {}{}", total, all_in),
     };
-    table.log(LogEntry::new(format!("{} {}", name_of(table, player), what)));
+    table.log(LogEntry::new(format!("{} {}", table.player_name(player), what)));
     if mv == Move::Fold {
         muck(table, player);
     }
@@ -193,9 +193,8 @@ fn deal_board(table: &mut Table, street: Street, rng: &mut Rng) {
     for _ in 0..street.board_cards() {
         let index = rng.below(table.pieces(DECK).len());
         let at = table.move_piece(DECK, index, BOARD);
-        let card = card_of(table.piece(BOARD, at)).expect("the rules see the deck");
-        turn_face_up(table, BOARD, at, card);
-        dealt.push(card);
+        let name = turn_face_up(table, BOARD, at);
+        dealt.push(Card::parse(&name).expect("a card"));
     }
     let name = match street {
         Street::Flop => "Flop",
@@ -203,11 +202,6 @@ fn deal_board(table: &mut Table, street: Street, rng: &mut Rng) {
         _ => "River",
     };
     table.log(LogEntry::new(format!("{}: {}", name, list_cards(&dealt))));
-}
-
-fn turn_face_up(table: &mut Table, space: &str, index: usize, card: Card) {
-    table.set_public_kind(space, index, card.name());
-    table.set_private_kind(space, index, None);
 }
 
 /// A folded or beaten hand goes to the muck face down, unseen.
@@ -222,7 +216,7 @@ fn muck(table: &mut Table, player: PlayerId) {
 fn win_uncontested(table: &mut Table, betting: &mut Betting, seat: usize) {
     let pot = betting.pot();
     let winner = betting.seats[seat].player;
-    table.log(LogEntry::new(format!("{} wins {} uncontested", name_of(table, winner), pot)));
+    table.log(LogEntry::new(format!("{} wins {} uncontested", table.player_name(winner), pot)));
     let mut won = vec![0; betting.seats.len()];
     won[seat] = pot;
     settle(table, betting, &won);
@@ -257,15 +251,15 @@ fn showdown(table: &mut Table, betting: &mut Betting) {
         let player = betting.seats[seat].player;
         let hole = hole_of(player);
         let cards = cards_in(table, &hole);
-        for index in 0..table.pieces(&hole).len() {
-            turn_face_up(table, &hole, index, cards[index]);
+        for index in 0..cards.len() {
+            turn_face_up(table, &hole, index);
         }
         let value = values[seat].expect("a shown hand is live");
-        table.log(LogEntry::new(format!("{} shows {}: {}", name_of(table, player), list_cards(&cards), describe(&value))));
+        table.log(LogEntry::new(format!("{} shows {}: {}", table.player_name(player), list_cards(&cards), describe(&value))));
     }
     for &seat in &outcome.mucked {
         let player = betting.seats[seat].player;
-        table.log(LogEntry::new(format!("{} mucks", name_of(table, player))));
+        table.log(LogEntry::new(format!("{} mucks", table.player_name(player))));
         muck(table, player);
     }
     let mut won = vec![0u64; betting.seats.len()];
@@ -276,9 +270,9 @@ fn showdown(table: &mut Table, betting: &mut Betting) {
             let player = betting.seats[seat].player;
             let uncalled = pots[pot_index].eligible.len() == 1;
             let text = if uncalled {
-                format!("{} takes back {} uncalled", name_of(table, player), chips)
+                format!("{} takes back {} uncalled", table.player_name(player), chips)
             } else {
-                format!("{} wins {} from {}", name_of(table, player), chips, pot_name)
+                format!("{} wins {} from {}", table.player_name(player), chips, pot_name)
             };
             table.log(LogEntry::new(text));
         }
@@ -308,7 +302,7 @@ fn settle(table: &mut Table, betting: &mut Betting, won: &[u64]) {
         let status = if seat.stack == 0 { "out" } else { "in" };
         set_if_changed(table, seat.player, STATUS, json!(status));
         if seat.stack == 0 {
-            table.log(LogEntry::new(format!("{} is out of chips", name_of(table, seat.player))));
+            table.log(LogEntry::new(format!("{} is out of chips", table.player_name(seat.player))));
         }
     }
 }
@@ -320,9 +314,7 @@ fn gather(table: &mut Table) {
     for space in spaces {
         while !table.pieces(&space).is_empty() {
             if table.piece(&space, 0).private_kind.is_none() {
-                let name = table.piece(&space, 0).public_kind.clone();
-                table.set_private_kind(&space, 0, Some(&name));
-                table.set_public_kind(&space, 0, BACK);
+                turn_face_down(table, &space, 0);
             }
             table.move_piece(&space, 0, DECK);
         }
@@ -340,6 +332,6 @@ fn finish(table: &mut Table) {
         .map(|p| (table.player(p).public(CHIPS).and_then(Value::as_u64).unwrap_or(0), p))
         .collect();
     standings.sort_by(|a, b| b.0.cmp(&a.0));
-    let text: Vec<String> = standings.iter().map(|(chips, p)| format!("{} {}", name_of(table, *p), chips)).collect();
+    let text: Vec<String> = standings.iter().map(|(chips, p)| format!("{} {}", table.player_name(*p), chips)).collect();
     table.log(LogEntry::new(format!("Game over after {} hands: {}", hand_number(table), text.join(", "))));
 }

@@ -7,7 +7,7 @@
 //! - `board`: ordered, the flop, turn and river, face up;
 //! - `muck`: a collection nobody owns: folded and mucked cards, face down.
 //!
-//! A hidden card is `Piece::new("back").hiding("<name>")`. Meta data (public)
+//! A hidden card is the SDK's `face_down` piece (a `back` hiding its name). Meta data (public)
 //! holds the options (`small_blind`, `big_blind`, `starting_stack`,
 //! `hand_limit`), `hand` (the hand number), `phase` (`"betting"` or
 //! `"over"`), `betting` (the hand's betting, see `betting::Betting`) and
@@ -15,13 +15,12 @@
 //! `bet` (put in this round) and `status` (`"in"`, `"folded"`, `"all in"`,
 //! `"out"`).
 
-use tablehost_sdk::{json, GameConfig, Map, Piece, PlayerId, Space, StartingPlayer, Table, Value};
+use tablehost_sdk::face_down::{face_down, faces_in};
+use tablehost_sdk::{json, GameConfig, Map, PlayerId, Space, StartingPlayer, Table, Value};
 
 use crate::betting::Betting;
 use crate::cards::Card;
 
-/// The public kind of a face-down card.
-pub const BACK: &str = "back";
 pub const DECK: &str = "deck";
 pub const BOARD: &str = "board";
 pub const MUCK: &str = "muck";
@@ -68,7 +67,7 @@ pub fn config(players: &[PlayerId]) -> GameConfig {
         players.len()
     );
     let mut spaces =
-        vec![Space::new(DECK, "deck").collection().with_pieces(Card::deck().into_iter().map(face_down))];
+        vec![Space::new(DECK, "deck").collection().with_pieces(Card::deck().iter().map(face_down))];
     spaces.push(Space::new(BOARD, "board"));
     spaces.push(Space::new(MUCK, "muck").collection());
     for &player in players {
@@ -95,37 +94,9 @@ pub fn option(table: &Table, key: &str) -> u64 {
     table.meta(key).and_then(Value::as_u64).unwrap_or(default)
 }
 
-/// A card lying face down: everyone sees a back, its viewers the card.
-pub fn face_down(card: Card) -> Piece {
-    Piece::new(BACK).hiding(card.name())
-}
-
-/// The card a piece is, if the code running may see it.
-pub fn card_of(piece: &Piece) -> Option<Card> {
-    match &piece.private_kind {
-        Some(name) => Card::parse(name),
-        None => Card::parse(&piece.public_kind),
-    }
-}
-
-/// The cards of space `space_id` the code running may see.
+/// The cards of space `space_id` the code running may see, in space order.
 pub fn cards_in(table: &Table, space_id: &str) -> Vec<Card> {
-    table.pieces(space_id).iter().filter_map(card_of).collect()
-}
-
-/// Cards as a log phrase: `"AS KD"`.
-pub fn list_cards(cards: &[Card]) -> String {
-    cards.iter().map(|card| card.name()).collect::<Vec<_>>().join(" ")
-}
-
-/// How `player` is named in the log.
-pub fn name_of(table: &Table, player: PlayerId) -> String {
-    let username = &table.player(player).username;
-    if username.is_empty() {
-        format!("player {}", player)
-    } else {
-        username.clone()
-    }
+    faces_in::<Card>(table, space_id).into_iter().map(|(_, card)| card).collect()
 }
 
 /// The hand's betting. Panics before the first hand (a state hold'em did not write).

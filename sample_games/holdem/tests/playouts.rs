@@ -6,11 +6,12 @@ use std::collections::BTreeSet;
 
 use holdem::betting::{Betting, Street};
 use holdem::cards::Card;
-use holdem::layout::{self, card_of, cards_in, hole_of, option, BOARD, LAST_SHOWDOWN, STARTING_STACK, HAND};
+use holdem::layout::{self, cards_in, hole_of, option, BOARD, LAST_SHOWDOWN, STARTING_STACK, HAND};
 use holdem::offers::move_of;
 use holdem::pots::side_pots;
 use holdem::ranking::{best_value, HandValue};
 use holdem::Holdem;
+use tablehost_sdk::face_down::face_of;
 use tablehost_sdk::testing::assert_nothing_hidden_is_shown;
 use tablehost_sdk::{new_match, play, Action, Game, Patch, PlayerId, Rng, Table};
 
@@ -77,7 +78,7 @@ fn check_conserved(table: &Table, total: u64) {
         .spaces
         .iter()
         .flat_map(|space| space.pieces.iter())
-        .map(|piece| card_of(piece).expect("the rules see every card"))
+        .map(|piece| face_of::<Card>(piece).expect("the rules see every card"))
         .collect();
     let distinct: BTreeSet<Card> = faces.iter().copied().collect();
     assert_eq!((faces.len(), distinct.len()), (52, 52));
