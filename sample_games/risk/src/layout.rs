@@ -27,7 +27,9 @@ pub const DECK: &str = "deck";
 pub const DISCARD: &str = "discard";
 
 /// Option (meta key): the game ends after this many rounds, the most
-/// territories winning (0: no limit). Default 20.
+/// territories winning (0: no limit). Default 12: random bots take about
+/// 100 moves a round at six players, and a simulation of hundreds of games
+/// should finish in minutes; a real table sets it higher or to 0.
 pub const ROUND_LIMIT: &str = "round_limit";
 /// Option (meta key): with two players, a neutral army holds a third of the
 /// map and only defends. Default false.
@@ -36,7 +38,7 @@ pub const TWO_PLAYER_NEUTRAL: &str = "two_player_neutral";
 /// having them dealt at random. Default false.
 pub const CLAIM_TERRITORIES: &str = "claim_territories";
 /// The default round limit.
-pub const DEFAULT_ROUND_LIMIT: u64 = 20;
+pub const DEFAULT_ROUND_LIMIT: u64 = 12;
 
 pub const PHASE: &str = "phase";
 pub const ROUND: &str = "round";

@@ -172,16 +172,53 @@ pub fn index_of(id: &str) -> Option<usize> {
     TERRITORIES.iter().position(|t| t.id == id)
 }
 
+/// `index_of` at compile time (panics the build on an unknown id).
+const fn const_index_of(id: &str) -> usize {
+    let mut i = 0;
+    while i < TERRITORIES.len() {
+        if same(TERRITORIES[i].id.as_bytes(), id.as_bytes()) {
+            return i;
+        }
+        i += 1;
+    }
+    panic!("a border names an unknown territory");
+}
+
+const fn same(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// [`BORDERS`] as index pairs, worked out when the module is compiled (the
+/// rules ask for neighbours on every move).
+const BORDER_INDEXES: [(usize, usize); 83] = {
+    let mut pairs = [(0, 0); 83];
+    let mut k = 0;
+    while k < BORDERS.len() {
+        pairs[k] = (const_index_of(BORDERS[k].0), const_index_of(BORDERS[k].1));
+        k += 1;
+    }
+    pairs
+};
+
 /// The indexes of the territories bordering territory `index`, ascending.
 pub fn neighbors(index: usize) -> Vec<usize> {
-    let id = TERRITORIES[index].id;
-    let mut found: Vec<usize> = BORDERS
+    let mut found: Vec<usize> = BORDER_INDEXES
         .iter()
         .filter_map(|&(a, b)| {
-            if a == id {
-                index_of(b)
-            } else if b == id {
-                index_of(a)
+            if a == index {
+                Some(b)
+            } else if b == index {
+                Some(a)
             } else {
                 None
             }

@@ -4,54 +4,40 @@
 
 use std::collections::BTreeSet;
 
+mod common;
+
+use common::start_with;
 use risk::cards::RiskCard;
-use risk::layout::{self, armies, chosen, owner, phase, Owner, Phase, CLAIM_TERRITORIES, TO, TWO_PLAYER_NEUTRAL};
+use risk::layout::{
+    armies, chosen, owner, phase, Owner, Phase, CLAIM_TERRITORIES, ROUND_LIMIT, TO, TWO_PLAYER_NEUTRAL,
+};
 use risk::map::TERRITORIES;
 use risk::Risk;
 use tablehost_sdk::face_down::face_of;
 use tablehost_sdk::testing::assert_nothing_hidden_is_shown;
-use tablehost_sdk::{json, play, Game, Player, PlayerId, Rng, State, Table};
+use tablehost_sdk::{json, play, Game, Rng, Table, Value};
 
-/// A game of `players` seats with options set, after `prepare`.
-pub fn start_with(players: u32, options: &[(&str, bool)], seed: u64) -> Table {
-    let ids: Vec<PlayerId> = (1..=players).collect();
-    let mut cfg = layout::config(&ids);
-    for (key, value) in options {
-        cfg.meta_data.insert(key.to_string(), json!(value));
-    }
-    let mut rng = Rng::new(seed);
-    let first = ids[rng.below(ids.len())];
-    let state = State {
-        active_player_ids: vec![first],
-        players: ids.iter().map(|&player_id| Player { player_id, ..Player::default() }).collect(),
-        spaces: cfg.spaces,
-        meta_data: cfg.meta_data,
-        log: Vec::new(),
-    };
-    let mut table = Table::new(state);
-    Risk::prepare(&mut table, &mut rng);
-    table.take_patches();
-    table
-}
-
-/// Moves a game of the default round limit may take, with room to spare.
+/// Far more moves than a random game of these round limits takes.
 const MOVE_LIMIT: usize = 10_000;
 
 #[test]
 fn random_games_end_conserve_cards_and_hide_them() {
+    // Short games (8 rounds) keep the per-move checks quick; the Python
+    // simulations play the default limit.
+    let short = (ROUND_LIMIT, json!(8));
     let mut plies = Vec::new();
     for players in 2..=6u32 {
-        for seed in 0..3u64 {
-            plies.push((players, random_game(players, &[], seed * 7 + u64::from(players))));
-        }
+        plies.push((players, random_game(players, &[short.clone()], u64::from(players))));
     }
-    plies.push((2, random_game(2, &[(TWO_PLAYER_NEUTRAL, true)], 5)));
-    plies.push((3, random_game(3, &[(CLAIM_TERRITORIES, true)], 6)));
-    plies.push((2, random_game(2, &[(TWO_PLAYER_NEUTRAL, true), (CLAIM_TERRITORIES, true)], 7)));
+    let neutral = (TWO_PLAYER_NEUTRAL, json!(true));
+    let claim = (CLAIM_TERRITORIES, json!(true));
+    plies.push((2, random_game(2, &[short.clone(), neutral.clone()], 5)));
+    plies.push((3, random_game(3, &[short.clone(), claim.clone()], 6)));
+    plies.push((2, random_game(2, &[short, neutral, claim], 7)));
     println!("plies per game: {:?}", plies);
 }
 
-fn random_game(players: u32, options: &[(&str, bool)], seed: u64) -> usize {
+fn random_game(players: u32, options: &[(&str, Value)], seed: u64) -> usize {
     let mut table = start_with(players, options, seed);
     let mut bot = Rng::new(seed ^ 0x5EED);
     let mut last_move = Vec::new();
