@@ -7,10 +7,10 @@
 //!   public state `played_by`;
 //! - `taken-<id>`: ordered, the tricks a player took this round, face up.
 //!
-//! Meta data (all public): `phase` (`bidding`, `playing`, `over`), `round`
+//! Meta data (all public): `teams` (`[[0, 2], [1, 3]]`, for the host), `phase` (`bidding`, `playing`, `over`), `round`
 //! (from 1), `dealer` (a player id), `spades_broken`, `side_scores` and
 //! `side_bags` (two numbers each: side 0 = seats 1 and 3, side 1 = seats 2
-//! and 4), and the two options `target_score` (500) and `round_limit` (40).
+//! and 4), and the two options `target_score` (500) and `round_limit` (25).
 //! Player public state: `bid` (absent until they bid; 0 is nil) and `tricks`
 //! (taken this round).
 
@@ -23,6 +23,8 @@ use tablehost_sdk::{json, GameConfig, Map, Piece, PlayerId, Space, StartingPlaye
 pub const DECK: &str = "deck";
 /// The trick in play.
 pub const TRICK: &str = "trick";
+/// Meta key the host reads: the partnerships, as lists of 0-based seat indexes.
+pub const TEAMS: &str = "teams";
 /// Meta key: `"bidding"`, `"playing"` or `"over"`.
 pub const PHASE: &str = "phase";
 /// Meta key: the round number, from 1.
@@ -38,7 +40,7 @@ pub const SIDE_BAGS: &str = "side_bags";
 /// Meta key (option): the score that ends the game, 500 by default.
 pub const TARGET_SCORE: &str = "target_score";
 /// Meta key (option): after this many rounds the game ends even if nobody
-/// reached the target (the higher score wins; a tie plays on). 40 by default.
+/// reached the target (the higher score wins; a tie plays on). 25 by default.
 pub const ROUND_LIMIT: &str = "round_limit";
 /// Player public state key: the bid, 0 (nil) ..= 13.
 pub const BID: &str = "bid";
@@ -53,7 +55,7 @@ pub const PLAYERS: usize = 4;
 pub const DEFAULT_TARGET_SCORE: i64 = 500;
 /// The default `round_limit`: a real game rarely lasts 20 rounds; random
 /// bots, who are set most rounds, may never reach 500 without it.
-pub const DEFAULT_ROUND_LIMIT: u64 = 40;
+pub const DEFAULT_ROUND_LIMIT: u64 = 25;
 
 /// The phase of play, as kept in meta data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,6 +94,9 @@ pub fn config(players: &[PlayerId]) -> GameConfig {
     spaces.push(Space::new(TRICK, "trick"));
     let mut meta_data = Map::new();
     meta_data.insert("game".to_string(), json!("spades"));
+    // Seat indexes (0-based) playing together: the host counts a side's win
+    // as a win for both partners, not a draw between them.
+    meta_data.insert(TEAMS.to_string(), json!([[0, 2], [1, 3]]));
     meta_data.insert(ROUND.to_string(), json!(0));
     meta_data.insert(DEALER.to_string(), json!(players[PLAYERS - 1]));
     meta_data.insert(SIDE_SCORES.to_string(), json!([0, 0]));

@@ -17,7 +17,7 @@
 //!    wins 100 for the side when the bidder takes no trick, else loses 100.
 //! 5. The game ends after a round in which a side has reached the target
 //!    score (option `target_score`, 500), or after the round limit (option
-//!    `round_limit`, 40 rounds, so that random bots always finish); the
+//!    `round_limit`, 25 rounds, so that random bots always finish); the
 //!    higher score wins; a tie plays another round.
 //!
 //! Options: the ABI cannot pass game options yet, so both are meta data keys

@@ -8,7 +8,7 @@ use spades::Spades;
 use tablehost_sdk::testing::assert_nothing_hidden_is_shown;
 use tablehost_sdk::{new_match, play, Game, Rng, Table};
 
-/// More moves than a game can take: 40 rounds (the round limit, plus a few
+/// More moves than a game can take: 25 rounds (the round limit, plus a few
 /// tied ones) of 4 bids and 52 plays.
 const MOVE_LIMIT: usize = 50 * 56;
 
