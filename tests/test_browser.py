@@ -21,7 +21,7 @@ import orjson
 import pytest
 
 from tablehost.errors import NotOffered
-from web_support import SEATS, WebTable, read_events, web_table
+from web_support import HINTED, SEATS, WebTable, read_events, web_table
 
 CHROMIUM = Path("/usr/bin/chromium")
 SCREENSHOTS = Path(__file__).resolve().parent / "output" / "screenshots"
@@ -298,7 +298,7 @@ def test_screenshot_of_every_sample_game(browser: Any, web: WebTable, game: str)
     web.play_randomly(created, {"tic_tac_toe": 3, "hearts": 80}.get(game, 8), seed=7)
     page = _page(browser, web.url, created["match_id"], created["seats"][0]["token"])
     page.wait_for_timeout(300)
-    assert page.locator(".piece").count() > 0
+    assert page.locator(".piece").count() > 0 or game not in HINTED
     assert page.errors == []
     if game in ("tic_tac_toe", "reversi", "checkers"):
         assert page.locator(".board .cell").count() == {"tic_tac_toe": 9, "reversi": 64, "checkers": 32}[game]

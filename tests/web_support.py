@@ -18,8 +18,10 @@ from tablehost.api.registry import MatchRegistry
 from tablehost.web.app import HttpServer
 
 DIST = Path(__file__).resolve().parent.parent / "sample_games" / "dist"
-SEATS = {"tic_tac_toe": 2, "reversi": 2, "checkers": 2, "dominoes": 2, "hearts": 4}
-"""Seats per sample game (a game's own rule: hearts is for four)."""
+HINTED = {"tic_tac_toe": 2, "reversi": 2, "checkers": 2, "dominoes": 2, "hearts": 4}
+"""The sample games that set display hints, with their seats (a game's own rule: hearts is for four)."""
+SEATS = {**HINTED, "backgammon": 2, "spades": 4, "holdem": 3, "risk": 3}
+"""Seats per sample game."""
 
 
 @dataclass
