@@ -430,3 +430,64 @@ def test_the_directory_and_database_files_are_private(tmp_path: Path) -> None:
     assert {p.name for p in files} >= {"tablehost.sqlite3", "tablehost.sqlite3-wal", "tablehost.lock"}
     assert {p.name: stat.S_IMODE(p.stat().st_mode) for p in files} == {p.name: 0o600 for p in files}
     store.close()
+
+
+def test_a_claim_on_postgresql_waits_for_another_process_and_then_sees_its_move(postgres_url: str) -> None:
+    """Two stores on one database stand for two server processes."""
+    first, second = open_store(postgres_url, "unused"), open_store(postgres_url, "unused")
+    try:
+        first.put_module("a" * 64, "ttt", b"\0asm", [], "t")
+        first.create_match(setup_record(), [])
+        heard: list[tuple[str, int]] = []
+        second.subscribe(lambda match_id, version: heard.append((match_id, version)))
+        second_claimed = threading.Event()
+        seen_by_second: list[int | None] = []
+
+        def claim_second() -> None:
+            with second.claim("m-1") as claim:
+                second_claimed.set()
+                seen_by_second.append(claim.version)
+
+        with first.claim("m-1") as claim:
+            assert claim.version == 0
+            waiter = threading.Thread(target=claim_second)
+            waiter.start()
+            assert not second_claimed.wait(0.5)  # held by the first "process"
+            claim.journal("move", move(1))  # commits, which ends the hold
+            assert second_claimed.wait(5)
+        waiter.join()
+        assert seen_by_second == [1]
+        deadline = time.monotonic() + 5
+        while second.latest_version("m-1") != 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert second.latest_version("m-1") == 1 and ("m-1", 1) in heard
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_killed_process_frees_its_hold_on_a_match_at_once(postgres_url: str) -> None:
+    holder = """
+import sys, time
+from tablehost.store import open_store
+store = open_store(sys.argv[1], "unused")
+with store.claim("m-1"):
+    print("held", flush=True)
+    time.sleep(60)
+"""
+    store = open_store(postgres_url, "unused")
+    try:
+        store.put_module("a" * 64, "ttt", b"\0asm", [], "t")
+        store.create_match(setup_record(), [])
+        env = {**os.environ, "PYTHONPATH": str(RUNTIME)}
+        proc = subprocess.Popen([sys.executable, "-c", holder, postgres_url], stdout=subprocess.PIPE, text=True, env=env)
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        proc.stdout.close()
+        started = time.monotonic()
+        with store.claim("m-1") as claim:
+            assert claim.version == 0
+        assert time.monotonic() - started < 2.0
+    finally:
+        store.close()

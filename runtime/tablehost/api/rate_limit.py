@@ -11,6 +11,7 @@ apart from this (:mod:`tablehost.api.watch_slots`).
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from dataclasses import dataclass
@@ -72,7 +73,7 @@ class RateLimiter:
             tokens = min(burst, tokens + (now - at) * rate)
             if tokens < 1.0:
                 self._buckets[key] = (tokens, now)
-                wait_ms = max(1, int((1.0 - tokens) / rate * 1000) + 1)
+                wait_ms = max(1, math.ceil((1.0 - tokens) / rate * 1000))
                 raise RateLimited(
                     f"this token sent more than {rate:g} requests per second (burst {self.limits.burst}); "
                     f"retry in {wait_ms} ms",

@@ -1,0 +1,139 @@
+"""Several ``tablehost serve`` processes on one PostgreSQL database, and failover.
+
+Two real server processes share a throwaway PostgreSQL database (tests/conftest.py). Matches
+are created and played through both; a watcher on one process follows moves made through the
+other; one process is killed with SIGKILL mid-game and every match is finished through the
+other, whose records must keep every acknowledged move exactly once and replay exactly.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tablehost.cli_remote import run_bot
+from tablehost.client import ApiError
+from tablehost.guest import GuestPool
+from tablehost.module import load_module
+from tablehost.record import parse_record, replay
+from test_e2e_server import ServerProcess, module_path
+
+pytestmark = pytest.mark.e2e
+
+
+def test_two_servers_share_matches_and_one_finishes_them_after_the_other_is_killed(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    first = ServerProcess(tmp_path / "first", ("--store", postgres_url))
+    second = ServerProcess(tmp_path / "second", ("--store", postgres_url))
+    servers = [first, second]
+    wasm = module_path("tic_tac_toe").read_bytes()
+    try:
+        with first.client() as admin_first, second.client(first.admin_token) as admin_second:
+            module_id = admin_first.upload_module(wasm, "tic_tac_toe")["module_id"]
+            # Each process creates matches; the other serves them all the same.
+            matches = [admin_first.create_match(module_id, ["ann", "bob"]) for _ in range(3)]
+            matches += [admin_second.create_match(module_id, ["cy", "di"]) for _ in range(3)]
+        acknowledged: dict[str, list[tuple[int, dict[str, Any]]]] = {m["match_id"]: [] for m in matches}
+        watched_id = matches[0]["match_id"]
+        watched: list[int] = []
+        watch_ready = threading.Event()
+
+        def watch() -> None:
+            with second.client(matches[0]["spectator_token"]) as spectator:
+                for view in spectator.watch(watched_id):
+                    watched.append(view["version"])
+                    watch_ready.set()
+
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        assert watch_ready.wait(10)
+        stop = threading.Event()
+        killed_after = 24
+
+        def play(created: dict[str, Any]) -> None:
+            """Each move through either process at random, until the first one is killed."""
+            match_id = created["match_id"]
+            rng = random.Random(match_id)
+            seats = {
+                (n, index): server.client(seat["token"])
+                for index, server in enumerate(servers)
+                for n, seat in enumerate(created["seats"], start=1)
+            }
+            try:
+                while not stop.is_set():
+                    via = rng.randrange(2) if match_id != watched_id else 0  # the watched match: first only
+                    view = next(
+                        v
+                        for v in (seats[(n, via)].view(match_id) for n in (1, 2))
+                        if v["actions"] or v["game_over"]
+                    )
+                    if view["game_over"]:
+                        return
+                    action = rng.choice([a for a in view["actions"] if a["intent"] != "undo"])["action"]
+                    seats[(view["viewer"], via)].submit(match_id, action, view["version"])
+                    acknowledged[match_id].append((view["version"] + 1, action))
+                    if sum(len(a) for a in acknowledged.values()) >= killed_after:
+                        stop.set()
+            except (ApiError, StopIteration):
+                return  # the first process died under this request: not acknowledged
+            finally:
+                for seat in seats.values():
+                    seat.close()
+
+        players = [threading.Thread(target=play, args=(m,)) for m in matches]
+        for thread in players:
+            thread.start()
+        assert stop.wait(60)
+        first.kill()
+        killed_at = time.monotonic()
+        for thread in players:
+            thread.join(30)
+
+        # Every match, wherever it was made and moved, is finished through the survivor.
+        results: dict[str, bool] = {}
+
+        def finish(created: dict[str, Any], seat: int) -> None:
+            view = run_bot(second.address, created["match_id"], created["seats"][seat]["token"], seed=seat)
+            results.setdefault(created["match_id"], view["game_over"])
+
+        finishers = [threading.Thread(target=finish, args=(m, seat)) for m in matches for seat in (0, 1)]
+        for thread in finishers:
+            thread.start()
+        for thread in finishers:
+            thread.join(60)
+        assert results == {m["match_id"]: True for m in matches}
+        assert time.monotonic() - killed_at < 30
+
+        module = load_module(wasm, cache_dir=tmp_path / "cache")
+        with second.client(first.admin_token) as admin:
+            for created in matches:
+                match_id = created["match_id"]
+                record = admin.record(match_id)
+                stored = {m["seq"]: m["view_action"] for m in record["moves"] if not m["undone"]}
+                # Every acknowledged move is stored at its version, and no version twice.
+                for seq, action in acknowledged[match_id]:
+                    assert stored.get(seq) == action, f"{match_id}: acknowledged move {seq} is missing"
+                assert [m["seq"] for m in record["moves"]] == list(range(1, len(record["moves"]) + 1))
+                pool = GuestPool(module)
+                try:
+                    result = replay(parse_record(record), pool)
+                finally:
+                    pool.close()
+                assert result.ok, f"{match_id}: {result.detail}"
+            final_version = len(admin.record(watched_id)["moves"])
+        watcher.join(30)
+        assert not watcher.is_alive()
+        # The watcher on the second process saw the moves made through the first, in order, to the end.
+        assert watched == sorted(set(watched)) and watched[-1] == final_version
+        moved_through_first = [seq for seq, _ in acknowledged[watched_id]]
+        assert moved_through_first and set(watched) & set(moved_through_first)
+    finally:
+        for server in servers:
+            if server.proc.poll() is None:
+                server.stop()
