@@ -52,9 +52,14 @@ def _runner() -> tuple[list[str], int | None]:
 
 
 class PostgresCluster:
-    """A running throwaway cluster; :meth:`new_database` hands out empty databases."""
+    """A running throwaway cluster; :meth:`new_database` hands out empty databases.
 
-    def __init__(self) -> None:
+    Args:
+        fsync: flush to disk as a real deployment does (benchmarks); the tests turn it off,
+            since they kill servers, never the database.
+    """
+
+    def __init__(self, *, fsync: bool = False) -> None:
         initdb, pg_ctl = _pg_bin("initdb"), _pg_bin("pg_ctl")
         if initdb is None or pg_ctl is None:
             reason = "PostgreSQL's initdb/pg_ctl are not installed (apt-get install postgresql)"
@@ -74,7 +79,7 @@ class PostgresCluster:
             capture_output=True,
         )
         options = (
-            f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off "
+            f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync={'on' if fsync else 'off'} "
             "-c max_connections=300 -c shared_buffers=32MB"
         )
         subprocess.run(
@@ -93,6 +98,10 @@ class PostgresCluster:
         with psycopg.connect(self.url(), autocommit=True) as conn:
             conn.execute(f"CREATE DATABASE {name}")
         return self.url(name)
+
+    def postmaster_pid(self) -> int:
+        """The cluster's main process id (its children are the database's processes)."""
+        return int((self.data / "postmaster.pid").read_text().split()[0])
 
     def stop(self) -> None:
         subprocess.run(
