@@ -83,7 +83,18 @@ class PostgresCluster:
             "-c max_connections=300 -c shared_buffers=32MB"
         )
         subprocess.run(
-            [*prefix, pg_ctl, "-D", str(self.data), "-l", str(self.root / "log"), "-o", options, "-w", "start"],
+            [
+                *prefix,
+                pg_ctl,
+                "-D",
+                str(self.data),
+                "-l",
+                str(self.root / "log"),
+                "-o",
+                options,
+                "-w",
+                "start",
+            ],
             check=True,
             capture_output=True,
         )

@@ -55,7 +55,9 @@ def start(tmp_path: Path, **options: object) -> Ops:
     server.start()
     metrics_port = metrics.serve_http(0)
     token = registry.admin_token_path.read_text().strip()
-    return Ops(f"127.0.0.1:{port}", token, registry, metrics, f"http://127.0.0.1:{metrics_port}/metrics", server)
+    return Ops(
+        f"127.0.0.1:{port}", token, registry, metrics, f"http://127.0.0.1:{metrics_port}/metrics", server
+    )
 
 
 @pytest.fixture
@@ -78,13 +80,17 @@ def sample(text: str, name: str, **labels: str) -> float:
 def step_loops_module() -> bytes:
     """The echo guest offering seat 1 one action at setup, whose ``step`` loops forever."""
     text = (WAT_DIR / "echo_guest.wat").read_text().replace(_HOOK, (WAT_DIR / "hostile_loop.wat").read_text())
-    offer = r"{\"action\":{\"type\":\"space_click\",\"space_id\":\"a\"},\"intent\":\"choice\",\"label\":\"a\"}"
+    offer = (
+        r"{\"action\":{\"type\":\"space_click\",\"space_id\":\"a\"},\"intent\":\"choice\",\"label\":\"a\"}"
+    )
     nothing_offered = r"\"actions\":{\"1\":[]}"
     assert nothing_offered in text, "echo_guest.wat changed its setup response"
     return bytes(wasmtime.wat2wasm(text.replace(nothing_offered, r"\"actions\":{\"1\":[" + offer + "]}")))
 
 
-def test_the_metrics_endpoint_counts_moves_refusals_guest_calls_matches_watchers_and_commits(ops: Ops) -> None:
+def test_the_metrics_endpoint_counts_moves_refusals_guest_calls_matches_watchers_and_commits(
+    ops: Ops,
+) -> None:
     with ops.client() as admin:
         ttt = admin.upload_module(module_bytes("tic_tac_toe"), "tic_tac_toe")["module_id"]
         looping = admin.upload_module(step_loops_module(), "loops")["module_id"]
@@ -94,7 +100,10 @@ def test_the_metrics_endpoint_counts_moves_refusals_guest_calls_matches_watchers
     before = ops.scrape()
     assert sample(before, "tablehost_matches", state="active") == 2
     assert sample(before, "tablehost_store_up") == 1
-    with ops.client(created["seats"][0]["token"]) as seat, ops.client(created["spectator_token"]) as spectator:
+    with (
+        ops.client(created["seats"][0]["token"]) as seat,
+        ops.client(created["spectator_token"]) as spectator,
+    ):
         view = seat.view(match_id)
         with pytest.raises(ApiError):
             seat.submit(match_id, {"type": "space_click", "space_id": "nowhere"}, 0)
@@ -110,9 +119,11 @@ def test_the_metrics_endpoint_counts_moves_refusals_guest_calls_matches_watchers
     assert sample(text, "tablehost_moves_accepted_total", kind="move") == 1
     assert sample(text, "tablehost_moves_refused_total", reason="match/not_offered") == 1
     assert sample(text, "tablehost_moves_refused_total", reason="guest/budget") == 1
-    assert sample(text, "tablehost_budget_refusals_total", module="loops", budget="fuel") + sample(
-        text, "tablehost_budget_refusals_total", module="loops", budget="wall_ms"
-    ) == 1
+    assert (
+        sample(text, "tablehost_budget_refusals_total", module="loops", budget="fuel")
+        + sample(text, "tablehost_budget_refusals_total", module="loops", budget="wall_ms")
+        == 1
+    )
     assert sample(text, "tablehost_guest_call_seconds_count", module="tic_tac_toe", op="step") == 1
     assert sample(text, "tablehost_guest_call_seconds_count", module="tic_tac_toe", op="setup") == 1
     # Module upload, two matches, one move: four write transactions, each timed.

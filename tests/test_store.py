@@ -105,7 +105,11 @@ class Backend:
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
-    spec = f"sqlite:{tmp_path / 'data'}" if request.param == "sqlite" else request.getfixturevalue("postgres_url")
+    spec = (
+        f"sqlite:{tmp_path / 'data'}"
+        if request.param == "sqlite"
+        else request.getfixturevalue("postgres_url")
+    )
     opened = Backend(request.param, spec, tmp_path)
     yield opened
     for store in opened.opened:
@@ -224,7 +228,9 @@ def test_a_claim_sees_the_stored_version_and_its_journal_commits(backend: Backen
     assert [m["player_id"] for m in store.load_record("m-1")["moves"]] == [1, 1]
 
 
-def test_concurrent_appends_are_each_committed_before_they_return(backend: Backend, store: MatchStore) -> None:
+def test_concurrent_appends_are_each_committed_before_they_return(
+    backend: Backend, store: MatchStore
+) -> None:
     lanes, moves_per_lane = 6, 20
     entries_before = store.entries
     for lane in range(lanes):
@@ -480,7 +486,9 @@ with store.claim("m-1"):
         store.put_module("a" * 64, "ttt", b"\0asm", [], "t")
         store.create_match(setup_record(), [])
         env = {**os.environ, "PYTHONPATH": str(RUNTIME)}
-        proc = subprocess.Popen([sys.executable, "-c", holder, postgres_url], stdout=subprocess.PIPE, text=True, env=env)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", holder, postgres_url], stdout=subprocess.PIPE, text=True, env=env
+        )
         assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
         proc.send_signal(signal.SIGKILL)
         proc.wait()

@@ -20,7 +20,7 @@ metric                                 type       labels, meaning
 =====================================  =========  ===========================================
 
 Each server has its own :class:`Metrics` (its own ``CollectorRegistry``), so tests can run
-several servers in one process. Nothing here imports grpc or wasmtime.
+several servers in one process. Nothing here imports grpc.
 """
 
 from __future__ import annotations
@@ -28,16 +28,19 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from tablehost.errors import BudgetExceeded
+from tablehost.guest import GuestPool
+from tablehost.limits import Limits
+from tablehost.module import GameModule
+from tablehost.types import ActionDict, AvailableActionDict, PlayerId, Seed, StateDict
 
-if TYPE_CHECKING:
-    from tablehost.guest import GuestPool
+T = TypeVar("T")
 
 ACTIVE_WINDOW_S = 60.0
 """A match changed within this many seconds counts as active; longer idle and not over, waiting."""
@@ -61,8 +64,11 @@ class Metrics:
             "tablehost_moves_refused", "Refused moves and undos, by error code", ["reason"], registry=r
         )
         self.guest_seconds = Histogram(
-            "tablehost_guest_call_seconds", "Guest pool calls, wall time", ["module", "op"],
-            buckets=LATENCY_BUCKETS, registry=r,
+            "tablehost_guest_call_seconds",
+            "Guest pool calls, wall time",
+            ["module", "op"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
         )
         self.budget_refusals = Counter(
             "tablehost_budget_refusals", "Guest calls stopped by a budget", ["module", "budget"], registry=r
@@ -76,7 +82,10 @@ class Metrics:
             "tablehost_requests", "gRPC requests by method and status", ["method", "code"], registry=r
         )
         self.rate_limited = Counter(
-            "tablehost_rate_limited", "Requests and watch streams refused by a rate limit", ["kind"], registry=r
+            "tablehost_rate_limited",
+            "Requests and watch streams refused by a rate limit",
+            ["kind"],
+            registry=r,
         )
 
     def watch_matches(self, summaries: Callable[[], Iterable[tuple[bool, str]]]) -> None:
@@ -106,7 +115,7 @@ class _MatchStates(Collector):
                 counts["over"] += 1
                 continue
             try:
-                idle = now - datetime.fromisoformat(changed_at.replace("Z", "+00:00")).timestamp()
+                idle = now - datetime.fromisoformat(changed_at).timestamp()
             except ValueError:
                 idle = 0.0
             counts["active" if idle <= ACTIVE_WINDOW_S else "waiting"] += 1
@@ -116,55 +125,62 @@ class _MatchStates(Collector):
         yield family
 
 
-class MeteredPool:
+class MeteredPool(GuestPool):
     """A guest pool whose calls are timed (and their budget refusals counted) per module and op.
 
     Args:
-        pool: the pool every call goes to.
-        metrics: where the figures go.
-        module: the module's name for the ``module`` label.
+        module: the compiled module (as :class:`~tablehost.guest.GuestPool`).
+        limits: per-call budgets (as :class:`~tablehost.guest.GuestPool`).
+        metrics: where the figures go; the ``module`` label is ``module.name``.
     """
 
-    def __init__(self, pool: GuestPool, metrics: Metrics, module: str) -> None:
-        self.pool = pool
-        self.module = module
+    def __init__(self, module: GameModule, limits: Limits | None, metrics: Metrics) -> None:
+        super().__init__(module, limits)
         self._metrics = metrics
+        self._label = module.name or module.sha256[:12]
         self._seconds = {
-            op: metrics.guest_seconds.labels(module, op)
+            op: metrics.guest_seconds.labels(self._label, op)
             for op in ("setup", "step", "actions", "scores", "game_over")
         }
 
-    def _timed(self, op: str, call: Callable[[], Any]) -> Any:
+    def _timed(self, op: str, call: Callable[[], T]) -> T:
         started = time.perf_counter()
         try:
             return call()
         except BudgetExceeded as exc:
-            self._metrics.budget_refusals.labels(self.module, exc.budget or "unknown").inc()
+            self._metrics.budget_refusals.labels(self._label, exc.budget or "unknown").inc()
             raise
         finally:
             self._seconds[op].observe(time.perf_counter() - started)
 
-    def setup(self, *args: Any, **kwargs: Any) -> Any:
-        return self._timed("setup", lambda: self.pool.setup(*args, **kwargs))
+    def setup(self, players: list[dict[str, Any]], seed: Seed, next_ref: str) -> dict[str, Any]:
+        return self._timed("setup", lambda: GuestPool.setup(self, players, seed, next_ref))
 
-    def step(self, *args: Any, **kwargs: Any) -> Any:
-        return self._timed("step", lambda: self.pool.step(*args, **kwargs))
+    def step(
+        self,
+        state_ref: str,
+        get_state: Callable[[], StateDict],
+        next_ref: str,
+        player_id: PlayerId,
+        action: ActionDict,
+        seed: Seed,
+        *,
+        want_state: bool = False,
+    ) -> dict[str, Any]:
+        return self._timed(
+            "step",
+            lambda: GuestPool.step(
+                self, state_ref, get_state, next_ref, player_id, action, seed, want_state=want_state
+            ),
+        )
 
-    def actions(self, *args: Any, **kwargs: Any) -> Any:
-        return self._timed("actions", lambda: self.pool.actions(*args, **kwargs))
+    def actions(
+        self, state_ref: str, get_state: Callable[[], StateDict], player_id: PlayerId
+    ) -> list[AvailableActionDict]:
+        return self._timed("actions", lambda: GuestPool.actions(self, state_ref, get_state, player_id))
 
-    def scores(self, *args: Any, **kwargs: Any) -> Any:
-        return self._timed("scores", lambda: self.pool.scores(*args, **kwargs))
+    def scores(self, state_ref: str, get_state: Callable[[], StateDict]) -> dict[str, Any]:
+        return self._timed("scores", lambda: GuestPool.scores(self, state_ref, get_state))
 
-    def game_over(self, *args: Any, **kwargs: Any) -> Any:
-        return self._timed("game_over", lambda: self.pool.game_over(*args, **kwargs))
-
-    def discard_ref(self, state_ref: str) -> None:
-        self.pool.discard_ref(state_ref)
-
-    def close(self) -> None:
-        self.pool.close()
-
-    @property
-    def instance_count(self) -> int:
-        return self.pool.instance_count
+    def game_over(self, state_ref: str, get_state: Callable[[], StateDict]) -> dict[str, Any]:
+        return self._timed("game_over", lambda: GuestPool.game_over(self, state_ref, get_state))

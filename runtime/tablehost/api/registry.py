@@ -32,7 +32,7 @@ import structlog
 
 from tablehost.api.auth import ADMIN, Principal, ensure_admin_token, hash_token, new_token
 from tablehost.api.faults import InvalidRequest, PermissionDenied, Unauthenticated, UnknownModule
-from tablehost.api.metrics import Metrics, MeteredPool
+from tablehost.api.metrics import MeteredPool, Metrics
 from tablehost.api.validation import check_color, check_module_name, check_username
 from tablehost.errors import TablehostError, UnknownMatch
 from tablehost.guest import GuestPool, check_instantiates
@@ -155,7 +155,7 @@ class MatchRegistry:
         self._closing = False
         self.closed = threading.Event()
         """Set once :meth:`close` ran (background checks stop then)."""
-        self._pools: dict[str, GuestPool | MeteredPool] = {}
+        self._pools: dict[str, GuestPool] = {}
         self._matches: dict[str, LiveMatch] = {}
         self._tokens: dict[str, Principal] = {hash_token(admin_token): ADMIN}
         for seat in self.store.load_seats():
@@ -264,7 +264,7 @@ class MatchRegistry:
 
     # ------------------------------------------------------------ modules
 
-    def _pool(self, sha256: str) -> GuestPool | MeteredPool:
+    def _pool(self, sha256: str) -> GuestPool:
         with self._lock:
             pool = self._pools.get(sha256)
         if pool is not None:
@@ -277,11 +277,13 @@ class MatchRegistry:
         module = load_module(
             stored.data, limits=self.limits, cache_dir=self.data_dir / "cache", name=stored.name
         )
-        pool: GuestPool | MeteredPool = GuestPool(module, self.limits)
-        if self.metrics is not None:
-            pool = MeteredPool(pool, self.metrics, stored.name)
+        fresh = (
+            GuestPool(module, self.limits)
+            if self.metrics is None
+            else MeteredPool(module, self.limits, self.metrics)
+        )
         with self._lock:
-            return self._pools.setdefault(sha256, pool)
+            return self._pools.setdefault(sha256, fresh)
 
     def upload_module(self, principal: Principal, data: bytes, name: str) -> StoredModule:
         """Validate, compile and store a module (admin only); identical bytes return the stored module.

@@ -273,7 +273,9 @@ class MatchStore:
             else the earlier one (its first name kept).
         """
         exports_json = orjson.dumps(sorted(exports)).decode()
-        (inserted,) = self._write([(INSERT_MODULE, (sha256, name, len(data), exports_json, data, uploaded_at))])
+        (inserted,) = self._write(
+            [(INSERT_MODULE, (sha256, name, len(data), exports_json, data, uploaded_at))]
+        )
         if inserted == 1:
             return StoredModule(sha256, name, len(data), sorted(exports), uploaded_at, newly_stored=True)
         row = self._query(SELECT_MODULE, (sha256,))[0]
@@ -306,7 +308,12 @@ class MatchStore:
         """
         match_id = setup_record["match_id"]
         record = {key: value for key, value in setup_record.items() if key != "moves"}
-        match_row = (match_id, record["module"]["sha256"], orjson.dumps(record).decode(), record["created_at"])
+        match_row = (
+            match_id,
+            record["module"]["sha256"],
+            orjson.dumps(record).decode(),
+            record["created_at"],
+        )
         self._write(
             [(INSERT_MATCH, match_row)]
             + [(INSERT_SEAT, (seat.token_sha256, match_id, seat.player_id)) for seat in seats]

@@ -37,13 +37,13 @@ from psycopg import errors as pg_errors
 from tablehost.errors import RecordError, UnknownMatch
 from tablehost.store.base import (
     INSERT_SCHEMA,
+    POSTGRESQL,
     SCHEMA,
     SCHEMA_VERSION,
     SELECT_MATCH,
     SELECT_MOVES,
     SELECT_SCHEMA,
     SELECT_VERSION,
-    POSTGRESQL,
     Claim,
     MatchStore,
     Statements,
@@ -84,7 +84,9 @@ def translate(exc: psycopg.Error) -> StoreError:
         return StoreConflict(f"a row with this key is stored already ({text})")
     if isinstance(exc, pg_errors.ForeignKeyViolation):
         return StoreMissingRef(f"the row names a match or module that is not stored ({text})")
-    if isinstance(exc, psycopg.OperationalError | pg_errors.AdminShutdown | pg_errors.IdleInTransactionSessionTimeout):
+    if isinstance(
+        exc, psycopg.OperationalError | pg_errors.AdminShutdown | pg_errors.IdleInTransactionSessionTimeout
+    ):
         return StoreUnavailable(f"the PostgreSQL database cannot be reached: {text}")
     return StoreError(f"PostgreSQL failed: {text}")
 
@@ -182,7 +184,9 @@ class _Pool:
                 conn.rollback()
         except psycopg.Error:
             failed = True
-        broken = conn.closed or (failed and conn.info.transaction_status == psycopg.pq.TransactionStatus.UNKNOWN)
+        broken = conn.closed or (
+            failed and conn.info.transaction_status == psycopg.pq.TransactionStatus.UNKNOWN
+        )
         with self._cond:
             if broken or self._closed:
                 self._open -= 1
@@ -376,5 +380,5 @@ class PostgresStore(MatchStore):
         for callback in self._subscribers:
             try:
                 callback(match_id, version)
-            except Exception:  # noqa: BLE001 - a subscriber's failure must not stop the listener
+            except Exception:
                 log.exception("store.subscriber_failed", match_id=match_id)
