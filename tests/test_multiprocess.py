@@ -9,8 +9,13 @@ other, whose records must keep every acknowledged move exactly once and replay e
 from __future__ import annotations
 
 import random
+import re
+import socket
+import subprocess
+import sys
 import threading
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +26,7 @@ from tablehost.client import ApiError
 from tablehost.guest import GuestPool
 from tablehost.module import load_module
 from tablehost.record import parse_record, replay
-from test_e2e_server import ServerProcess, module_path
+from test_e2e_server import ServerProcess, _env, module_path
 
 pytestmark = pytest.mark.e2e
 
@@ -137,3 +142,48 @@ def test_two_servers_share_matches_and_one_finishes_them_after_the_other_is_kill
         for server in servers:
             if server.proc.poll() is None:
                 server.stop()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_serve_processes_shares_one_address_and_both_processes_answer(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    metrics_port = free_port()
+    server = ServerProcess(
+        tmp_path / "data",
+        ("--store", postgres_url, "--processes", "2", "--metrics-port", str(metrics_port)),
+    )
+    try:
+        connections = 16
+        for _ in range(connections):  # each client is its own TCP connection, spread by the kernel
+            with server.client() as admin:
+                admin.list_modules()
+        served = []
+        for index in range(2):
+            url = f"http://127.0.0.1:{metrics_port + index}/metrics"
+            with urllib.request.urlopen(url, timeout=10) as response:
+                text = response.read().decode()
+            found = re.search(
+                r'^tablehost_requests_total\{code="OK",method="ListModules"\} ([0-9.]+)$', text, re.MULTILINE
+            )
+            served.append(float(found.group(1)) if found else 0.0)
+        assert sum(served) == connections and min(served) > 0, served
+    finally:
+        assert server.stop() == 0
+
+
+def test_several_processes_need_a_shared_store(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "tablehost", "serve", "--data", str(tmp_path / "d"), "--processes", "2"],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=60,
+    )
+    assert result.returncode == 2 and "--store postgresql://" in result.stderr
