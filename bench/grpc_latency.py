@@ -238,6 +238,12 @@ def main() -> int:
         default="sqlite",
         help="sqlite (default), postgresql (a throwaway cluster, fsync on) or postgresql://URL (an empty database)",
     )
+    parser.add_argument(
+        "--pg-fsync",
+        choices=("on", "off"),
+        default="on",
+        help="the throwaway cluster's fsync (off shows the cost of everything but the disk)",
+    )
     parser.add_argument("--processes", type=int, default=1, help="serve processes on one address (PostgreSQL)")
     parser.add_argument("--channels", type=int, default=16, help="gRPC connections the lanes share")
     parser.add_argument("--clients", type=int, default=1, help="client processes the lanes are spread over")
@@ -253,7 +259,7 @@ def main() -> int:
             sys.path.insert(0, str(ROOT / "tests"))
             from conftest import PostgresCluster
 
-            cluster = PostgresCluster(fsync=True)
+            cluster = PostgresCluster(fsync=args.pg_fsync == "on")
             stack.callback(cluster.stop)
             store, db_pid = cluster.new_database(), cluster.postmaster_pid()
         elif args.store.startswith("postgresql://"):
@@ -261,7 +267,13 @@ def main() -> int:
         proc, address, admin = start_server(Path(tmp) / "data", args.sync, store, args.processes)
         try:
             module_id = asyncio.run(upload(address, admin, Path(args.module).read_bytes()))
-            store_name = "SQLite synchronous=" + args.sync.upper() if store is None else "PostgreSQL"
+            store_name = (
+                "SQLite synchronous=" + args.sync.upper()
+                if store is None
+                else f"PostgreSQL (fsync {args.pg_fsync})"
+                if args.store == "postgresql"
+                else "PostgreSQL"
+            )
             print(
                 f"SubmitAction over gRPC, {Path(args.module).name}, {store_name}, {args.processes} serve "
                 f"process(es), {args.clients} client process(es), {args.channels} channels, "

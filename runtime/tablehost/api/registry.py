@@ -47,7 +47,10 @@ log = structlog.get_logger(__name__)
 MAX_SEATS = 64
 PALETTE = ("#c0392b", "#2980b9", "#27ae60", "#8e44ad", "#f39c12", "#16a085", "#d35400", "#2c3e50")
 WATCH_POLL_S = 0.5
-"""How often a waiting watcher re-checks that its client is still there, seconds."""
+"""How often a waiting watcher re-checks that its client is still there (and, on a shared store,
+that the match did not move elsewhere), seconds."""
+HEARD_WAIT_S = 0.05
+"""How long the store's listener waits for a busy match's lock to wake its watchers, seconds."""
 
 
 @dataclass
@@ -192,9 +195,15 @@ class MatchRegistry:
     def _heard(self, match_id: str, version: int) -> None:
         """Another process (or this one) stored ``version`` of ``match_id``: wake its watchers."""
         live = self._matches.get(match_id)
-        if live is not None and live.match.version < version:
-            with live.changed:
+        if live is None or live.match.version >= version:
+            return
+        # Never wait long on a busy match: this thread hears every match's changes, and the
+        # match's watchers re-check every WATCH_POLL_S anyway.
+        if live.changed.acquire(timeout=HEARD_WAIT_S):
+            try:
                 live.changed.notify_all()
+            finally:
+                live.changed.release()
 
     def _catch_up(self, live: LiveMatch, claim: Claim | None = None) -> None:
         """Reload ``live`` when the store holds a newer version; call under ``live.changed``.
