@@ -222,3 +222,27 @@ def test_a_token_bucket_refills_at_its_rate() -> None:
         unlimited.take("a")
     with pytest.raises(ValueError):
         RateLimits(requests_per_s=-1)
+
+
+def test_a_store_that_cannot_be_reached_refuses_a_move_as_unavailable_and_changes_nothing(
+    ops: Ops, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with ops.client() as admin:
+        ttt = admin.upload_module(module_bytes("tic_tac_toe"), "tic_tac_toe")["module_id"]
+        created = admin.create_match(ttt, ["ann", "bob"])
+    match_id = created["match_id"]
+    real_append = ops.registry.store.append
+
+    def lost(*args: object) -> None:
+        raise StoreUnavailable("the database went away (test)")
+
+    monkeypatch.setattr(ops.registry.store, "append", lost)
+    with ops.client(created["seats"][0]["token"]) as seat:
+        offered = seat.view(match_id)["actions"][0]["action"]
+        with pytest.raises(ApiError) as info:
+            seat.submit(match_id, offered, 0)
+        assert (info.value.status, info.value.code) == (grpc.StatusCode.UNAVAILABLE, "store/unavailable")
+        assert seat.view(match_id)["version"] == 0
+        monkeypatch.setattr(ops.registry.store, "append", real_append)
+        assert seat.submit(match_id, offered, 0)["version"] == 1
+    assert sample(ops.scrape(), "tablehost_moves_refused_total", reason="store/unavailable") == 1
