@@ -499,3 +499,52 @@ with store.claim("m-1"):
         assert time.monotonic() - started < 2.0
     finally:
         store.close()
+
+
+def test_a_hung_process_loses_its_hold_after_the_hold_timeout(postgres_url: str) -> None:
+    from tablehost.store.postgresql import HOLD_TIMEOUT_MS
+
+    holder = """
+import os, signal, sys
+from tablehost.store import open_store
+store = open_store(sys.argv[1], "unused")
+with store.claim("m-1"):
+    print("held", flush=True)
+    os.kill(os.getpid(), signal.SIGSTOP)  # hangs holding the match, as a frozen server would
+"""
+    store = open_store(postgres_url, "unused")
+    env = {**os.environ, "PYTHONPATH": str(RUNTIME)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", holder, postgres_url], stdout=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        store.put_module("a" * 64, "ttt", b"\0asm", [], "t")
+        store.create_match(setup_record(), [])
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+        started = time.monotonic()
+        with store.claim("m-1") as claim:
+            claim.journal("move", move(1))
+        waited = time.monotonic() - started
+        assert HOLD_TIMEOUT_MS / 1000 - 1 <= waited <= HOLD_TIMEOUT_MS / 1000 + 5
+        assert [m["seq"] for m in store.load_record("m-1")["moves"]] == [1]
+    finally:
+        proc.kill()
+        proc.wait()
+        assert proc.stdout is not None
+        proc.stdout.close()
+        store.close()
+
+
+def test_store_specs_and_urls_for_people(tmp_path: Path) -> None:
+    from tablehost.store.postgresql import redact
+
+    store = open_store(f"sqlite:{tmp_path / 'elsewhere'}", tmp_path / "data")
+    try:
+        assert store.description == f"sqlite:{(tmp_path / 'elsewhere' / 'tablehost.sqlite3').resolve()}"
+        assert (tmp_path / "elsewhere" / "tablehost.sqlite3").exists() and not (tmp_path / "data").exists()
+    finally:
+        store.close()
+    with pytest.raises(StoreUnusable, match="needs a directory"):
+        open_store("sqlite:", tmp_path)
+    assert redact("postgresql://ann:secret@db.example:5433/games") == "postgresql://ann@db.example:5433/games"
+    assert "secret" not in redact("host=db password=secret dbname=games")
