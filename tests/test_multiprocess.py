@@ -187,3 +187,26 @@ def test_several_processes_need_a_shared_store(tmp_path: Path) -> None:
         timeout=60,
     )
     assert result.returncode == 2 and "--store postgresql://" in result.stderr
+
+
+def test_a_database_that_cannot_be_reached_is_one_line_and_exit_status_2(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tablehost",
+            "serve",
+            "--data",
+            str(tmp_path / "d"),
+            "--store",
+            "postgresql://nobody:secret@127.0.0.1:1/none",
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert result.stderr.startswith("tablehost: the PostgreSQL database cannot be reached")
+    assert "secret" not in result.stderr

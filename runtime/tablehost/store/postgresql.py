@@ -72,6 +72,8 @@ LISTEN_POLL_S = 1.0
 SCHEMA_LOCK_KEY = 0x7461626C65
 """Advisory lock key serialising schema creation when several servers start at once."""
 SESSION_OPTIONS = (
+    # A commit returns once durable, whatever the database's default: a reply means stored.
+    "-c synchronous_commit=on "
     f"-c idle_in_transaction_session_timeout={HOLD_TIMEOUT_MS} "
     "-c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 -c tcp_keepalives_count=2"
 )
