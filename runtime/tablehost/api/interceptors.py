@@ -144,9 +144,10 @@ class RequestInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
             method=method, match_id=getattr(request, "match_id", "") or None
         )
         token = bearer_token(context.invocation_metadata())
+        token_sha256 = hash_token(token)
+        self.limiter.take(token_sha256)  # before the lookup, which may ask a shared store
         principal = self.registry.authenticate(token)
         current_principal.set(principal)
-        self.limiter.take(hash_token(token))
         structlog.contextvars.bind_contextvars(seat=principal.label)
 
     def _fail(self, exc: BaseException, context: grpc.ServicerContext) -> grpc.StatusCode:
