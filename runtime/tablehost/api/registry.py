@@ -446,6 +446,10 @@ class MatchRegistry:
         Raises:
             PermissionDenied: not a seat token (the spectator and admin cannot act).
             MatchError, GuestError, PatchError: refused by the match; nothing changed.
+            StoreUnavailable: the store could not be reached or did not confirm the commit;
+                nothing changed in memory (the next request re-reads the stored version).
+            StoreConflict: another process stored this version first (a shared store without
+                its hold, which the claim prevents); nothing changed.
         """
         live = self._live(principal, match_id)
         player_id = _require_seat(principal)
@@ -463,6 +467,7 @@ class MatchRegistry:
         Raises:
             PermissionDenied: not a seat token.
             MatchOver, StaleVersion, UndoRefused: nothing changed.
+            StoreUnavailable, StoreConflict: as for :meth:`submit`; nothing changed.
         """
         live = self._live(principal, match_id)
         player_id = _require_seat(principal)
