@@ -280,10 +280,15 @@ class PostgresStore(MatchStore):
         self._timed_commit(started, 1)
 
     def _journal_in(self, conn: psycopg.Connection[Any], sql: str, params: tuple[Any, ...]) -> None:
-        """Insert one journal entry, announce it, commit (which ends any hold of the match)."""
-        conn.execute(self._dialect.sql(sql), params)  # type: ignore[arg-type]
-        conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"{params[0]} {params[1]}"))
-        conn.commit()
+        """Insert one journal entry, announce it, commit (which ends any hold of the match).
+
+        One round trip: the three statements go out together (pipeline mode); an error in
+        the insert skips the rest, and the caller's connection is rolled back.
+        """
+        with conn.pipeline():
+            conn.execute(self._dialect.sql(sql), params)  # type: ignore[arg-type]
+            conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"{params[0]} {params[1]}"))
+            conn.commit()
 
     @contextmanager
     def claim(self, match_id: str) -> Iterator[Claim]:
@@ -297,8 +302,11 @@ class PostgresStore(MatchStore):
         """
         with self._pool.connection() as conn:
             with driver_errors():
-                conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock_key(match_id),))
-                row = conn.execute(self._dialect.sql(SELECT_VERSION), (match_id,)).fetchone()
+                # One round trip; the second statement's snapshot is taken once the lock is held.
+                with conn.pipeline():
+                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock_key(match_id),))
+                    cursor = conn.execute(self._dialect.sql(SELECT_VERSION), (match_id,))
+                row = cursor.fetchone()
             version = int(row[0]) if row else 0
 
             def journal(kind: str, payload: dict[str, Any]) -> None:
