@@ -100,6 +100,22 @@ def test_two_servers_share_matches_and_one_finishes_them_after_the_other_is_kill
         for thread in players:
             thread.join(30)
 
+        # The watched match moved only through the killed process: the survivor takes it over
+        # at once (the dead process's connections, and with them its hold, are gone).
+        takeover_started = time.monotonic()
+        with (
+            second.client(matches[0]["seats"][0]["token"]) as ann,
+            second.client(matches[0]["seats"][1]["token"]) as bob,
+        ):
+            view = next(
+                v for v in (ann.view(watched_id), bob.view(watched_id)) if v["actions"] or v["game_over"]
+            )
+            if not view["game_over"]:
+                mover = ann if view["viewer"] == 1 else bob
+                offered = next(a for a in view["actions"] if a["intent"] != "undo")["action"]
+                mover.submit(watched_id, offered, view["version"])
+        assert time.monotonic() - takeover_started < 5, "the survivor did not take the match over within 5 s"
+
         # Every match, wherever it was made and moved, is finished through the survivor.
         results: dict[str, bool] = {}
 
