@@ -226,3 +226,68 @@ def test_a_database_that_cannot_be_reached_is_one_line_and_exit_status_2(tmp_pat
     assert result.returncode == 2
     assert result.stderr.startswith("tablehost: the PostgreSQL database cannot be reached")
     assert "secret" not in result.stderr
+
+
+def test_two_registries_on_one_database_never_both_apply_a_version_and_undo_across_them(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """Two registries in this process stand for two servers: same database, separate memory."""
+    from tablehost.api.auth import ADMIN
+    from tablehost.api.registry import MatchRegistry
+    from tablehost.errors import MatchError
+
+    first = MatchRegistry(tmp_path / "a", store=postgres_url)
+    second = MatchRegistry(tmp_path / "b", store=postgres_url)
+    try:
+        module = first.upload_module(ADMIN, module_path("tic_tac_toe").read_bytes(), "tic_tac_toe")
+        created = first.create_match(ADMIN, module.sha256, [("ann", ""), ("bob", "")])
+        match_id = created.match_id
+        ann_first = first.authenticate(created.seats[0][1])
+        ann_second = second.authenticate(created.seats[0][1])  # a token made by the other "server"
+        offers = [
+            a["action"] for a in second.view(ann_second, match_id).view.actions if a["intent"] != "undo"
+        ]
+
+        # The same version submitted through both at once: exactly one is applied, the other
+        # is judged against the stored match (not its stale copy) and refused.
+        outcomes: list[object] = []
+        barrier = threading.Barrier(2)
+
+        def submit(registry: MatchRegistry, principal: object, action: dict[str, Any]) -> None:
+            barrier.wait()
+            try:
+                outcomes.append(registry.submit(principal, match_id, action, 0).view.version)  # type: ignore[arg-type]
+            except MatchError as exc:  # the loser sees the winner's move: not its turn any more
+                outcomes.append(exc)
+
+        racers = [
+            threading.Thread(target=submit, args=(first, ann_first, offers[0])),
+            threading.Thread(target=submit, args=(second, ann_second, offers[1])),
+        ]
+        for thread in racers:
+            thread.start()
+        for thread in racers:
+            thread.join(30)
+        assert sorted(type(o).__name__ for o in outcomes) == ["NotYourTurn", "int"] and 1 in outcomes
+        stored = first.store.load_record(match_id)["moves"]
+        assert [m["seq"] for m in stored] == [1]
+
+        # A move through one, its undo through the other (hearts: a passing choice is undoable).
+        hearts = first.upload_module(ADMIN, module_path("hearts").read_bytes(), "hearts")
+        four = first.create_match(ADMIN, hearts.sha256, [("a", ""), ("b", ""), ("c", ""), ("d", "")])
+        seat_first, seat_second = first.authenticate(four.seats[0][1]), second.authenticate(four.seats[0][1])
+        before = second.view(seat_second, four.match_id).view
+        choice = next(a for a in before.actions if a["intent"] == "choice")["action"]
+        assert first.submit(seat_first, four.match_id, choice, 0).view.version == 1
+        undone = second.undo(seat_second, four.match_id, 1).view
+        assert undone.version == 2 and undone.state == before.state
+        deadline = time.monotonic() + 5  # the first hears of the undo through NOTIFY
+        while first.view(seat_first, four.match_id).view.version != 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert first.view(seat_first, four.match_id).view.state == before.state
+        assert [
+            (m["seq"], m["undone"], m["undo_seq"]) for m in first.store.load_record(four.match_id)["moves"]
+        ] == [(1, True, 2)]
+    finally:
+        first.close()
+        second.close()
