@@ -22,7 +22,7 @@ proto: ## regenerate runtime/tablehost/api/_pb from proto/
 	scripts/gen-proto.sh
 
 bench: ## print host throughput, patch and gRPC latency figures
-	python3 bench/host_throughput.py && python3 bench/table_patch.py && python3 bench/grpc_latency.py
+	python3 bench/host_throughput.py && python3 bench/table_patch.py && python3 bench/move_cost.py && python3 bench/grpc_latency.py
 
 toolchain: ## install the Rust/wasm toolchain if missing (Debian packages)
 	scripts/install-toolchain.sh
