@@ -36,6 +36,7 @@ from tablehost.store import (
     SqliteStore,
     StoreConflict,
     StoreMissingRef,
+    StoreUnavailable,
     StoreUnusable,
     open_store,
 )
@@ -548,3 +549,26 @@ def test_store_specs_and_urls_for_people(tmp_path: Path) -> None:
         open_store("sqlite:", tmp_path)
     assert redact("postgresql://ann:secret@db.example:5433/games") == "postgresql://ann@db.example:5433/games"
     assert "secret" not in redact("host=db password=secret dbname=games")
+
+
+def test_a_request_waits_for_a_held_match_only_so_long(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tablehost.store import postgresql
+
+    # A short wait for this test only; the server waits LOCK_WAIT_MS.
+    monkeypatch.setattr(postgresql, "SESSION_OPTIONS", postgresql.SESSION_OPTIONS + " -c lock_timeout=300")
+    holder, waiter = open_store(postgres_url, "unused"), open_store(postgres_url, "unused")
+    try:
+        holder.put_module("a" * 64, "ttt", b"\0asm", [], "t")
+        holder.create_match(setup_record(), [])
+        with holder.claim("m-1"):
+            started = time.monotonic()
+            with pytest.raises(StoreUnavailable, match="held this match too long"), waiter.claim("m-1"):
+                pass
+            assert time.monotonic() - started < 5
+        with waiter.claim("m-1") as claim:  # free again once the holder is done
+            assert claim.version == 0
+    finally:
+        holder.close()
+        waiter.close()

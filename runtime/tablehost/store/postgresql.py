@@ -63,6 +63,9 @@ CHANNEL = "tablehost_moves"
 """The NOTIFY channel of stored versions; payload ``"<match_id> <version>"``."""
 HOLD_TIMEOUT_MS = 5000
 """A session idle inside a transaction this long is ended by the server, freeing its match locks."""
+LOCK_WAIT_MS = 3 * HOLD_TIMEOUT_MS
+"""A request waits at most this long for a match another process holds, then fails as unavailable
+(a hold outlives :data:`HOLD_TIMEOUT_MS` only if the database did not end the holder's session)."""
 POOL_SIZE = 32
 """Connections per process: requests that hold a match, plus reads."""
 POOL_WAIT_S = 10.0
@@ -74,7 +77,7 @@ SCHEMA_LOCK_KEY = 0x7461626C65
 SESSION_OPTIONS = (
     # A commit returns once durable, whatever the database's default: a reply means stored.
     "-c synchronous_commit=on "
-    f"-c idle_in_transaction_session_timeout={HOLD_TIMEOUT_MS} "
+    f"-c idle_in_transaction_session_timeout={HOLD_TIMEOUT_MS} -c lock_timeout={LOCK_WAIT_MS} "
     "-c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 -c tcp_keepalives_count=2"
 )
 
@@ -86,6 +89,8 @@ def translate(exc: psycopg.Error) -> StoreError:
         return StoreConflict(f"a row with this key is stored already ({text})")
     if isinstance(exc, pg_errors.ForeignKeyViolation):
         return StoreMissingRef(f"the row names a match or module that is not stored ({text})")
+    if isinstance(exc, pg_errors.LockNotAvailable):
+        return StoreUnavailable(f"another server held this match too long; try again ({text})")
     if isinstance(
         exc, psycopg.OperationalError | pg_errors.AdminShutdown | pg_errors.IdleInTransactionSessionTimeout
     ):
@@ -282,13 +287,13 @@ class PostgresStore(MatchStore):
     def _journal_in(self, conn: psycopg.Connection[Any], sql: str, params: tuple[Any, ...]) -> None:
         """Insert one journal entry, announce it, commit (which ends any hold of the match).
 
-        One round trip: the three statements go out together (pipeline mode); an error in
-        the insert skips the rest, and the caller's connection is rolled back.
+        No pipeline mode here or in :meth:`claim`: after one, PostgreSQL 15 did not apply
+        ``idle_in_transaction_session_timeout`` to the session (measured), and that timeout
+        is what frees the matches of a hung process.
         """
-        with conn.pipeline():
-            conn.execute(self._dialect.sql(sql), params)  # type: ignore[arg-type]
-            conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"{params[0]} {params[1]}"))
-            conn.commit()
+        conn.execute(self._dialect.sql(sql), params)  # type: ignore[arg-type]
+        conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"{params[0]} {params[1]}"))
+        conn.commit()
 
     @contextmanager
     def claim(self, match_id: str) -> Iterator[Claim]:
@@ -302,11 +307,9 @@ class PostgresStore(MatchStore):
         """
         with self._pool.connection() as conn:
             with driver_errors():
-                # One round trip; the second statement's snapshot is taken once the lock is held.
-                with conn.pipeline():
-                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock_key(match_id),))
-                    cursor = conn.execute(self._dialect.sql(SELECT_VERSION), (match_id,))
-                row = cursor.fetchone()
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock_key(match_id),))
+                # A statement of its own: its snapshot is taken once the lock is held.
+                row = conn.execute(self._dialect.sql(SELECT_VERSION), (match_id,)).fetchone()
             version = int(row[0]) if row else 0
 
             def journal(kind: str, payload: dict[str, Any]) -> None:
