@@ -126,6 +126,10 @@ def test_the_metrics_endpoint_counts_moves_refusals_guest_calls_matches_watchers
     )
     assert sample(text, "tablehost_guest_call_seconds_count", module="tic_tac_toe", op="step") == 1
     assert sample(text, "tablehost_guest_call_seconds_count", module="tic_tac_toe", op="setup") == 1
+    assert sample(text, "tablehost_guest_call_fuel_count", module="tic_tac_toe", op="step") == 1
+    assert sample(text, "tablehost_guest_call_fuel_sum", module="tic_tac_toe", op="step") > 0
+    # A step stopped by its budget gave no answer: counted as a refusal, not as fuel.
+    assert sample(text, "tablehost_guest_call_fuel_count", module="loops", op="step") == 0
     # Module upload, two matches, one move: four write transactions, each timed.
     assert sample(text, "tablehost_store_commit_seconds_count") >= 4
     assert sample(text, "tablehost_requests_total", method="SubmitAction", code="OK") == 1

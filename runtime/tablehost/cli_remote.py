@@ -22,6 +22,7 @@ import grpc
 import orjson
 
 from tablehost.bots import RandomBot
+from tablehost.cli_budgets import BUDGET_OPTIONS, add_budget_options, limits_from_args
 from tablehost.client import ApiError, ServerUnreachable, TablehostClient
 
 DEFAULT_ADDRESS = "127.0.0.1:50051"
@@ -144,6 +145,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from tablehost.api.rate_limit import RateLimits
     from tablehost.api.server import serve, serve_processes
 
+    if args.check_uploads < 0 or args.check_players < 1:
+        raise SystemExit("tablehost: --check-uploads must be at least 0 and --check-players at least 1")
     if args.processes < 1:
         print("tablehost: --processes must be at least 1", file=sys.stderr)
         return 2
@@ -159,7 +162,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
             "--store", args.store, "--max-workers", str(args.max_workers), "--log-level", args.log_level,
             "--rate-limit", str(args.rate_limit), "--rate-burst", str(args.rate_burst),
             "--watches-per-token", str(args.watches_per_token),
+            "--check-uploads", str(args.check_uploads), "--check-players", str(args.check_players),
         ]
+        for dest, (flag, *_rest) in BUDGET_OPTIONS.items():
+            if getattr(args, dest, None) is not None:
+                forwarded += [flag, str(getattr(args, dest))]
         if args.metrics_port is not None:
             forwarded += ["--metrics-port", str(args.metrics_port)]
         return serve_processes(args.processes, args.listen, args.data, forwarded)
@@ -171,9 +178,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return serve(
         args.listen,
         args.data,
+        limits=limits_from_args(args),
         max_workers=args.max_workers,
         synchronous=args.sync.upper(),
         log_level=args.log_level,
+        check_uploads=args.check_uploads,
+        check_players=args.check_players,
         store=args.store,
         reuse_port=args.reuse_port,
         metrics_port=args.metrics_port,
@@ -633,6 +643,12 @@ def register(commands: Any) -> None:
         help="SQLite sync: full survives power loss, normal only a killed process (default full)",
     )
     serve.add_argument("--log-level", default="info", help="debug, info, warning or error")
+    serve.add_argument(
+        "--check-uploads", type=int, default=0, metavar="GAMES",
+        help="refuse an upload unless `tablehost check` passes this many games (default 0: no check)",
+    )
+    serve.add_argument("--check-players", type=int, default=2, help="seats per game of that check (default 2)")
+    add_budget_options(serve, replaying=True)
     serve.set_defaults(func=cmd_serve)
 
     upload = commands.add_parser("upload", help="upload a module to a server (admin token)")

@@ -8,6 +8,7 @@ metric                                 type       labels, meaning
 ``moves_accepted_total``               counter    ``kind`` (move, undo): journaled changes
 ``moves_refused_total``                counter    ``reason``: the error code (``match/not_offered``...)
 ``guest_call_seconds``                 histogram  ``module``, ``op``: one pool call, wall time
+``guest_call_fuel``                    histogram  ``module``, ``op``: fuel one answered op burnt
 ``budget_refusals_total``              counter    ``module``, ``budget``: calls stopped by a budget
 ``matches``                            gauge      ``state``: active (a change in the last
                                                   :data:`ACTIVE_WINDOW_S`), waiting (not over,
@@ -35,7 +36,9 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from tablehost.errors import BudgetExceeded
-from tablehost.guest import GuestPool
+from tablehost.guest import Guest, GuestPool
+from tablehost.guest.instance import CallBudget
+from tablehost.guest.protocol import OP_NAMES
 from tablehost.limits import Limits
 from tablehost.module import GameModule
 from tablehost.types import ActionDict, AvailableActionDict, PlayerId, Seed, StateDict
@@ -44,6 +47,8 @@ T = TypeVar("T")
 
 ACTIVE_WINDOW_S = 60.0
 """A match changed within this many seconds counts as active; longer idle and not over, waiting."""
+FUEL_BUCKETS = tuple(float(10**k) for k in range(3, 11))
+"""Fuel units, 10**3 to 10**10 (a tic-tac-toe step burns tens of thousands)."""
 LATENCY_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0)
 
 
@@ -68,6 +73,13 @@ class Metrics:
             "Guest pool calls, wall time",
             ["module", "op"],
             buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.guest_fuel = Histogram(
+            "tablehost_guest_call_fuel",
+            "Fuel one guest op burnt, all its crossings",
+            ["module", "op"],
+            buckets=FUEL_BUCKETS,
             registry=r,
         )
         self.budget_refusals = Counter(
@@ -142,6 +154,24 @@ class MeteredPool(GuestPool):
             op: metrics.guest_seconds.labels(self._label, op)
             for op in ("setup", "step", "actions", "scores", "game_over")
         }
+        self._fuel = {code: metrics.guest_fuel.labels(self._label, name) for code, name in OP_NAMES.items()}
+
+    def _call_with_state(  # type: ignore[override]
+        self,
+        guest: Guest,
+        op: int,
+        held_ref: str | None,
+        get_state: Callable[[], StateDict],
+        fields: dict[str, Any],
+        budget: CallBudget,
+    ) -> tuple[dict[str, Any], bool]:
+        """The pool's call of one op, and the fuel it burnt (the op's budget, all crossings).
+
+        Only answered ops are measured: after a failure the budget holds what the panic-message
+        read left, not what the op burnt (a failure is counted by ``budget_refusals``)."""
+        answer = GuestPool._call_with_state(guest, op, held_ref, get_state, fields, budget)
+        self._fuel[op].observe(max(0, self.limits.fuel_per_call - budget.fuel))
+        return answer
 
     def _timed(self, op: str, call: Callable[[], T]) -> T:
         started = time.perf_counter()

@@ -177,6 +177,8 @@ def serve(
     max_workers: int = DEFAULT_MAX_WORKERS,
     synchronous: str = "FULL",
     log_level: str = "info",
+    check_uploads: int = 0,
+    check_players: int = 2,
     store: str | None = None,
     reuse_port: bool = False,
     metrics_port: int | None = None,
@@ -205,7 +207,10 @@ def serve(
     metrics = Metrics()
     try:
         host, _ = check_address(listen, listening=True)
-        registry = MatchRegistry(data_dir, limits=limits, synchronous=synchronous, store=store, metrics=metrics)
+        registry = MatchRegistry(
+            data_dir, limits=limits, synchronous=synchronous, check_uploads=check_uploads,
+            check_players=check_players, store=store, metrics=metrics,
+        )
     except (ValueError, StoreError) as exc:
         print(f"tablehost: {exc}", file=sys.stderr)
         return EXIT_CANNOT_START
