@@ -187,6 +187,7 @@ class MatchRegistry:
         self.closed = threading.Event()
         """Set once :meth:`close` ran (background checks stop then)."""
         self._pools: dict[str, GuestPool] = {}
+        self._resume_pools: dict[str, GuestPool] = {}
         self._matches: dict[str, LiveMatch] = {}
         self._tokens: dict[str, Principal] = {hash_token(admin_token): ADMIN}
         for seat in self.store.load_seats():
@@ -215,8 +216,17 @@ class MatchRegistry:
         """
         if record is None:
             record = self.store.load_record(match_id)
-        pool = self._pool(record["module"]["sha256"])
-        match = Match.resume(pool, record, journal=self.store.journal_for(match_id))
+        sha256 = record["module"]["sha256"]
+        pool = self._pool(sha256)
+        # Resuming asks the guest about states it answered before: fuel decides, and the wall
+        # clock is widened (a restart or catch-up on a busy machine must not lose a match for
+        # time alone); moves from then on run under the live budgets.
+        with self._lock:
+            resume_pool = self._resume_pools.get(sha256)
+            if resume_pool is None:
+                resume_pool = self._resume_pools[sha256] = GuestPool(pool.module, pool.limits.for_replay())
+        match = Match.resume(resume_pool, record, journal=self.store.journal_for(match_id))
+        match.pool = pool
         log.info("match.resumed", match_id=match_id, version=match.version, game_over=match.game_over)
         return match
 
@@ -265,7 +275,7 @@ class MatchRegistry:
         """End the watchers, close the guest pools and the store; the registry is unusable afterwards."""
         self.close_watchers()
         self.closed.set()
-        for pool in self._pools.values():
+        for pool in [*self._pools.values(), *self._resume_pools.values()]:
             pool.close()
         # entries / transactions: how many journal entries each fsync carried on average.
         log.info("store.closed", transactions=self.store.transactions, entries=self.store.entries)
