@@ -29,7 +29,9 @@ Usage::
 
 Prints one line per load and level: matches, moves, offered moves/s (paced), p50 and p99
 SubmitAction latency in ms, moves/s, and the CPU use (percent of one core) of the server
-processes, of the database's processes (PostgreSQL), and of the clients.
+processes, of the database's processes (PostgreSQL), and of the clients; and how many moves
+were refused RESOURCE_EXHAUSTED (all of the module's call slots busy) and retried (counted with
+one client process).
 The machine is shared: note ``uptime``'s load average with the figures.
 """
 
@@ -97,8 +99,13 @@ async def play_match(
     latencies: list[float],
     rng: random.Random,
     think_s: float,
+    refusals: list[float] | None = None,
 ) -> None:
-    """Play one match to the end, timing every SubmitAction (seconds into ``latencies``)."""
+    """Play one match to the end, timing every SubmitAction (seconds into ``latencies``); a move
+    refused with RESOURCE_EXHAUSTED (every call slot of the module busy) goes into ``refusals``
+    and is tried again."""
+    if refusals is None:
+        refusals = []
     tokens = {seat.player_id: seat.token for seat in created.seats}
     view = created.view
     while not view.game_over:
@@ -109,7 +116,14 @@ async def play_match(
             match_id=created.match_id, action=rng.choice(offered).action, expected_version=view.version
         )
         started = time.perf_counter()
-        reply = await stub.SubmitAction(request, metadata=auth(tokens[player]))
+        try:
+            reply = await stub.SubmitAction(request, metadata=auth(tokens[player]))
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
+                raise
+            refusals.append(time.perf_counter() - started)  # the module's call slots were all busy
+            await asyncio.sleep(0.01)
+            continue
         latencies.append(time.perf_counter() - started)
         view = reply.view
         if think_s:
@@ -122,9 +136,13 @@ async def create_matches(address: str, admin: str, module_id: str, count: int) -
         stub = pb_grpc.MatchServiceStub(channel)
         seats = [pb.SeatRequest(username="a"), pb.SeatRequest(username="b")]
         request = pb.CreateMatchRequest(module_id=module_id, seats=seats)
-        created = await asyncio.gather(
-            *(stub.CreateMatch(request, metadata=auth(admin)) for _ in range(count))
-        )
+        slots = asyncio.Semaphore(4)  # the module's call slots: do not queue setups past them
+
+        async def create() -> pb.CreateMatchResponse:
+            async with slots:
+                return await stub.CreateMatch(request, metadata=auth(admin))
+
+        created = await asyncio.gather(*(create() for _ in range(count)))
     return [c.SerializeToString() for c in created]
 
 
@@ -136,6 +154,7 @@ async def play_lanes(
     opened = [grpc.aio.insecure_channel(address) for _ in range(max(1, min(channels, len(lanes))))]
     stubs = [pb_grpc.MatchServiceStub(channel) for channel in opened]
     latencies: list[float] = []
+    refusals: list[float] = []
 
     async def lane(slot: int, number: int) -> None:
         rng = random.Random(number)
@@ -143,13 +162,14 @@ async def play_lanes(
             await asyncio.sleep(think_s * rng.random())
         for game in range(games):
             match = pb.CreateMatchResponse.FromString(created[number * games + game])
-            await play_match(stubs[slot % len(stubs)], match, latencies, rng, think_s)
+            await play_match(stubs[slot % len(stubs)], match, latencies, rng, think_s, refusals)
 
     started = time.perf_counter()
     await asyncio.gather(*(lane(slot, n) for slot, n in enumerate(lanes)))
     elapsed = time.perf_counter() - started
     for channel in opened:
         await channel.close()
+    REFUSED.append(len(refusals))
     return latencies, elapsed
 
 
@@ -193,6 +213,10 @@ def run_level(
     p50 = latencies[len(latencies) // 2] * 1e3
     p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] * 1e3
     return len(latencies), p50, p99, len(latencies) / elapsed, client_cpu
+
+
+REFUSED: list[int] = []
+"""SubmitActions refused as RESOURCE_EXHAUSTED and retried, per lane group of this process."""
 
 
 def cpu_seconds(pid: int) -> float:
@@ -295,9 +319,12 @@ def main() -> int:
                     server = 100 * (tree_cpu_seconds(proc.pid) - server_before) / elapsed
                     db = 100 * (tree_cpu_seconds(db_pid) - db_before) / elapsed
                     offered = f"{level / think_s:.0f}" if think_s else "-"
+                    busy = sum(REFUSED)
+                    REFUSED.clear()
                     print(
                         f"{load:>9} {level:>8} {moves:>7} {offered:>9} {p50:>8.2f} {p99:>8.2f} {rate:>8.0f} "
-                        f"{server:>8.0f} {db:>8.0f} {100 * client_cpu / elapsed:>8.0f}",
+                        f"{server:>8.0f} {db:>8.0f} {100 * client_cpu / elapsed:>8.0f}"
+                        + (f"  ({busy} refused busy, retried)" if busy else ""),
                         flush=True,
                     )
         finally:
