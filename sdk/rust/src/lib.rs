@@ -9,9 +9,13 @@
 #[doc(hidden)]
 pub mod abi;
 mod action;
+pub mod board;
 mod cache;
+pub mod cards;
 mod config;
+pub mod dice;
 pub mod dispatch;
+pub mod face_down;
 mod game;
 mod json_out;
 mod patch;
