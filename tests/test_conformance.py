@@ -35,9 +35,11 @@ PLAYERS = {
     "hearts": [4],
     "backgammon": [2],
     "spades": [4],
+    "holdem": [2, 4, 9],
+    "risk": [2, 3],
 }
 CASES = [(name, n) for name, counts in PLAYERS.items() for n in counts if (DIST / f"{name}.wasm").exists()]
-MAX_PLIES = {"hearts": 5000, "backgammon": 5000, "spades": 3000}
+MAX_PLIES = {"hearts": 5000, "backgammon": 5000, "spades": 3000, "risk": 5000}
 
 _modules: dict[str, Any] = {}
 

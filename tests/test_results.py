@@ -16,7 +16,7 @@ from tablehost.match import Match, PlayerInfo
 from tablehost.metadata import GameMetadata
 from tablehost.record import parse_record, replay, state_at
 from tablehost.results import compute_result
-from tablehost.store import MatchStore
+from tablehost.store import SqliteStore
 
 
 class ContinuePool(FakePool):
@@ -94,7 +94,7 @@ def test_resign_ends_the_match_with_the_resigner_last_and_refuses_afterwards() -
 
 
 def test_under_the_continue_rule_the_others_play_on_and_the_resigner_cannot_act(tmp_path: Path) -> None:
-    store = MatchStore(tmp_path)
+    store = SqliteStore(tmp_path)
     store.put_module("f" * 64, "fake", b"\0asm", [], "2026-11-30T00:00:00Z")
     match = start("continue", store.journal_for(None))
     match.journal = store.journal_for("m-1")
@@ -126,7 +126,7 @@ def test_with_two_left_a_continue_resignation_ends_the_match() -> None:
 
 
 def test_abort_and_resign_survive_the_journal_and_a_resume(tmp_path: Path) -> None:
-    store = MatchStore(tmp_path)
+    store = SqliteStore(tmp_path)
     store.put_module("f" * 64, "fake", b"\0asm", [], "2026-11-30T00:00:00Z")
     match = start(journal=store.journal_for(None))
     match.journal = store.journal_for("m-1")

@@ -25,7 +25,6 @@ from tablehost.record import parse_record, replay
 DEMO_SEATS_MAX = 3
 """The demo seats each game's minimum player count, raised towards its maximum up to this many
 (the counts come from each module's metadata, not from the host)."""
-"""Seats per sample game in the demo (other modules found in the folder get 2)."""
 
 
 def free_port() -> int:

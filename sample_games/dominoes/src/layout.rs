@@ -72,6 +72,7 @@ pub fn config(players: &[PlayerId], options: &Options) -> GameConfig {
     let mut meta_data = Map::new();
     meta_data.insert("game".to_string(), json!("dominoes"));
     meta_data.insert(TILES_PER_HAND.to_string(), json!(tiles_dealt(options, players.len())));
+    meta_data.insert("display".to_string(), crate::display::hints());
     GameConfig {
         spaces: std::iter::once(boneyard)
             .chain(hands)

@@ -26,6 +26,7 @@ use tablehost_sdk::{
     Action, AvailableAction, Game, GameConfig, GameOption, Metadata, Options, PlayerId, Rng, Score, Scores, Table,
 };
 
+pub mod display;
 pub mod layout;
 pub mod line;
 pub mod round;

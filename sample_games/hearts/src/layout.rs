@@ -100,6 +100,7 @@ pub fn config(players: &[PlayerId]) -> GameConfig {
     let mut meta_data = Map::new();
     meta_data.insert("game".to_string(), json!("hearts"));
     meta_data.insert(ROUND.to_string(), json!(0));
+    meta_data.insert("display".to_string(), crate::display::hints(players));
     GameConfig {
         spaces,
         score_labels: vec!["Points".to_string(), "This round".to_string()],

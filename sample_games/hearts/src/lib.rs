@@ -29,6 +29,7 @@ use tablehost_sdk::{
 };
 
 pub mod card;
+mod display;
 pub mod layout;
 pub mod passing;
 pub mod round;

@@ -23,6 +23,8 @@ use tablehost_sdk::{
     Rng, Score, Scores, Space, StartingPlayer, Table, Value,
 };
 
+mod display;
+
 /// The option reversing rule 3: completing a line loses.
 pub const MISERE: &str = "misere";
 
@@ -134,6 +136,7 @@ impl Game for TicTacToe {
         marks.insert(players[1].to_string(), json!("o"));
         let mut meta_data = Map::new();
         meta_data.insert("marks".to_string(), json!(marks));
+        meta_data.insert("display".to_string(), display::hints(players));
         GameConfig {
             spaces,
             score_labels: vec!["Points".to_string()],
