@@ -19,7 +19,8 @@ from tablehost.errors import (
 )
 from tablehost.guest import GuestPool, check_instantiates
 from tablehost.limits import DEFAULT_LIMITS, Limits
-from tablehost.match import Match, PlayerInfo
+from tablehost.history import PlayerInfo
+from tablehost.match import Match
 from tablehost.module import load_module
 
 DIST = Path(__file__).resolve().parent.parent / "sample_games" / "dist"

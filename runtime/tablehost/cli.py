@@ -23,7 +23,8 @@ from tablehost.bots import parse_bot_list
 from tablehost.errors import TablehostError
 from tablehost.guest import GuestPool, check_instantiates
 from tablehost.limits import DEFAULT_LIMITS
-from tablehost.match import Match, MoveRecord
+from tablehost.history import MoveRecord
+from tablehost.match import Match
 from tablehost.module import load_module, validate_module
 from tablehost.record import load_record, replay, state_at, view_at
 from tablehost.selfplay import play_game

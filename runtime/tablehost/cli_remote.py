@@ -279,7 +279,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 @_guarded
 def cmd_record(args: argparse.Namespace) -> int:
-    """Fetch a match record (``tablehost.record/1``) for ``tablehost replay FILE --verify``."""
+    """Fetch a match record (``tablehost.record/2``) for ``tablehost replay FILE --verify``."""
     with TablehostClient(args.address, _token(args)) as client:
         record = client.record(args.match_id)
     data = orjson.dumps(record, option=orjson.OPT_INDENT_2) + b"\n"

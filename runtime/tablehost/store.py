@@ -436,7 +436,7 @@ class MatchStore:
         return journal
 
     def load_record(self, match_id: str) -> dict[str, Any]:
-        """Rebuild one match's record (format ``tablehost.record/1``) from its setup and journal.
+        """Rebuild one match's record (format ``tablehost.record/2``) from its setup and journal.
 
         Raises:
             KeyError: no such match.

@@ -28,7 +28,9 @@ from tablehost.api.validation import check_color, check_module_name, check_usern
 from tablehost.errors import UnknownMatch
 from tablehost.guest import GuestPool, check_instantiates
 from tablehost.limits import DEFAULT_LIMITS, Limits
-from tablehost.match import Match, MatchView, PlayerInfo
+from tablehost.history import PlayerInfo
+from tablehost.match import Match, MatchView
+from tablehost.record import resume_match
 from tablehost.module import load_module
 from tablehost.store import MatchStore, SeatRow, StoredModule
 from tablehost.view import view_actions
@@ -137,7 +139,7 @@ class MatchRegistry:
             match_id = record["match_id"]
             try:
                 pool = self._pool(record["module"]["sha256"])
-                match = Match.resume(pool, record, journal=self.store.journal_for(match_id))
+                match = resume_match(pool, record, journal=self.store.journal_for(match_id))
             except Exception as exc:  # noqa: BLE001 - one broken match must not keep the others from being served
                 log.error(
                     "match.resume_failed", match_id=match_id, error=str(exc), error_type=type(exc).__name__
