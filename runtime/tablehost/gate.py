@@ -32,8 +32,10 @@ number. Duplicate object keys: refused, see :func:`has_duplicate_keys` (parse ti
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+import re
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
@@ -49,11 +51,53 @@ __all__ = ["Gate", "has_duplicate_keys", "value_depth"]
 OFFER_INTENTS = frozenset(("choice", "confirm", "cancel"))
 """Intents a game may offer; ``undo`` is the platform's own (platform rule 3)."""
 
+
+@functools.lru_cache(maxsize=8)
+def _offers_re(string_chars_max: int) -> re.Pattern[bytes]:
+    """The offers list as the SDK writes it (full form, its key order, strings without escapes
+    of at most ``string_chars_max`` bytes), matched in C."""
+    text = b'"[^"\\\\\\x00-\\x1f]{0,%d}"' % string_chars_max
+    offer = (
+        rb'\{"action":\{"type":"(?:space_click","space_id":'
+        + text
+        + rb'|piece_click","space_id":'
+        + text
+        + rb',"index":(?:0|[1-9][0-9]{0,9})'
+        + rb'|button_click","button":\{"id":'
+        + text
+        + rb',"label":'
+        + text
+        + rb',"location":'
+        + text
+        + rb',"disabled":(?:true|false)\})\},"intent":"(?:choice|confirm|cancel)","label":'
+        + text
+        + rb"\}"
+    )
+    return re.compile(rb"\[(?:" + offer + rb"(?:," + offer + rb")*)?\]")
+
+
+_SPACE_IDS_RE = re.compile(rb'"space_id":"([^"]*)"')
+_PIECES_RE = re.compile(rb'"space_id":"([^"]*)","index":([0-9]+)')
+_EMPTY: list[Any] = []
+_finite = math.isfinite
 _OFFER_KEYS = frozenset(("action", "intent", "label"))
 _BUTTON_KEYS = frozenset(("id", "label", "location", "disabled"))
 _SCORE_KEYS = frozenset(("public_points", "private_points"))
 _SCORE_LISTS = ("public_points", "private_points")
 _NODE_BYTES = 4
+_PLAIN_OPS = frozenset(("remove_piece", "move_piece", "permute", "set_public_kind", "set_private_kind"))
+"""Ops whose only new text is ``kind``: spaces and indexes were checked by ``Table.check``."""
+_KEYED_OPS = frozenset(
+    (
+        "set_piece_public_state",
+        "set_piece_private_state",
+        "set_space_public_state",
+        "set_space_private_state",
+        "set_player_public_state",
+        "set_player_private_state",
+        "set_meta",
+    )
+)
 """Bytes the size estimate adds per JSON node (punctuation and short scalars)."""
 
 
@@ -77,8 +121,15 @@ def _key(key: str) -> str:
 
 
 def _kind(value: Any) -> str:
-    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", int: "a number",
-            float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
+    return {
+        dict: "an object",
+        list: "an array",
+        str: "a string",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        type(None): "null",
+    }.get(type(value), type(value).__name__)
 
 
 class Gate:
@@ -93,12 +144,14 @@ class Gate:
     match needs (documented per method).
     """
 
-    __slots__ = ("_ids", "_keys", "limits", "state_bytes")
+    __slots__ = ("_ids", "_keys", "_space_bytes", "_table", "limits", "state_bytes")
 
     def __init__(self, player_ids: Sequence[PlayerId], limits: AnswerLimits = DEFAULT_ANSWER_LIMITS) -> None:
         self.limits = limits
         self._ids = frozenset(player_ids)
         self._keys = {str(pid): pid for pid in player_ids}
+        self._table: Table | None = None
+        self._space_bytes: frozenset[bytes] = frozenset()
         self.state_bytes = 0
         """Upper bound of the state's JSON bytes (exact after setup; grows by each move's estimate)."""
 
@@ -147,8 +200,10 @@ class Gate:
             table.apply(answer["patches"])
             self.state_bytes = len(orjson.dumps(table.state))
             if self.state_bytes > self.limits.state_bytes_max:
-                _bad(f"the starting state of {self.state_bytes} bytes is over the limit of "
-                     f"{self.limits.state_bytes_max}")
+                _bad(
+                    f"the starting state of {self.state_bytes} bytes is over the limit of "
+                    f"{self.limits.state_bytes_max}"
+                )
             return table
         except _Bad as exc:
             _refuse("setup", exc)
@@ -168,8 +223,10 @@ class Gate:
             if estimate > self.limits.state_bytes_max:
                 estimate = len(orjson.dumps(table.state)) + grown
                 if estimate > self.limits.state_bytes_max:
-                    raise _Bad(f"the patches could take the state to about {estimate} bytes, over the limit "
-                               f"of {self.limits.state_bytes_max}")
+                    raise _Bad(
+                        f"the patches could take the state to about {estimate} bytes, over the limit "
+                        f"of {self.limits.state_bytes_max}"
+                    )
             self.state_bytes = estimate
         except _Bad as exc:
             _refuse("step", exc)
@@ -232,8 +289,12 @@ class Gate:
             if type(printed) is not str:
                 raise _with(_Bad(f"must be a string, got {_kind(printed)}"), ".printed")
             if len(printed) > self.limits.printed_chars_max:
-                raise _with(_Bad(f"holds {len(printed)} characters, over the limit of "
-                                 f"{self.limits.printed_chars_max}"), ".printed")
+                raise _with(
+                    _Bad(
+                        f"holds {len(printed)} characters, over the limit of {self.limits.printed_chars_max}"
+                    ),
+                    ".printed",
+                )
 
     def _patches(self, patches: list[Any], table: Table) -> tuple[dict[str, int], int]:
         limits = self.limits
@@ -244,47 +305,20 @@ class Gate:
         except PatchError as exc:
             index = exc.fields.get("patch_index", 0)
             raise _with(_Bad(exc.message.split(": ", 1)[-1]), f"[{index}]") from None
-        size = 0
-        depth = limits.value_depth_max
+        size = _NODE_BYTES * 4 * len(patches)
+        text_max = limits.string_chars_max
         for i, patch in enumerate(patches):
+            op = patch["op"]
+            if op in _PLAIN_OPS:
+                kind = patch.get("kind")
+                if type(kind) is str and len(kind) > text_max:
+                    raise _with(
+                        _with(_Bad(f"holds {len(kind)} characters, over the limit of {text_max}"), ".kind"),
+                        f"[{i}]",
+                    )
+                continue
             try:
-                size += _NODE_BYTES * 4
-                for name in ("space_id", "from", "to", "key", "kind"):
-                    text = patch.get(name)
-                    if type(text) is str:
-                        if len(text) > limits.string_chars_max:
-                            raise _with(_Bad(f"holds {len(text)} characters, over the limit of "
-                                             f"{limits.string_chars_max}"), "." + name)
-                        size += len(text)
-                if "value" in patch:
-                    try:
-                        size += self._value(patch["value"], depth)
-                    except _Bad as exc:
-                        exc.path.append(".value")
-                        raise
-                piece = patch.get("piece")
-                if piece is not None:
-                    try:
-                        size += self._piece(piece)
-                    except _Bad as exc:
-                        exc.path.append(".piece")
-                        raise
-                if "owner" in patch:
-                    self._owner(patch["owner"], ".owner")
-                op = patch["op"]
-                if op == "set_active_players":
-                    ids = patch["player_ids"]
-                    for k, pid in enumerate(ids):
-                        if pid not in self._ids:
-                            raise _with(_Bad(f"player {pid} is not seated"), f".player_ids[{k}]")
-                    if len(set(ids)) != len(ids):
-                        raise _with(_Bad("names a player twice"), ".player_ids")
-                elif op == "log":
-                    try:
-                        size += self._log_entry(patch["entry"])
-                    except _Bad as exc:
-                        exc.path.append(".entry")
-                        raise
+                size += self._patch_values(op, patch)
             except _Bad as exc:
                 exc.path.append(f"[{i}]")
                 raise
@@ -292,20 +326,74 @@ class Gate:
             _bad(f"hold about {size} bytes, over the limit of {limits.patch_bytes_max}")
         return lengths, size
 
+    def _patch_values(self, op: str, patch: dict[str, Any]) -> int:
+        """Checks of one patch beyond :meth:`Table.check`: its values, ids and sizes; returns its bytes."""
+        limits = self.limits
+        if op in _KEYED_OPS:
+            key = patch["key"]
+            if len(key) > limits.string_chars_max:
+                raise _with(
+                    _Bad(f"holds {len(key)} characters, over the limit of {limits.string_chars_max}"), ".key"
+                )
+            value = patch["value"]
+            kind = type(value)
+            if kind is str:
+                if len(value) > limits.string_chars_max:
+                    raise _with(
+                        _Bad(f"holds {len(value)} characters, over the limit of {limits.string_chars_max}"),
+                        ".value",
+                    )
+                return len(key) + len(value)
+            if kind is int or kind is bool or value is None:
+                return len(key)
+            try:
+                return len(key) + self._value(value, limits.value_depth_max)
+            except _Bad as exc:
+                exc.path.append(".value")
+                raise
+        if op == "add_piece" or op == "insert_piece":
+            try:
+                return self._piece(patch["piece"])
+            except _Bad as exc:
+                exc.path.append(".piece")
+                raise
+        if op == "set_piece_owner" or op == "set_space_owner":
+            self._owner(patch.get("owner"), ".owner")
+            return 0
+        if op == "set_active_players":
+            ids = patch["player_ids"]
+            for k, pid in enumerate(ids):
+                if pid not in self._ids:
+                    raise _with(_Bad(f"player {pid} is not seated"), f".player_ids[{k}]")
+            if len(set(ids)) != len(ids):
+                raise _with(_Bad("names a player twice"), ".player_ids")
+            return len(ids) * _NODE_BYTES
+        if op == "log":
+            try:
+                return self._log_entry(patch["entry"])
+            except _Bad as exc:
+                exc.path.append(".entry")
+                raise
+        return 0  # pragma: no cover - Table.check knows every op
+
     def _owner(self, owner: Any, where: str) -> None:
         if owner is not None and owner not in self._ids:
             raise _with(_Bad(f"player {owner!r} is not seated"), where)
 
     def _piece(self, piece: dict[str, Any]) -> int:
+        owner = piece.get("owner")
+        if owner is not None and owner not in self._ids:
+            raise _with(_Bad(f"player {owner!r} is not seated"), ".owner")
         size = _NODE_BYTES * 5 + len(piece["public_kind"])
         private_kind = piece.get("private_kind")
         for name, text in (("public_kind", piece["public_kind"]), ("private_kind", private_kind)):
             if type(text) is str and len(text) > self.limits.string_chars_max:
-                raise _with(_Bad(f"holds {len(text)} characters, over the limit of "
-                                 f"{self.limits.string_chars_max}"), "." + name)
+                raise _with(
+                    _Bad(f"holds {len(text)} characters, over the limit of {self.limits.string_chars_max}"),
+                    "." + name,
+                )
         if type(private_kind) is str:
             size += len(private_kind)
-        self._owner(piece.get("owner"), ".owner")
         for name in ("public_state", "private_state"):
             mapping = piece.get(name)
             if mapping:
@@ -327,8 +415,10 @@ class Gate:
             if key not in self._keys:
                 raise _with(_Bad("is not a seated player id in decimal"), f".for_player{_key(key)}")
             if len(line) > limit:
-                raise _with(_Bad(f"holds {len(line)} characters, over the log line limit of {limit}"),
-                            f".for_player{_key(key)}")
+                raise _with(
+                    _Bad(f"holds {len(line)} characters, over the log line limit of {limit}"),
+                    f".for_player{_key(key)}",
+                )
             size += len(line) + len(key) + _NODE_BYTES
         return size
 
@@ -341,8 +431,9 @@ class Gate:
             raise _with(_Bad(f"must be an array, got {_kind(players)}"), ".players")
         seen = [p.get("player_id") if type(p) is dict else None for p in players]
         if seen != list(player_ids):
-            raise _with(_Bad(f"must be the seated players {list(player_ids)} in seat order, got {seen}"),
-                        ".players")
+            raise _with(
+                _Bad(f"must be the seated players {list(player_ids)} in seat order, got {seen}"), ".players"
+            )
         active = state.get("active_player_ids") or []
         if type(active) is list:
             for k, pid in enumerate(active):
@@ -365,8 +456,13 @@ class Gate:
                 for name in ("space_id", "kind"):
                     text = space.get(name)
                     if type(text) is str and len(text) > self.limits.string_chars_max:
-                        raise _with(_Bad(f"holds {len(text)} characters, over the limit of "
-                                         f"{self.limits.string_chars_max}"), "." + name)
+                        raise _with(
+                            _Bad(
+                                f"holds {len(text)} characters, over the limit of "
+                                f"{self.limits.string_chars_max}"
+                            ),
+                            "." + name,
+                        )
                 self._owner(space.get("owner"), ".owner")
                 for name in ("public_state", "private_state"):
                     try:
@@ -394,8 +490,11 @@ class Gate:
         log = state.get("log") or []
         if type(log) is list:
             for i, entry in enumerate(log):
-                if type(entry) is dict and type(entry.get("text", "")) is str and type(
-                        entry.get("for_player") or {}) is dict:
+                if (
+                    type(entry) is dict
+                    and type(entry.get("text", "")) is str
+                    and type(entry.get("for_player") or {}) is dict
+                ):
                     try:
                         size += self._log_entry(entry)
                     except _Bad as exc:
@@ -404,6 +503,25 @@ class Gate:
         return size
 
     def _scores(self, scores: dict[str, Any]) -> None:
+        limit = self.limits.score_points_max
+        keys = self._keys
+        for key, score in scores.items():  # fast path; the detailed one below names a fault
+            if key not in keys or type(score) is not dict or not score.keys() <= _SCORE_KEYS:
+                break
+            public, private = score.get("public_points", _EMPTY), score.get("private_points", _EMPTY)
+            if (
+                type(public) is not list
+                or type(private) is not list
+                or len(public) > limit
+                or len(private) > limit
+            ):
+                break
+            if not all(type(p) is float and _finite(p) for p in public) or not all(
+                type(p) is float and _finite(p) for p in private
+            ):
+                break
+        else:
+            return
         try:
             limit = self.limits.score_points_max
             for key, score in scores.items():
@@ -424,9 +542,13 @@ class Gate:
                             for k, point in enumerate(points):
                                 kind = type(point)
                                 if (kind is not float and kind is not int) or not math.isfinite(point):
-                                    raise _with(_Bad(f"must be a finite number, got {_kind(point)} "
-                                                     f"{orjson.dumps(point, default=repr).decode()[:40]}"),
-                                                f"[{k}]")
+                                    raise _with(
+                                        _Bad(
+                                            f"must be a finite number, got {_kind(point)} "
+                                            f"{orjson.dumps(point, default=repr).decode()[:40]}"
+                                        ),
+                                        f"[{k}]",
+                                    )
                         except _Bad as exc:
                             exc.path.append("." + name)
                             raise
@@ -459,6 +581,60 @@ class Gate:
         limit = self.limits.string_chars_max
         if len(offers) > self.limits.offers_per_player_max:
             _bad(f"holds {len(offers)} offers, over the limit of {self.limits.offers_per_player_max}")
+        # Fast path: the offers as the SDK writes them, matched by one regex over their JSON;
+        # then the named spaces and piece indexes. Anything else takes the detailed path below.
+        encoded = orjson.dumps(offers)
+        if _offers_re(limit).fullmatch(encoded):
+            if table is not self._table:  # space ids never change; a new table comes with undo
+                self._table, self._space_bytes = table, frozenset(sid.encode() for sid in table._spaces)
+            if self._space_bytes.issuperset(_SPACE_IDS_RE.findall(encoded)):
+                if b'"piece_click"' not in encoded:
+                    return
+                spaces = table._spaces
+                for space, index in _PIECES_RE.findall(encoded):
+                    space_id = space.decode()
+                    length = lengths.get(space_id)
+                    if length is None:
+                        length = len(spaces[space_id]["pieces"])
+                    if int(index) >= length:
+                        break
+                else:
+                    return
+        spaces = table._spaces
+        for offer in offers:
+            if (
+                type(offer) is not dict
+                or not offer.keys() <= _OFFER_KEYS
+                or offer.get("intent") not in OFFER_INTENTS
+            ):
+                break
+            label = offer.get("label", "")
+            action = offer.get("action")
+            if type(label) is not str or len(label) > limit or type(action) is not dict:
+                break
+            kind = action.get("type")
+            space_id = action.get("space_id")
+            if kind == "space_click":
+                if len(action) != 2 or type(space_id) is not str or space_id not in spaces:
+                    break
+            elif kind == "piece_click":
+                index = action.get("index")
+                if (
+                    len(action) != 3
+                    or type(space_id) is not str
+                    or space_id not in spaces
+                    or type(index) is not int
+                ):
+                    break
+                length = lengths.get(space_id)
+                if length is None:
+                    length = len(spaces[space_id]["pieces"])
+                if not 0 <= index < length:
+                    break
+            else:
+                break
+        else:
+            return
         for i, offer in enumerate(offers):
             try:
                 if type(offer) is not dict:
@@ -469,8 +645,13 @@ class Gate:
                 if intent not in OFFER_INTENTS:
                     if intent == "undo":
                         raise _with(_Bad("is undo, which only the platform offers"), ".intent")
-                    raise _with(_Bad(f"must be one of choice, confirm, cancel, got "
-                                     f"{orjson.dumps(intent, default=repr).decode()[:40]}"), ".intent")
+                    raise _with(
+                        _Bad(
+                            f"must be one of choice, confirm, cancel, got "
+                            f"{orjson.dumps(intent, default=repr).decode()[:40]}"
+                        ),
+                        ".intent",
+                    )
                 label = offer.get("label", "")
                 if type(label) is not str or len(label) > limit:
                     raise _with(_Bad(_text_problem(label, limit)), ".label")
@@ -511,8 +692,10 @@ class Gate:
                         _bad(f"has a key that is not a string: {key!r}")
                     size += len(key) + 3 + self._value(item, depth - 1)
                     if len(key) > self.limits.string_chars_max:
-                        _bad(f"has a key of {len(key)} characters, over the limit of "
-                             f"{self.limits.string_chars_max}")
+                        _bad(
+                            f"has a key of {len(key)} characters, over the limit of "
+                            f"{self.limits.string_chars_max}"
+                        )
                 except _Bad as exc:
                     exc.path.append(_key(str(key)))
                     raise
@@ -550,8 +733,9 @@ def _object(answer: Any) -> None:
 def _member(answer: dict[str, Any], name: str, kind: type) -> Any:
     value = answer.get(name)
     if type(value) is not kind:
-        raise _with(_Bad(f"must be {_kind(kind())}, got {_kind(value) if name in answer else 'nothing'}"),
-                    "." + name)
+        raise _with(
+            _Bad(f"must be {_kind(kind())}, got {_kind(value) if name in answer else 'nothing'}"), "." + name
+        )
     return value
 
 
@@ -572,8 +756,13 @@ def _action(action: Any, table: Table, lengths: dict[str, int], limit: int) -> N
         if length is None:
             length = table.length(space_id) or 0
         if type(index) is not int or not 0 <= index < length:
-            raise _with(_Bad(f"{orjson.dumps(index, default=repr).decode()[:40]} names no piece of space "
-                             f"{space_id!r} ({length} pieces after the patches)"), ".index")
+            raise _with(
+                _Bad(
+                    f"{orjson.dumps(index, default=repr).decode()[:40]} names no piece of space "
+                    f"{space_id!r} ({length} pieces after the patches)"
+                ),
+                ".index",
+            )
     elif kind == "button_click":
         if len(action) != 2:
             _bad(f"has unknown members {sorted(action.keys() - {'type', 'button'})}")
@@ -590,8 +779,13 @@ def _action(action: Any, table: Table, lengths: dict[str, int], limit: int) -> N
         if type(button.get("disabled", False)) is not bool:
             raise _with(_with(_Bad("must be a boolean"), ".disabled"), ".button")
     else:
-        raise _with(_Bad(f"must be space_click, piece_click or button_click, got "
-                         f"{orjson.dumps(kind, default=repr).decode()[:40]}"), ".type")
+        raise _with(
+            _Bad(
+                f"must be space_click, piece_click or button_click, got "
+                f"{orjson.dumps(kind, default=repr).decode()[:40]}"
+            ),
+            ".type",
+        )
 
 
 def _space_id(action: dict[str, Any], table: Table) -> str:

@@ -40,6 +40,7 @@ from tablehost.errors import (
     GuestTrap,
     ModuleError,
 )
+from tablehost.gate import has_duplicate_keys
 from tablehost.limits import Limits
 from tablehost.module import MEMORY_EXPORT, GameModule
 from tablehost.types import ActionDict, AvailableActionDict, PlayerId, Seed, StateDict
@@ -69,6 +70,8 @@ PANIC_MESSAGE_FUEL = 10_000_000
 """Fuel for reading ``tablehost_panic_message`` after a trap."""
 
 MIN_REQUEST_BUFFER = 4096
+LOGGED_ERROR_CHARS = 2048
+"""Characters of a failure's message written to the log (a panic message may be megabytes)."""
 TABLE_ELEMENTS_MAX = 100_000
 
 _RESPONSE_SHAPES: dict[int, dict[str, type]] = {
@@ -338,6 +341,8 @@ def _parse_response(raw: bytes, op_name: str) -> dict[str, Any]:
     if not isinstance(response, dict):
         raise GuestProtocolError(f"guest {op_name} answered with a JSON {type(response).__name__}, not an object",
                                  op=op_name)
+    if has_duplicate_keys(raw, response):
+        raise GuestProtocolError(f"guest {op_name} answered JSON with a key repeated in an object", op=op_name)
     printed = response.get("printed", "")
     if not isinstance(printed, str):
         raise GuestProtocolError(f"guest {op_name} answered with a non-string 'printed'", op=op_name)
@@ -574,7 +579,7 @@ class GuestPool:
             response, by_ref = self._call_with_state(guest, op, state_ref if holds_ref else None, get_state, fields)
         except GuestError as exc:
             log.warning("guest.call_failed", module=self.module.name, op=OP_NAMES[op], code=exc.code,
-                        budget=getattr(exc, "budget", None), error=str(exc))
+                        budget=getattr(exc, "budget", None), error=str(exc)[:LOGGED_ERROR_CHARS])
             self._release(guest)
             raise
         except BaseException:

@@ -34,7 +34,9 @@ RECORD_FORMAT_1 = "tablehost.record/1"
 """The older format, still read: it kept no results, so replay cannot compare them."""
 
 
-def offers_digest(actions: dict[str, list[AvailableActionDict]] | dict[int, list[AvailableActionDict]]) -> str:
+def offers_digest(
+    actions: dict[str, list[AvailableActionDict]] | dict[int, list[AvailableActionDict]],
+) -> str:
     """The sha256 (hex) of the offers per player, as canonical JSON (keys sorted, ids as strings).
 
     Args:
@@ -44,7 +46,8 @@ def offers_digest(actions: dict[str, list[AvailableActionDict]] | dict[int, list
         64 hex digits; equal offers give equal digests whatever their key types.
     """
     canonical = orjson.dumps(
-        {str(pid): offers for pid, offers in actions.items()}, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+        {str(pid): offers for pid, offers in actions.items()},
+        option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS,
     )
     return hashlib.sha256(canonical).hexdigest()
 

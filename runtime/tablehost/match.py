@@ -22,10 +22,10 @@ import orjson
 from tablehost.errors import (
     GuestProtocolError,
     MatchOver,
-    RecordError,
     NotOffered,
     NotYourTurn,
     PatchError,
+    RecordError,
     StaleVersion,
     UndoRefused,
 )
@@ -426,7 +426,9 @@ class Match:
             choices.append(n)
             return secrets.randbelow(n)
 
-        action = resolve_view_action(self.state, player_id, view_action, self._actions.get(player_id, []), pick)
+        action = resolve_view_action(
+            self.state, player_id, view_action, self._actions.get(player_id, []), pick
+        )
         return self.submit(
             player_id,
             action,
@@ -607,12 +609,12 @@ class Match:
                 self.gate.check_actions({"actions": offers}, self.table)
                 if offers:
                     actions[pid] = offers
-        if outcome is not None and outcome.get("offers_sha256"):
-            if offers_digest(actions) != outcome["offers_sha256"]:
-                raise RecordError(
-                    f"match {self.match_id}: the module now offers other actions at version {self.version} "
-                    "than it did when the move was made (it is not deterministic)"
-                )
+        recorded = outcome.get("offers_sha256") if outcome is not None else None
+        if recorded and offers_digest(actions) != recorded:
+            raise RecordError(
+                f"match {self.match_id}: the module now offers other actions at version {self.version} "
+                "than it did when the move was made (it is not deterministic)"
+            )
         self.scores, self.game_over, self._actions = scores, game_over, actions
 
     def _compare_mirror(self, response: dict[str, Any]) -> None:
@@ -629,4 +631,8 @@ class Match:
 def _outcome_of(response: dict[str, Any]) -> Outcome:
     """The journaled result of an answer that passed the gate (offers by digest, empty lists dropped)."""
     offers = {pid: acts for pid, acts in response["actions"].items() if acts}
-    return {"scores": response["scores"], "game_over": response["game_over"], "offers_sha256": offers_digest(offers)}
+    return {
+        "scores": response["scores"],
+        "game_over": response["game_over"],
+        "offers_sha256": offers_digest(offers),
+    }

@@ -98,7 +98,10 @@ def parse_record(data: dict[str, Any] | bytes | str) -> ParsedRecord:
         )
     with_results = form == RECORD_FORMAT
     module = _field(record, "module", dict)
-    players = [PlayerInfo.from_json(_player(p, f"players[{i}]")) for i, p in enumerate(_field(record, "players", list))]
+    players = [
+        PlayerInfo.from_json(_player(p, f"players[{i}]"))
+        for i, p in enumerate(_field(record, "players", list))
+    ]
     ids = [p.player_id for p in players]
     if not players or len(set(ids)) != len(ids):
         raise RecordError("players must be a non-empty list with unique player ids")
@@ -112,8 +115,15 @@ def parse_record(data: dict[str, Any] | bytes | str) -> ParsedRecord:
     for i, raw in enumerate(_field(record, "moves", list)):
         where = f"moves[{i}]"
         move = _expect(raw, dict, where)
-        for key, kind in (("seq", int), ("player_id", int), ("seed", int), ("action", dict), ("patches", list),
-                          ("rng_used", bool), ("allow_undo", bool)):
+        for key, kind in (
+            ("seq", int),
+            ("player_id", int),
+            ("seed", int),
+            ("action", dict),
+            ("patches", list),
+            ("rng_used", bool),
+            ("allow_undo", bool),
+        ):
             _field(move, key, kind, where)
         _seed(move["seed"], f"{where}.seed")
         if move["player_id"] not in ids:
@@ -281,11 +291,15 @@ def replay(record: ParsedRecord, pool: GuestPool) -> ReplayResult:
     if canonical_json(match.setup["state"]) != canonical_json(record.setup["state"]):
         return ReplayResult(False, 0, 0, "setup produced a different config state", results_compared=compared)
     if canonical_json(match.setup["patches"]) != canonical_json(record.setup["patches"]):
-        return ReplayResult(False, 0, 0, "setup produced different prepare patches", results_compared=compared)
+        return ReplayResult(
+            False, 0, 0, "setup produced different prepare patches", results_compared=compared
+        )
     if compared:
         differs = _outcome_difference(match.setup["outcome"], record.setup["outcome"])
         if differs:
-            return ReplayResult(False, 0, 0, f"setup produced a different {differs}", results_compared=compared)
+            return ReplayResult(
+                False, 0, 0, f"setup produced a different {differs}", results_compared=compared
+            )
     done = 0
     for kind, move in record.events():
         version = done + 1
@@ -296,17 +310,25 @@ def replay(record: ParsedRecord, pool: GuestPool) -> ReplayResult:
                 continue
             again = match.submit(move.player_id, move.action, seed=move.seed, picked=move.picked)
         except (MatchError, TablehostError) as exc:
-            return ReplayResult(False, done, version, f"{kind} {move.seq} was refused: {exc}", match.state,
-                                compared)
+            return ReplayResult(
+                False, done, version, f"{kind} {move.seq} was refused: {exc}", match.state, compared
+            )
         for name in ("patches", "rng_used", "allow_undo"):
             if canonical_json(getattr(again, name)) != canonical_json(getattr(move, name)):
-                return ReplayResult(False, done, version, f"move {move.seq} produced different {name}", match.state,
-                                    compared)
+                return ReplayResult(
+                    False, done, version, f"move {move.seq} produced different {name}", match.state, compared
+                )
         if compared and again.outcome is not None and move.outcome is not None:
             differs = _outcome_difference(again.outcome, move.outcome)
             if differs:
-                return ReplayResult(False, done, version, f"move {move.seq} produced a different {differs}",
-                                    match.state, compared)
+                return ReplayResult(
+                    False,
+                    done,
+                    version,
+                    f"move {move.seq} produced a different {differs}",
+                    match.state,
+                    compared,
+                )
         done += 1
     return ReplayResult(True, done, final_state=match.state, results_compared=compared)
 
@@ -314,8 +336,10 @@ def replay(record: ParsedRecord, pool: GuestPool) -> ReplayResult:
 def _outcome_difference(again: Outcome, recorded: Outcome) -> str:
     """Which part of a result differs (``"scores"``, ``"game over"``, ``"offers"``), or ``""``."""
     if canonical_json(again["scores"]) != canonical_json(recorded["scores"]):
-        return f"scores ({canonical_json(again['scores'])[:200].decode()} instead of " \
-               f"{canonical_json(recorded['scores'])[:200].decode()})"
+        return (
+            f"scores ({canonical_json(again['scores'])[:200].decode()} instead of "
+            f"{canonical_json(recorded['scores'])[:200].decode()})"
+        )
     if again["game_over"] != recorded["game_over"]:
         return f"game over ({again['game_over']} instead of {recorded['game_over']})"
     if again["offers_sha256"] != recorded["offers_sha256"]:

@@ -27,11 +27,11 @@ from tablehost.api.faults import InvalidRequest, PermissionDenied, Unauthenticat
 from tablehost.api.validation import check_color, check_module_name, check_username
 from tablehost.errors import UnknownMatch
 from tablehost.guest import GuestPool, check_instantiates
-from tablehost.limits import DEFAULT_LIMITS, Limits
 from tablehost.history import PlayerInfo
+from tablehost.limits import DEFAULT_LIMITS, Limits
 from tablehost.match import Match, MatchView
-from tablehost.record import resume_match
 from tablehost.module import load_module
+from tablehost.record import resume_match
 from tablehost.store import MatchStore, SeatRow, StoredModule
 from tablehost.view import view_actions
 

@@ -57,6 +57,7 @@ def create_server(
     max_workers: int = DEFAULT_MAX_WORKERS,
     max_watchers: int | None = None,
     max_response_bytes: int = MAX_RESPONSE_BYTES,
+    show_guest_output: bool = False,
 ) -> tuple[grpc.Server, int]:
     """Build (not start) a server on ``address`` serving ``registry``.
 
@@ -69,6 +70,8 @@ def create_server(
         max_response_bytes: the largest message sent; a view or record over it is refused
             with RESOURCE_EXHAUSTED instead of failing inside grpc (clients receive up to
             :data:`~tablehost.api.validation.MAX_RESPONSE_BYTES`).
+        show_guest_output: tell players what a failing game said and printed (local
+            development only: it may show hidden information); off by default.
 
     Returns:
         ``(server, port)`` with the port actually bound.
@@ -80,7 +83,7 @@ def create_server(
     check_address(address, listening=True)
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="tablehost-rpc"),
-        interceptors=[RequestInterceptor(registry)],
+        interceptors=[RequestInterceptor(registry, show_guest_output=show_guest_output)],
         options=[
             # Never share a port with another server by accident.
             ("grpc.so_reuseport", 0),
@@ -120,6 +123,7 @@ def serve(
     max_workers: int = DEFAULT_MAX_WORKERS,
     synchronous: str = "FULL",
     log_level: str = "info",
+    show_guest_output: bool = False,
 ) -> int:
     """Run a server until SIGINT or SIGTERM (``tablehost serve``).
 
@@ -138,7 +142,9 @@ def serve(
         print(f"tablehost: {exc}", file=sys.stderr)
         return EXIT_CANNOT_START
     try:
-        server, port = create_server(listen, registry, max_workers=max_workers)
+        server, port = create_server(
+            listen, registry, max_workers=max_workers, show_guest_output=show_guest_output
+        )
     except (ValueError, RuntimeError) as exc:
         registry.close()
         print(f"tablehost: {exc}", file=sys.stderr)
