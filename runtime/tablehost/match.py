@@ -24,7 +24,6 @@ from tablehost.errors import (
     MatchOver,
     NotOffered,
     NotYourTurn,
-    PatchError,
     RecordError,
     StaleVersion,
     UndoRefused,
@@ -40,7 +39,7 @@ from tablehost.history import (
     offers_digest,
 )
 from tablehost.limits import DEFAULT_ANSWER_LIMITS, AnswerLimits
-from tablehost.reveal import patch_reveals
+from tablehost.reveal import reveals
 from tablehost.table import Table, canonical_json, normalize_state
 from tablehost.types import ActionDict, AvailableActionDict, PlayerId, Seed, StateDict, Viewer
 from tablehost.view import resolve_view_action, view_actions, view_state, visible_scores
@@ -528,25 +527,17 @@ class Match:
     def _commit_move(self, move: MoveRecord, before: _Position | None) -> None:
         """Apply a move's patches and bookkeeping (shared by live play and resume).
 
-        An undoable move is applied patch by patch so each patch can be judged for a reveal
-        against the state right before it; a bad patch restores ``before``. Other moves are
-        applied all or none by :meth:`Table.apply`.
+        The patches apply all or none (:meth:`Table.apply`). An undoable move is then judged
+        for a reveal by comparing the state before it (``before.snapshot``) with the state
+        after it under the viewer rule (:func:`tablehost.reveal.reveals`).
 
         Raises:
             PatchError: a patch does not fit; the state is as it was.
         """
+        self.table.apply(move.patches)
         if move.undoable and before is not None:
-            table = self.table
-            try:
-                for patch in move.patches:
-                    if not move.revealed and patch_reveals(table, patch):
-                        move.revealed = True
-                    table.apply_patch(patch)
-            except PatchError:
-                self.table = Table.restore(before.snapshot)
-                raise
-        else:
-            self.table.apply(move.patches)
+            earlier = orjson.loads(before.snapshot)
+            move.revealed = reveals(earlier, self.table.state, (p.player_id for p in self.players))
         self.history.append(move)
         self.version = move.seq
         if self._undo_chain and self._undo_chain[-1][0].player_id != move.player_id:
