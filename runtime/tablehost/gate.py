@@ -744,12 +744,10 @@ def _action(action: Any, table: Table, lengths: dict[str, int], limit: int) -> N
         _bad(f"must be an object, got {_kind(action)}")
     kind = action.get("type")
     if kind == "space_click":
-        if len(action) != 2:
-            _bad(f"has unknown members {sorted(action.keys() - {'type', 'space_id'})}")
+        _known(action, _SPACE_CLICK_KEYS)
         _space_id(action, table)
     elif kind == "piece_click":
-        if len(action) != 3:
-            _bad(f"has unknown members {sorted(action.keys() - {'type', 'space_id', 'index'})}")
+        _known(action, _PIECE_CLICK_KEYS)
         space_id = _space_id(action, table)
         index = action.get("index")
         length = lengths.get(space_id)
@@ -764,8 +762,7 @@ def _action(action: Any, table: Table, lengths: dict[str, int], limit: int) -> N
                 ".index",
             )
     elif kind == "button_click":
-        if len(action) != 2:
-            _bad(f"has unknown members {sorted(action.keys() - {'type', 'button'})}")
+        _known(action, _BUTTON_CLICK_KEYS)
         button = action.get("button")
         if type(button) is not dict:
             raise _with(_Bad(f"must be an object, got {_kind(button)}"), ".button")
@@ -786,6 +783,17 @@ def _action(action: Any, table: Table, lengths: dict[str, int], limit: int) -> N
             ),
             ".type",
         )
+
+
+_SPACE_CLICK_KEYS = frozenset(("type", "space_id"))
+_PIECE_CLICK_KEYS = frozenset(("type", "space_id", "index"))
+_BUTTON_CLICK_KEYS = frozenset(("type", "button"))
+
+
+def _known(action: dict[str, Any], keys: frozenset[str]) -> None:
+    unknown = action.keys() - keys
+    if unknown:
+        _bad(f"has unknown members {sorted(unknown)} (an offer is matched exactly, so it could never be played)")
 
 
 def _space_id(action: dict[str, Any], table: Table) -> str:
