@@ -363,7 +363,7 @@ class Gate:
         if op == "set_active_players":
             ids = patch["player_ids"]
             for k, pid in enumerate(ids):
-                if pid not in self._ids:
+                if type(pid) is not int or pid not in self._ids:
                     raise _with(_Bad(f"player {pid} is not seated"), f".player_ids[{k}]")
             if len(set(ids)) != len(ids):
                 raise _with(_Bad("names a player twice"), ".player_ids")
@@ -377,12 +377,12 @@ class Gate:
         return 0  # pragma: no cover - Table.check knows every op
 
     def _owner(self, owner: Any, where: str) -> None:
-        if owner is not None and owner not in self._ids:
+        if owner is not None and (type(owner) is not int or owner not in self._ids):
             raise _with(_Bad(f"player {owner!r} is not seated"), where)
 
     def _piece(self, piece: dict[str, Any]) -> int:
         owner = piece.get("owner")
-        if owner is not None and owner not in self._ids:
+        if owner is not None and (type(owner) is not int or owner not in self._ids):
             raise _with(_Bad(f"player {owner!r} is not seated"), ".owner")
         size = _NODE_BYTES * 5 + len(piece["public_kind"])
         private_kind = piece.get("private_kind")
@@ -437,7 +437,7 @@ class Gate:
         active = state.get("active_player_ids") or []
         if type(active) is list:
             for k, pid in enumerate(active):
-                if pid not in self._ids:
+                if type(pid) is not int or pid not in self._ids:
                     raise _with(_Bad(f"player {pid!r} is not seated"), f".active_player_ids[{k}]")
         for i, player in enumerate(players):
             for name in ("public_state", "private_state"):
@@ -605,7 +605,8 @@ class Gate:
             if (
                 type(offer) is not dict
                 or not offer.keys() <= _OFFER_KEYS
-                or offer.get("intent") not in OFFER_INTENTS
+                or type(offer.get("intent")) is not str
+                or offer["intent"] not in OFFER_INTENTS
             ):
                 break
             label = offer.get("label", "")
@@ -642,7 +643,7 @@ class Gate:
                 if not offer.keys() <= _OFFER_KEYS:
                     _bad(f"has unknown members {sorted(offer.keys() - _OFFER_KEYS)}")
                 intent = offer.get("intent")
-                if intent not in OFFER_INTENTS:
+                if type(intent) is not str or intent not in OFFER_INTENTS:
                     if intent == "undo":
                         raise _with(_Bad("is undo, which only the platform offers"), ".intent")
                     raise _with(
