@@ -8,8 +8,8 @@ from typing import Any
 import orjson
 import pytest
 from hypothesis import given, settings
-from strategies import states_with_patches
 
+from strategies import states_with_patches
 from tablehost.reveal import reveals
 from tablehost.table import Table, apply_patches
 from tablehost.view import view_state
