@@ -285,6 +285,8 @@ class MatchRegistry:
                 kind = "spectator" if row.player_id is None else "seat"
                 self._tokens[row.token_sha256] = Principal(kind, match_id, row.player_id)
         log.info("match.created", match_id=match_id, module_id=module_id, seats=len(players))
+        if match.setup.get("printed"):
+            log.info("guest.printed", match_id=match_id, seq=0, printed=match.setup["printed"])
         return CreatedMatch(
             match_id, list(zip(players, tokens)), spectator_token, match.view(None), _score_labels(match)
         )
@@ -337,8 +339,10 @@ class MatchRegistry:
         player_id = _require_seat(principal)
         with live.changed:
             action = _offered_form(live.match, player_id, view_action)
-            live.match.submit_view_action(player_id, action, expected_version=expected_version)
+            move = live.match.submit_view_action(player_id, action, expected_version=expected_version)
             live.changed.notify_all()
+            if move.printed:  # bounded by the gate's limits; for the admin, never for players
+                log.info("guest.printed", match_id=match_id, seq=move.seq, printed=move.printed)
             return self._served(live, player_id)
 
     def undo(self, principal: Principal, match_id: str, expected_version: int) -> ServedView:
