@@ -303,7 +303,7 @@ class Gate:
         try:
             lengths = table.check(patches)
         except PatchError as exc:
-            index = exc.fields.get("patch_index", 0)
+            index = exc.patch_index or 0
             raise _with(_Bad(exc.message.split(": ", 1)[-1]), f"[{index}]") from None
         size = _NODE_BYTES * 4 * len(patches)
         text_max = limits.string_chars_max

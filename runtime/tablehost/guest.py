@@ -374,7 +374,7 @@ def check_instantiates(module: GameModule, limits: Limits | None = None) -> None
     try:
         Guest(module, limits or module.limits)
     except GuestError as exc:
-        raise ModuleError(f"the module cannot be instantiated: {exc}", budget=getattr(exc, "budget", None)) from exc
+        raise ModuleError(f"the module cannot be instantiated: {exc}", budget=exc.budget if isinstance(exc, BudgetExceeded) else None) from exc
 
 
 class GuestPool:
@@ -521,7 +521,8 @@ class GuestPool:
             response, by_ref = self._call_with_state(guest, op, state_ref if holds_ref else None, get_state, fields)
         except GuestError as exc:
             log.warning("guest.call_failed", module=self.module.name, op=OP_NAMES[op], code=exc.code,
-                        budget=getattr(exc, "budget", None), error=str(exc)[:LOGGED_ERROR_CHARS])
+                        budget=exc.budget if isinstance(exc, BudgetExceeded) else None,
+                        error=str(exc)[:LOGGED_ERROR_CHARS])
             self._release(guest)
             raise
         except BaseException:

@@ -24,9 +24,13 @@ class InvalidRequest(TablehostError):
 
 
 class UnknownModule(TablehostError):
-    """No stored module has this id."""
+    """No stored module has this id (``module_id``)."""
 
     code = "module/unknown"
+
+    def __init__(self, message: str, *, module_id: str) -> None:
+        super().__init__(message)
+        self.module_id = module_id
 
 
 class Unauthenticated(TablehostError):

@@ -34,7 +34,7 @@ import structlog
 
 from tablehost.api.auth import ADMIN, Principal, bearer_token, current_principal
 from tablehost.api.registry import MatchRegistry
-from tablehost.errors import GuestError, TablehostError
+from tablehost.errors import BudgetExceeded, GuestError, TablehostError
 
 log = structlog.get_logger(__name__)
 
@@ -121,8 +121,8 @@ def details_for(exc: TablehostError, *, show_guest: bool = True, ref: str | None
         reason = GUEST_REASONS.get(exc.code, GUEST_REASONS["guest/error"])
         return cap(f"{exc.code}: {reason}" + (f" (log ref {ref})" if ref else ""))
     text = f"{exc.code}: {exc.message}"
-    printed = getattr(exc, "printed", "")
-    if isinstance(exc, GuestError) and printed:
+    printed = exc.printed if isinstance(exc, GuestError) else ""
+    if printed:
         text = f"{cap(text, DETAILS_CHARS_MAX // 2)} (the game printed: {printed[-500:]})"
     if isinstance(exc, GuestError) and ref:
         text += f" (log ref {ref})"
@@ -193,9 +193,9 @@ class RequestInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
                 ref=ref,
                 code=exc.code,
                 op=exc.op or None,
-                budget=getattr(exc, "budget", None) or None,
+                budget=exc.budget if isinstance(exc, BudgetExceeded) else None,
                 message=cap(exc.message, LOGGED_PRINTED_CHARS),
-                printed=getattr(exc, "printed", "")[-LOGGED_PRINTED_CHARS:] or None,
+                printed=exc.printed[-LOGGED_PRINTED_CHARS:] or None,
             )
         status = status_for(exc.code)
         context.set_trailing_metadata((("tablehost-code", cap(exc.code, 64)),))
