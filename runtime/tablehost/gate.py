@@ -41,6 +41,7 @@ from typing import Any, NoReturn
 
 import orjson
 
+from tablehost.abi import ActionsAnswer, GameOverAnswer, ScoresAnswer, SetupAnswer, StepAnswer
 from tablehost.errors import GuestProtocolError, PatchError
 from tablehost.limits import DEFAULT_ANSWER_LIMITS, AnswerLimits
 from tablehost.table import Table
@@ -157,7 +158,7 @@ class Gate:
 
     # ---------------------------------------------------------------- ops
 
-    def check_setup(self, answer: Any, player_ids: Sequence[PlayerId]) -> Table:
+    def check_setup(self, answer: Any, player_ids: Sequence[PlayerId]) -> tuple[SetupAnswer, Table]:
         """Check a ``setup`` answer and build the starting table from it.
 
         Args:
@@ -165,7 +166,7 @@ class Gate:
             player_ids: the seated ids in seat order (the state's players must be exactly these).
 
         Returns:
-            The table after the setup patches (its state is a normalised copy).
+            The answer (typed) and the table after the setup patches (a normalised copy).
         """
         try:
             _object(answer)
@@ -204,14 +205,17 @@ class Gate:
                     f"the starting state of {self.state_bytes} bytes is over the limit of "
                     f"{self.limits.state_bytes_max}"
                 )
-            return table
+            return answer, table
         except _Bad as exc:
             _refuse("setup", exc)
 
-    def check_step(self, answer: Any, table: Table) -> None:
+    def check_step(self, answer: Any, table: Table) -> StepAnswer:
         """Check a ``step`` answer against ``table``, the state the move starts from.
 
         Counts the move's patches into :attr:`state_bytes`.
+
+        Returns:
+            ``answer``, typed.
         """
         try:
             _object(answer)
@@ -228,11 +232,13 @@ class Gate:
                         f"of {self.limits.state_bytes_max}"
                     )
             self.state_bytes = estimate
+            step: StepAnswer = answer
+            return step
         except _Bad as exc:
             _refuse("step", exc)
 
-    def check_actions(self, answer: Any, table: Table) -> None:
-        """Check an ``actions`` answer for the state of ``table``."""
+    def check_actions(self, answer: Any, table: Table) -> ActionsAnswer:
+        """Check an ``actions`` answer for the state of ``table``; returns it typed."""
         try:
             _object(answer)
             self._printed(answer)
@@ -242,25 +248,31 @@ class Gate:
             except _Bad as exc:
                 exc.path.append(".actions")
                 raise
+            checked: ActionsAnswer = answer
+            return checked
         except _Bad as exc:
             _refuse("actions", exc)
 
-    def check_game_over(self, answer: Any) -> None:
-        """Check a ``game_over`` answer (``{"game_over", "scores"}``)."""
+    def check_game_over(self, answer: Any) -> GameOverAnswer:
+        """Check a ``game_over`` answer (``{"game_over", "scores"}``); returns it typed."""
         try:
             _object(answer)
             self._printed(answer)
             _member(answer, "game_over", bool)
             self._scores(_member(answer, "scores", dict))
+            checked: GameOverAnswer = answer
+            return checked
         except _Bad as exc:
             _refuse("game_over", exc)
 
-    def check_scores(self, answer: Any) -> None:
-        """Check a ``scores`` answer (``{"scores"}``)."""
+    def check_scores(self, answer: Any) -> ScoresAnswer:
+        """Check a ``scores`` answer (``{"scores"}``); returns it typed."""
         try:
             _object(answer)
             self._printed(answer)
             self._scores(_member(answer, "scores", dict))
+            checked: ScoresAnswer = answer
+            return checked
         except _Bad as exc:
             _refuse("scores", exc)
 
@@ -794,7 +806,9 @@ _BUTTON_CLICK_KEYS = frozenset(("type", "button"))
 def _known(action: dict[str, Any], keys: frozenset[str]) -> None:
     unknown = action.keys() - keys
     if unknown:
-        _bad(f"has unknown members {sorted(unknown)} (an offer is matched exactly, so it could never be played)")
+        _bad(
+            f"has unknown members {sorted(unknown)} (an offer is matched exactly, so it could never be played)"
+        )
 
 
 def _space_id(action: dict[str, Any], table: Table) -> str:

@@ -7,12 +7,13 @@ Shared by :mod:`tablehost.match` (which writes the history) and :mod:`tablehost.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
 import orjson
 
-from tablehost.types import ActionDict, AvailableActionDict, PlayerId, Seed
+from tablehost.types import ActionDict, PlayerId, Seed
 
 __all__ = [
     "RECORD_FORMAT",
@@ -35,7 +36,7 @@ RECORD_FORMAT_1 = "tablehost.record/1"
 
 
 def offers_digest(
-    actions: dict[str, list[AvailableActionDict]] | dict[int, list[AvailableActionDict]],
+    actions: Mapping[str, Sequence[Any]] | Mapping[int, Sequence[Any]],
 ) -> str:
     """The sha256 (hex) of the offers per player, as canonical JSON (keys sorted, ids as strings).
 

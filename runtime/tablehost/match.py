@@ -15,10 +15,11 @@ import secrets
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 
+from tablehost.abi import SetupAnswer, StepAnswer
 from tablehost.errors import (
     GuestProtocolError,
     MatchOver,
@@ -168,9 +169,10 @@ class Match:
         if len(set(ids)) != len(ids):
             raise ValueError(f"duplicate player ids in {ids}")
         setup_seed = draw_seed() if seed is None else seed
-        response = pool.setup([p.to_json() for p in players], setup_seed, f"{match_id}:0")
         gate = Gate(ids, answer_limits)
-        table = gate.check_setup(response, ids)  # a normalised copy: the record keeps the original
+        response, table = gate.check_setup(
+            pool.setup([p.to_json() for p in players], setup_seed, f"{match_id}:0"), ids
+        )  # a normalised copy: the record keeps the original
         setup: SetupRecord = {
             "seed": setup_seed,
             "state": response["state"],
@@ -359,7 +361,7 @@ class Match:
                 player_id=player_id,
             )
         move_seed = draw_seed() if seed is None else seed
-        response = self.pool.step(
+        answer = self.pool.step(
             self.state_ref,
             lambda: self.table.state,
             f"{self.match_id}:{self.version + 1}",
@@ -368,7 +370,7 @@ class Match:
             move_seed,
             want_state=self.check_mirror,
         )
-        self.gate.check_step(response, self.table)  # also runs Table.check on the patches
+        response = self.gate.check_step(answer, self.table)  # also runs Table.check on the patches
         move = MoveRecord(
             seq=self.version + 1,
             player_id=player_id,
@@ -571,11 +573,13 @@ class Match:
             return f"your move {last.seq} did not allow undo"
         return f"another player acted after your move {last.seq}"
 
-    def _take_outcome(self, response: dict[str, Any]) -> None:
+    def _take_outcome(self, response: SetupAnswer | StepAnswer) -> None:
         """Take scores, game over and offers from an answer that passed the gate."""
         self.scores = response["scores"]
         self.game_over = response["game_over"]
-        self._actions = {int(pid): acts for pid, acts in response["actions"].items()}
+        self._actions = {
+            int(pid): cast("list[AvailableActionDict]", acts) for pid, acts in response["actions"].items()
+        }
 
     def _restore_outcome(self, outcome: Outcome | None) -> None:
         """Set the current result from the record and ask the guest for the current offers only.
@@ -588,8 +592,7 @@ class Match:
         """
         get_state = lambda: self.table.state
         if outcome is None:
-            over = self.pool.game_over(self.state_ref, get_state)
-            self.gate.check_game_over(over)
+            over = self.gate.check_game_over(self.pool.game_over(self.state_ref, get_state))
             scores, game_over = over["scores"], over["game_over"]
         else:
             scores, game_over = outcome["scores"], outcome["game_over"]
@@ -608,7 +611,7 @@ class Match:
             )
         self.scores, self.game_over, self._actions = scores, game_over, actions
 
-    def _compare_mirror(self, response: dict[str, Any]) -> None:
+    def _compare_mirror(self, response: StepAnswer) -> None:
         guest_state = response.get("state")
         if guest_state is None:
             raise GuestProtocolError("step was asked for its state (want_state) but sent none")
@@ -619,7 +622,7 @@ class Match:
             )
 
 
-def _outcome_of(response: dict[str, Any]) -> Outcome:
+def _outcome_of(response: SetupAnswer | StepAnswer) -> Outcome:
     """The journaled result of an answer that passed the gate (offers by digest, empty lists dropped)."""
     offers = {pid: acts for pid, acts in response["actions"].items() if acts}
     return {
