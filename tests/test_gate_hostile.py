@@ -153,7 +153,8 @@ def test_the_well_formed_step_passes(cache: Path) -> None:
 
 HOSTILE_SETUPS: list[tuple[str, dict[str, Any], str]] = [
     ("scores keyed by a non-id", answer(SETUP, scores={"x": SCORES["1"]}), 'setup.scores["x"]'),
-    ("state players not the seats", answer(SETUP, state={**SETUP["state"], "players": []}), "setup.state.players"),
+    ("state players not the seats", answer(SETUP, state={**SETUP["state"], "players": [{"player_id": 2}, {"player_id": 1}]}),
+     "setup.state.players"),
     ("a deep meta value", answer(SETUP, state={**SETUP["state"], "meta_data": {"m": nested(40)}}),
      'setup.state.meta_data["m"]'),
     ("offers on no space", answer(SETUP, actions={"1": [offer({"type": "space_click", "space_id": "q"})]}),

@@ -35,6 +35,7 @@ _func_call_unchecked = _bind(
     "wasmtime_func_call_unchecked", _c_void_p, [_c_void_p, _c_void_p, _c_void_p, _c_size_t, _c_void_p]
 )
 _set_fuel = _bind("wasmtime_context_set_fuel", _c_void_p, [_c_void_p, _c_uint64])
+_get_fuel = _bind("wasmtime_context_get_fuel", _c_void_p, [_c_void_p, _c_void_p])
 _set_epoch_deadline = _bind("wasmtime_context_set_epoch_deadline", None, [_c_void_p, _c_uint64])
 _memory_data = _bind("wasmtime_memory_data", _c_void_p, [_c_void_p, _c_void_p])
 _memory_data_size = _bind("wasmtime_memory_data_size", _c_size_t, [_c_void_p, _c_void_p])
@@ -59,6 +60,7 @@ class RawStore:
         self.context = ctypes.cast(store._context(), _c_void_p).value
         self._memory_address = ctypes.addressof(memory._memory)
         self.base: int = _memory_data(self.context, self._memory_address) or 0
+        self._fuel = _c_uint64()
 
     def arm(self, fuel: int, deadline_ticks: int) -> None:
         """Set the fuel (units) and epoch deadline (ticks after now) of the next call.
@@ -70,6 +72,17 @@ class RawStore:
         if error:
             _raise_error(error)
         _set_epoch_deadline(self.context, deadline_ticks)
+
+    def fuel_left(self) -> int:
+        """Fuel (units) left in the store since the last :meth:`arm`.
+
+        Raises:
+            wasmtime.WasmtimeError: the engine does not consume fuel.
+        """
+        error = _get_fuel(self.context, ctypes.addressof(self._fuel))
+        if error:
+            _raise_error(error)
+        return self._fuel.value
 
     def memory_bytes(self) -> int:
         """The memory's current size in bytes."""

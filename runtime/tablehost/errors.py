@@ -9,7 +9,9 @@ stable string ``code`` (``"area/reason"``) that the API maps to a gRPC status::
     │   ├── GuestPanic              guest/panic       the game panicked (message + printed)
     │   ├── GuestTrap               guest/trap        a wasm trap that was not a panic
     │   ├── BudgetExceeded          guest/budget      a budget ran out (``budget`` names which)
-    │   └── GuestProtocolError      guest/protocol    a malformed or oversized response
+    │   ├── GuestProtocolError      guest/protocol    a malformed or oversized response
+    │   ├── ModuleQuarantined       module/quarantined  calls kept failing: no calls for a while
+    │   └── ModuleBusy              module/busy       every call slot of the module stayed taken
     ├── PatchError                  table/bad_patch   a patch does not fit the state
     ├── RecordError                 record/invalid    a match record cannot be read or replayed
     └── MatchError                  match/*           a platform rule refused a request
@@ -148,6 +150,25 @@ class GuestProtocolError(GuestError):
         super().__init__(message, op=op, printed=printed, match_id=match_id)
         self.guest_code = guest_code
         self.path = path
+
+
+class ModuleQuarantined(GuestError):
+    """The module's calls kept failing (budgets, traps, panics), so it gets no calls for a while.
+
+    ``retry_after_ms`` says when calls are accepted again (milliseconds from the refusal).
+    """
+
+    code = "module/quarantined"
+
+    def __init__(self, message: str, *, retry_after_ms: int = 0) -> None:
+        super().__init__(message)
+        self.retry_after_ms = retry_after_ms
+
+
+class ModuleBusy(GuestError):
+    """Every one of the module's concurrent-call slots stayed taken for a whole wall-clock budget."""
+
+    code = "module/busy"
 
 
 class RecordError(TablehostError):

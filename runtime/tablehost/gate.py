@@ -163,7 +163,8 @@ class Gate:
 
         Args:
             answer: the parsed response.
-            player_ids: the seated ids in seat order (the state's players must be exactly these).
+            player_ids: the seated ids in seat order (the state's players must be seated, each
+                once, in seat order; docs/abi.md says all of them, a game may leave some out).
 
         Returns:
             The answer (typed) and the table after the setup patches (a normalised copy).
@@ -442,9 +443,11 @@ class Gate:
         if type(players) is not list:
             raise _with(_Bad(f"must be an array, got {_kind(players)}"), ".players")
         seen = [p.get("player_id") if type(p) is dict else None for p in players]
-        if seen != list(player_ids):
+        order = {pid: rank for rank, pid in enumerate(player_ids)}
+        ranks = [order.get(pid) if type(pid) is int else None for pid in seen]
+        if None in ranks or ranks != sorted(set(ranks)):  # type: ignore[type-var]
             raise _with(
-                _Bad(f"must be the seated players {list(player_ids)} in seat order, got {seen}"), ".players"
+                _Bad(f"must be seated players {list(player_ids)}, each once, in seat order; got {seen}"), ".players"
             )
         active = state.get("active_player_ids") or []
         if type(active) is list:

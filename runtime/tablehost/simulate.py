@@ -2,6 +2,10 @@
 
 Each game's seed derives from the simulation seed (SplitMix64 output *i* for game *i*), so
 the same seed, module and bots give the same results whatever the number of workers.
+
+A worker process that dies (killed, out of memory) never hangs the run: every game that was in
+flight in the broken worker pool is reported as a failure with its seed, and the remaining
+games go to a fresh pool. Games run on a big-stack thread of their worker (:mod:`tablehost._stacks`).
 """
 
 from __future__ import annotations
@@ -10,11 +14,14 @@ import multiprocessing
 import statistics
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tablehost import logs
+from tablehost._stacks import on_big_stack
 from tablehost.errors import TablehostError
 from tablehost.guest import GuestPool
 from tablehost.limits import DEFAULT_LIMITS, Limits
@@ -77,6 +84,9 @@ class Summary:
 MAX_WORKERS = 64
 """More worker processes than this only thrash; ``--workers`` is capped here and at the game count."""
 
+IN_FLIGHT_PER_WORKER = 4
+"""Games submitted ahead per worker process (the rest are drawn lazily)."""
+
 _worker_pool: GuestPool | None = None
 _worker_sha = ""
 
@@ -93,9 +103,13 @@ def _run_game(job: tuple[int, int, Sequence[str], int]) -> GameOutcome:
     index, seed, bots, max_plies = job
     assert _worker_pool is not None
     outcome = GameOutcome(index, seed)
+    pool = _worker_pool
     try:
-        result = play_game(
-            _worker_pool, bots, seed, match_id=f"sim-{index}", max_plies=max_plies, module_sha256=_worker_sha
+        result = on_big_stack(
+            pool.limits.stack_bytes,
+            lambda: play_game(
+                pool, bots, seed, match_id=f"sim-{index}", max_plies=max_plies, module_sha256=_worker_sha
+            ),
         )
     except TablehostError as exc:
         code = getattr(exc, "code", type(exc).__name__)
@@ -136,9 +150,50 @@ def run_games(
         for job in jobs:
             yield _run_game(job)
         return
+    yield from _run_in_processes(str(module_path), limits, jobs, workers)
+
+
+def _run_in_processes(
+    module_path: str, limits: Limits, jobs: Iterator[tuple[int, int, Sequence[str], int]], workers: int
+) -> Iterator[GameOutcome]:
+    """Run ``jobs`` on ``workers`` spawned processes; a broken pool fails its in-flight games and is replaced."""
     context = multiprocessing.get_context("spawn")
-    with context.Pool(workers, initializer=_init_worker, initargs=(str(module_path), limits)) as pool:
-        yield from pool.imap_unordered(_run_game, jobs, chunksize=max(1, min(16, games // (workers * 8))))
+    pending = iter(jobs)
+    exhausted = False
+    while True:
+        executor = ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
+                                       initargs=(module_path, limits))
+        in_flight: dict[Future[GameOutcome], tuple[int, int, Sequence[str], int]] = {}
+        broken = False
+        try:
+            while True:
+                while not exhausted and len(in_flight) < workers * IN_FLIGHT_PER_WORKER:
+                    job = next(pending, None)
+                    if job is None:
+                        exhausted = True
+                        break
+                    in_flight[executor.submit(_run_game, job)] = job
+                if not in_flight:
+                    return
+                done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+                for future in done:
+                    job = in_flight.pop(future)
+                    try:
+                        yield future.result()
+                    except BrokenProcessPool:
+                        broken = True
+                        yield _died(job)
+                if broken:
+                    for job in in_flight.values():
+                        yield _died(job)
+                    break
+        finally:
+            executor.shutdown(wait=not broken, cancel_futures=True)
+
+
+def _died(job: tuple[int, int, Sequence[str], int]) -> GameOutcome:
+    index, seed = job[0], job[1]
+    return GameOutcome(index, seed, error="simulate/worker_died: a worker process died while this game was in flight")
 
 
 def summarize(

@@ -25,12 +25,13 @@ import structlog
 from tablehost.api.auth import ADMIN, Principal, ensure_admin_token, hash_token, new_token
 from tablehost.api.faults import InvalidRequest, PermissionDenied, Unauthenticated, UnknownModule
 from tablehost.api.validation import check_color, check_module_name, check_username
-from tablehost.errors import UnknownMatch
+from tablehost.conformance import check_module
+from tablehost.errors import ModuleError, UnknownMatch
 from tablehost.guest import GuestPool, check_instantiates
 from tablehost.history import PlayerInfo
 from tablehost.limits import DEFAULT_LIMITS, Limits
 from tablehost.match import Match, MatchView
-from tablehost.module import load_module
+from tablehost.module import GameModule, load_module
 from tablehost.record import resume_match
 from tablehost.store import MatchStore, SeatRow, StoredModule
 from tablehost.view import view_actions
@@ -99,6 +100,27 @@ class ServedView:
     ``ServedView`` per viewer and version, so the form is built once too)."""
 
 
+def _require_check(module: GameModule, games: int, players: int, limits: Limits) -> None:
+    """Refuse ``module`` unless ``tablehost check`` finds no difference, leak or failure.
+
+    Raises:
+        ModuleError: with the first finding.
+    """
+    report = check_module(module, games=games, seed=1, players=players, limits=limits)
+    if report.ok:
+        return
+    if report.differences:
+        first = report.differences[0]
+        finding = (f"call {first.call} ({first.op}) of game {first.game} answered differently in a fresh "
+                   f"instance at {first.path}: {first.played} then {first.fresh}")
+    elif report.leaks:
+        leak = report.leaks[0]
+        finding = f"viewer {leak.viewer} was served hidden kinds {leak.kinds} in game {leak.game}"
+    else:
+        finding = report.failures[0]
+    raise ModuleError(f"the module failed tablehost check: {finding}", sha256=module.sha256)
+
+
 class MatchRegistry:
     """Every module and match of one data directory, served to authenticated principals.
 
@@ -106,6 +128,8 @@ class MatchRegistry:
         data_dir: the server's data directory (database, admin token, compiled-code cache).
         limits: guest budgets for every module.
         synchronous: the store's SQLite sync mode (``"FULL"`` or ``"NORMAL"``).
+        check_uploads: games of ``tablehost check`` an upload must pass (0: no check).
+        check_players: seats per game of that check.
 
     On construction the admin token is created if missing and every stored match is resumed;
     a match that cannot be resumed is logged (``match.resume_failed``) and left out.
@@ -116,10 +140,18 @@ class MatchRegistry:
     """
 
     def __init__(
-        self, data_dir: Path | str, *, limits: Limits = DEFAULT_LIMITS, synchronous: str = "FULL"
+        self,
+        data_dir: Path | str,
+        *,
+        limits: Limits = DEFAULT_LIMITS,
+        synchronous: str = "FULL",
+        check_uploads: int = 0,
+        check_players: int = 2,
     ) -> None:
         self.data_dir = Path(data_dir)
         self.limits = limits
+        self.check_uploads = check_uploads
+        self.check_players = check_players
         self.store = MatchStore(self.data_dir, synchronous=synchronous)
         self.admin_token_path, admin_token = ensure_admin_token(self.data_dir)
         self._lock = threading.Lock()
@@ -203,12 +235,18 @@ class MatchRegistry:
         Raises:
             PermissionDenied: not the admin token.
             InvalidRequest: the name is over 200 characters or has a control character.
-            ModuleError: not a valid ABI v1 module.
+            ModuleError: not a valid ABI v1 module, its validation and compilation went over
+                ``compile_ms`` or ``compile_memory_bytes`` (they run in a capped child process),
+                or (``check_uploads``) it failed ``tablehost check``.
         """
         _require_admin(principal, "upload modules")
         check_module_name(name)
-        module = load_module(data, limits=self.limits, cache_dir=self.data_dir / "cache", name=name or None)
+        module = load_module(
+            data, limits=self.limits, cache_dir=self.data_dir / "cache", name=name or None, isolated=True
+        )
         check_instantiates(module, self.limits)  # a start function that loops or traps is refused here
+        if self.check_uploads:
+            _require_check(module, self.check_uploads, self.check_players, self.limits)
         stored = self.store.put_module(
             module.sha256, name or f"module-{module.sha256[:12]}", data, module.info.exports, _utc_now()
         )
