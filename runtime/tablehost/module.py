@@ -304,6 +304,8 @@ def _compile_in_child(data: bytes, limits: Limits, artifact: Path, digest: str) 
     except subprocess.TimeoutExpired:
         child.kill()
         child.communicate()
+        if child.stdin is not None:  # a write cut short by the timeout leaves it open
+            child.stdin.close()
         raise ModuleError(
             f"validating and compiling the module took longer than its {limits.compile_ms} ms cap",
             sha256=digest, budget="compile_ms",
