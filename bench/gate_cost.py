@@ -24,10 +24,10 @@ from typing import Any
 
 import orjson
 
-from tablehost import guest as guest_module
 from tablehost import logs
 from tablehost.gate import Gate, has_duplicate_keys
 from tablehost.guest import GuestPool
+from tablehost.guest import instance as guest_module
 from tablehost.module import load_module
 from tablehost.selfplay import play_game
 from tablehost.table import Table
@@ -41,7 +41,7 @@ def collect(game: str, games: int) -> list[list[tuple[dict[str, Any], bytes, byt
     pool = GuestPool(load_module((DIST / f"{game}.wasm").read_bytes()))
     played: list[list[tuple[dict[str, Any], bytes, bytes]]] = []
     raws: list[bytes] = []
-    parse = guest_module._parse_response
+    parse = guest_module.parse_response
 
     def keep_raw(raw: bytes, op_name: str) -> dict[str, Any]:
         raws.append(raw)
@@ -55,14 +55,14 @@ def collect(game: str, games: int) -> list[list[tuple[dict[str, Any], bytes, byt
         played[-1].append((answer, raws[-1], before))
         return answer
 
-    guest_module._parse_response = keep_raw  # type: ignore[assignment]
+    guest_module.parse_response = keep_raw  # type: ignore[assignment]
     GuestPool.step = step  # type: ignore[method-assign]
     try:
         for n in range(games):
             played.append([])
             play_game(pool, ["random"] * SEATS[game], n + 1)
     finally:
-        guest_module._parse_response = parse  # type: ignore[assignment]
+        guest_module.parse_response = parse  # type: ignore[assignment]
         GuestPool.step = original_step  # type: ignore[method-assign]
         pool.close()
     return [moves for moves in played if moves]
