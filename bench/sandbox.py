@@ -10,10 +10,11 @@ Prints three figures:
    ``Match``: state, history, offers; tracemalloc bytes per match) against what a warm instance
    holds (resident-set growth per instance, bytes).
 3. **Refusal latency with hostile neighbours**: 16 matches of 4 modules that loop on every move
-   run next to honest matches; each hostile move is refused by a budget. Prints p50/p99/max of
-   the refusal latency against the ``wall_ms`` budget and how the honest moves fared. Run once
-   with quarantine off (every hostile move runs until its budget stops it) and once with the
-   default quarantine.
+   run next to 2 honest matches whose moves take 32 M fuel each (``tests/wat/slow_step.wat``,
+   about 10 ms of CPU); each hostile move is refused by a budget. Prints p50/p99/max
+   of the refusal latency against the ``wall_ms`` budget, and the honest moves played and
+   refused. Run once with quarantine off (every hostile move runs until its budget stops it) and
+   once with the default quarantine.
 
 Usage: PYTHONPATH=runtime python bench/sandbox.py [--seconds S] [--dist DIR]
 """
@@ -113,14 +114,16 @@ def idle_memory(module: GameModule, seats: int, matches: int = 40) -> dict[str, 
     return {"idle_match_bytes": held / matches, "warm_instance_rss_bytes": per_instance}
 
 
-def hostile_module(cache: Path) -> bytes:
-    text = (WAT / "echo_guest.wat").read_text().replace(HOOK, (WAT / "hostile_loop_always.wat").read_text())
+def wat_guest(variant: str) -> bytes:
+    """The echo guest of ``tests/wat`` with ``variant``'s ``$on_call`` (as the tests build them)."""
+    text = (WAT / "echo_guest.wat").read_text().replace(HOOK, (WAT / f"{variant}.wat").read_text())
     return bytes(wasmtime.wat2wasm(text))
 
 
-def refusal_latency(honest: GameModule, seconds: float, limits: Limits, cache: Path) -> dict[str, Any]:
+def refusal_latency(seconds: float, limits: Limits, cache: Path) -> dict[str, Any]:
     """16 hostile matches on 4 modules next to 2 honest matches, for ``seconds``."""
-    data = hostile_module(cache)
+    data = wat_guest("hostile_loop_always")
+    honest = load_module(wat_guest("slow_step"), limits=limits, cache_dir=cache, name="slow_step")
     hostile = []
     for index in range(4):
         # Four distinct modules: a custom section makes each one's bytes (and sha256) differ.
@@ -151,13 +154,13 @@ def refusal_latency(honest: GameModule, seconds: float, limits: Limits, cache: P
 
     def honest_match(name: str) -> None:
         nonlocal honest_moves, honest_failures
-        seed = 0
+        match = Match.start(honest_pool, default_players(1), match_id=name, seed=1)
+        click = match.actions_for(1)[0]["action"]
         while not stop.is_set():
-            seed += 1
             try:
-                game = play_game(honest_pool, ["random", "random"], seed, match_id=f"{name}-{seed}", max_plies=200)
+                match.submit(1, click)
                 with lock:
-                    honest_moves += game.plies
+                    honest_moves += 1
             except GuestError:
                 with lock:
                     honest_failures += 1
@@ -206,17 +209,16 @@ def main(argv: list[str]) -> int:
         figures = idle_memory(module, SEATS[name])
         print(f"  {name:12s} idle match {figures['idle_match_bytes']:9.0f} B   "
               f"warm instance {figures['warm_instance_rss_bytes']:11.0f} B (RSS)")
-    honest = modules.get("tic_tac_toe") or next(iter(modules.values()))
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     for label, limits in (("quarantine off", replace(DEFAULT_LIMITS, quarantine_after=10**9)),
                           ("default quarantine", DEFAULT_LIMITS)):
-        figures = refusal_latency(honest, args.seconds, limits, cache)
+        figures = refusal_latency(args.seconds, limits, cache)
         print(f"refusal latency, 16 hostile matches of 4 modules + 2 honest, {label} "
               f"(wall_ms budget {limits.wall_ms} ms, {args.seconds:.0f} s):")
         print(f"  budget refusals {figures['refusals']}: p50 {figures['p50_ms']:.1f} ms, "
               f"p99 {figures['p99_ms']:.1f} ms, max {figures['max_ms']:.1f} ms; "
               f"quarantined refusals {figures['quarantined_refusals']}")
-        print(f"  honest moves {figures['honest_moves']}, honest games failed {figures['honest_failures']}")
+        print(f"  honest 32 M-fuel moves played {figures['honest_moves']}, refused {figures['honest_failures']}")
     return 0
 
 

@@ -15,6 +15,8 @@ from tablehost import cli
 from tablehost.errors import BudgetExceeded, GuestTrap, ModuleBusy, ModuleQuarantined
 from tablehost.guest import GuestPool
 from tablehost.limits import DEFAULT_LIMITS, Limits
+from tablehost.match import Match
+from tablehost.selfplay import default_players
 
 STATE = {"active_player_ids": [1], "players": [], "spaces": [], "meta_data": {}, "log": []}
 
@@ -131,3 +133,45 @@ def test_the_replay_wall_factor_widens_only_the_wall_clock() -> None:
     widened = DEFAULT_LIMITS.for_replay()
     assert widened.wall_ms == DEFAULT_LIMITS.wall_ms * DEFAULT_LIMITS.replay_wall_factor
     assert widened.fuel_per_call == DEFAULT_LIMITS.fuel_per_call
+
+
+def test_a_restarted_server_resumes_slow_matches_under_the_widened_wall_clock(tmp_path: Path) -> None:
+    from tablehost.api.auth import ADMIN
+    from tablehost.api.registry import MatchRegistry
+
+    registry = MatchRegistry(tmp_path / "data")
+    module = registry.upload_module(ADMIN, guest_wasm("slow_reads"), "slow")
+    created = registry.create_match(ADMIN, module.sha256, [("ann", ""), ("bob", "")])
+    registry.close()
+
+    # 1 ms live would refuse every read of this module; resuming widens it (x 1000 here).
+    restarted = MatchRegistry(tmp_path / "data", limits=Limits(wall_ms=1, replay_wall_factor=1000))
+    try:
+        assert [m["match_id"] for m in restarted.list_matches(ADMIN)] == [created.match_id]
+        assert restarted.view(ADMIN, created.match_id).view.version == 0
+    finally:
+        restarted.close()
+
+
+def test_honest_moves_are_not_refused_for_time_spent_waiting_behind_busy_neighbours(cache_dir: Path) -> None:  # noqa: F811
+    # About 10 ms of CPU per move against a 40 ms budget: on a loaded machine each move takes
+    # several times that in wall-clock time, which the budget does not count.
+    limits = Limits(wall_ms=40)
+    pool = GuestPool(load_guest("slow_step", cache_dir, limits), limits)
+    match = Match.start(pool, default_players(1), match_id="honest", seed=1)
+    click = match.actions_for(1)[0]["action"]
+    hogs = [multiprocessing.get_context("spawn").Process(target=_hog, args=(30.0,)) for _ in range(6)]
+    for hog in hogs:
+        hog.start()
+    try:
+        time.sleep(0.5)
+        started = time.monotonic()
+        for _ in range(5):
+            match.submit(1, click)
+        seconds = time.monotonic() - started
+    finally:
+        for hog in hogs:
+            hog.terminate()
+            hog.join()
+    assert match.version == 5
+    print(f"5 moves of ~10 ms CPU took {seconds * 1000:.0f} ms of wall-clock time next to 6 busy processes")

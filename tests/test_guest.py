@@ -259,7 +259,8 @@ def test_hostile_guest_is_refused_with_a_typed_error_and_the_pool_recovers(
         assert isinstance(failure.__cause__, wasmtime.Trap)
     elif isinstance(failure, GuestProtocolError):
         assert detail is not None and detail in str(failure)
-    assert elapsed_ms < 4 * limits.wall_ms
+    # wall_ms counts the guest thread's CPU time; the hard liveness cap bounds the wall clock.
+    assert elapsed_ms < (limits.liveness_factor + 2) * limits.wall_ms
     assert pool.instance_count == 0  # the failed instance was thrown away
 
     again = pool.setup(PLAYERS, 2, "m:0")  # the same pool serves a normal call afterwards

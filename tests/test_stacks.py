@@ -140,3 +140,40 @@ def test_simulate_reports_a_killed_worker_with_the_seeds_in_flight(tmp_path: Pat
     assert sorted((o.index, o.seed) for o in outcomes) == [(i, rng.next_u64()) for i in range(24)]
     assert all(o.error for o in outcomes)  # every game of this module fails; none vanished
     assert any("simulate/worker_died" in (o.error or "") for o in outcomes)
+
+
+def test_serve_keeps_serving_after_a_submit_action_that_recurses_under_a_512_kib_stack(tmp_path: Path) -> None:
+    from tablehost.client import ApiError, TablehostClient
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "runtime"), os.environ.get("PYTHONPATH", "")])}
+    command = " ".join(shlex.quote(p) for p in [sys.executable, "-m", "tablehost", "serve", "--listen",
+                                                 "127.0.0.1:0", "--data", str(tmp_path / "data")])
+    log = (tmp_path / "server.log").open("wb")
+    server = subprocess.Popen(["bash", "-c", f"ulimit -s 512 && exec {command}"], stdout=subprocess.PIPE,
+                              stderr=log, text=True, env=env)
+    try:
+        assert server.stdout is not None
+        address = server.stdout.readline().split()[3]
+        token = Path(server.stdout.readline().split(": ", 1)[1].strip()).read_text().strip()
+        admin = TablehostClient(address, token, timeout_s=30)
+        module = admin.upload_module(guest_wasm("hostile_recurse_offered"), "recurse")
+        created = admin.create_match(module["module_id"], ["ann", "bob"])
+        seat = TablehostClient(address, created["seats"][0]["token"], timeout_s=30)
+        view = seat.view(created["match_id"])
+
+        with pytest.raises(ApiError) as refused:
+            seat.submit(created["match_id"], view["actions"][0]["action"], view["version"])
+
+        assert "stack" in str(refused.value)
+        assert server.poll() is None, "the server died"
+        assert seat.view(created["match_id"])["version"] == view["version"]  # still serving, unchanged
+        assert [m["name"] for m in admin.list_modules()] == ["recurse"]
+        admin.close()
+        seat.close()
+    finally:
+        server.send_signal(signal.SIGTERM)
+        code = server.wait(timeout=30)
+        assert server.stdout is not None
+        server.stdout.close()
+        log.close()
+    assert code == 0

@@ -25,7 +25,7 @@ BUDGET_OPTIONS: dict[str, tuple[str, str, int, str]] = {
 """Each budget option: its flag, its environment variable, its unit in bytes (or 1), its Limits field."""
 
 _HELP = {
-    "wall_ms": "wall-clock ms per move (liveness guard; fuel decides)",
+    "wall_ms": "ms of guest CPU time per move (liveness guard; fuel decides)",
     "fuel": "fuel units (about one per wasm instruction) per move",
     "memory_mib": "linear memory per instance, MiB",
     "stack_kib": "wasm stack, KiB (a host thread's native stack is sized to fit it)",
@@ -87,6 +87,7 @@ def describe_limits(limits: Limits) -> dict[str, int]:
         "response_bytes": limits.response_bytes,
         "instances_per_module": limits.instances_per_module,
         "replay_wall_factor": limits.replay_wall_factor,
+        "liveness_factor": limits.liveness_factor,
         "quarantine_after": limits.quarantine_after,
         "quarantine_ms": limits.quarantine_ms,
         "compile_ms": limits.compile_ms,

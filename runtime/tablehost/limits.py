@@ -23,6 +23,9 @@ class Limits:
             concurrent calls (a call waits at most ``wall_ms`` for a free slot).
         replay_wall_factor: ``wall_ms`` is multiplied by this for replay and resume, where fuel
             alone decides (a recorded move must replay on a busy machine).
+        liveness_factor: ``wall_ms`` is counted in CPU time of the guest's thread; a call that
+            waits for a core is stopped anyway after ``wall_ms * liveness_factor`` of wall-clock
+            time (the hard liveness cap).
         quarantine_after: failed calls (budget, trap, panic, protocol) within 10 s after which a
             module is quarantined.
         quarantine_ms: first quarantine, milliseconds; doubles while failures continue (up to
@@ -36,13 +39,14 @@ class Limits:
     """
 
     wall_ms: int = 250
-    fuel_per_call: int = 200_000_000
+    fuel_per_call: int = 50_000_000
     memory_bytes: int = 32 * MiB
     stack_bytes: int = 512 * KiB
     module_bytes: int = 16 * MiB
     response_bytes: int = 4 * MiB
     instances_per_module: int = 4
     replay_wall_factor: int = 10
+    liveness_factor: int = 4
     quarantine_after: int = 8
     quarantine_ms: int = 2_000
     compile_ms: int = 20_000

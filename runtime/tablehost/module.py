@@ -298,18 +298,18 @@ def _compile_in_child(data: bytes, limits: Limits, artifact: Path, digest: str) 
     command = [sys.executable, "-m", "tablehost._compile_child", json.dumps(dataclasses.asdict(limits)), str(artifact)]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1]),
                                                         os.environ.get("PYTHONPATH", "")])}
-    child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    try:
-        out, err = child.communicate(data, timeout=limits.compile_ms / 1000.0)
-    except subprocess.TimeoutExpired:
-        child.kill()
-        child.communicate()
-        if child.stdin is not None:  # a write cut short by the timeout leaves it open
-            child.stdin.close()
-        raise ModuleError(
-            f"validating and compiling the module took longer than its {limits.compile_ms} ms cap",
-            sha256=digest, budget="compile_ms",
-        ) from None
+    with subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    ) as child:
+        try:
+            out, err = child.communicate(data, timeout=limits.compile_ms / 1000.0)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.communicate()
+            raise ModuleError(
+                f"validating and compiling the module took longer than its {limits.compile_ms} ms cap",
+                sha256=digest, budget="compile_ms",
+            ) from None
     lines = out.decode(errors="replace").strip().splitlines()
     answer = _last_json(lines)
     if child.returncode == 0 and answer is not None and "sha256" in answer:

@@ -167,18 +167,31 @@ class MatchRegistry:
     # ------------------------------------------------------------ lifecycle
 
     def _resume_all(self) -> None:
-        for record in self.store.load_records():
-            match_id = record["match_id"]
-            try:
-                pool = self._pool(record["module"]["sha256"])
-                match = resume_match(pool, record, journal=self.store.journal_for(match_id))
-            except Exception as exc:  # noqa: BLE001 - one broken match must not keep the others from being served
-                log.error(
-                    "match.resume_failed", match_id=match_id, error=str(exc), error_type=type(exc).__name__
-                )
-                continue
-            self._matches[match_id] = LiveMatch(match, threading.Condition())
-            log.info("match.resumed", match_id=match_id, version=match.version, game_over=match.game_over)
+        # Resuming asks the guest about states it answered before: fuel decides, and the wall
+        # clock is widened (a restart on a busy machine must not lose matches for time alone).
+        resume_pools: dict[str, GuestPool] = {}
+        try:
+            for record in self.store.load_records():
+                match_id = record["match_id"]
+                try:
+                    sha256 = record["module"]["sha256"]
+                    pool = self._pool(sha256)
+                    if sha256 not in resume_pools:
+                        resume_pools[sha256] = GuestPool(pool.module, pool.limits.for_replay())
+                    match = resume_match(
+                        resume_pools[sha256], record, journal=self.store.journal_for(match_id)
+                    )
+                    match.pool = pool  # moves from now on run under the live budgets
+                except Exception as exc:  # noqa: BLE001 - one broken match must not keep the others from being served
+                    log.error(
+                        "match.resume_failed", match_id=match_id, error=str(exc), error_type=type(exc).__name__
+                    )
+                    continue
+                self._matches[match_id] = LiveMatch(match, threading.Condition())
+                log.info("match.resumed", match_id=match_id, version=match.version, game_over=match.game_over)
+        finally:
+            for resume_pool in resume_pools.values():
+                resume_pool.close()
 
     def close_watchers(self) -> None:
         """Wake every watcher so its stream ends (before stopping the server); no new watch waits."""

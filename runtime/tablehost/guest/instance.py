@@ -14,8 +14,14 @@ buffer and ``tablehost_call`` runs the op (docs/abi.md).
       the memory is at its cap (a grow was refused) -> BudgetExceeded(budget="memory")
     any other trap (divide by zero, bad cast, ...)  -> GuestTrap(trap="int_divide_by_zero", ...)
 
-A move's calls share one :class:`CallBudget`: the fuel and wall-clock time a ``state_miss``
-resend or a buffer allocation spends come out of the same ``fuel_per_call`` and ``wall_ms``.
+A move's calls share one :class:`CallBudget`: the fuel and time a ``state_miss`` resend or a
+buffer allocation spends come out of the same ``fuel_per_call`` and ``wall_ms``.
+
+Fuel decides; ``wall_ms`` only guards liveness. It is counted in CPU time of the thread that
+runs the guest, so a call that waits for a core behind busy neighbours is not charged for the
+wait: when the epoch deadline comes, wasmtime asks :meth:`Guest._on_deadline`, which lets the
+call go on while its thread has used less CPU than is left of ``wall_ms`` and the call has run
+for less than ``wall_ms * liveness_factor`` of wall-clock time (the hard liveness cap).
 
 Every :class:`~tablehost.errors.GuestError` carries ``printed`` (what the game printed) and
 ``op``; the instance that raised it is discarded by the pool.
@@ -86,22 +92,26 @@ class CallBudget:
 
     Attributes:
         fuel: fuel units left (starts at ``fuel_per_call``).
-        deadline: ``time.monotonic()`` seconds when the move's ``wall_ms`` runs out.
-        wall_ms: the move's whole wall-clock budget, milliseconds (for messages).
+        cpu_left_ms: milliseconds of guest-thread CPU time left (starts at ``wall_ms``).
+        deadline: ``time.monotonic()`` seconds when the hard liveness cap runs out
+            (``wall_ms * liveness_factor`` after the start).
+        wall_ms: the move's budget in milliseconds (for messages).
     """
 
     fuel: int
+    cpu_left_ms: float
     deadline: float
     wall_ms: int
 
     @classmethod
     def start(cls, limits: Limits) -> CallBudget:
         """A fresh budget of ``limits.fuel_per_call`` fuel and ``limits.wall_ms`` from now."""
-        return cls(limits.fuel_per_call, time.monotonic() + limits.wall_ms / 1000.0, limits.wall_ms)
+        hard_s = limits.wall_ms * max(1, limits.liveness_factor) / 1000.0
+        return cls(limits.fuel_per_call, float(limits.wall_ms), time.monotonic() + hard_s, limits.wall_ms)
 
     def remaining_ms(self) -> float:
-        """Wall-clock milliseconds left (may be negative)."""
-        return (self.deadline - time.monotonic()) * 1000.0
+        """Milliseconds the next crossing may run: the smaller of CPU time and hard wall time left."""
+        return min(self.cpu_left_ms, (self.deadline - time.monotonic()) * 1000.0)
 
 
 @dataclass(frozen=True)
@@ -150,6 +160,10 @@ class Guest:
         self.last_stats: CallStats | None = None
         self._budget = CallBudget.start(limits)
         self._raw: RawStore | None = None
+        self._armed_cpu = 0.0  # thread CPU seconds when the current crossing was armed
+        self._armed_left_ms = 0.0  # the budget's cpu_left_ms at that moment
+        self._armed_deadline = 0.0  # the hard liveness deadline (monotonic seconds)
+        self._wall_expired = False
         if module.info.initial_memory_bytes > limits.memory_bytes:
             raise BudgetExceeded(
                 f"module needs {module.info.initial_memory_bytes} bytes of memory at start, "
@@ -167,6 +181,7 @@ class Guest:
         memory = exports[MEMORY_EXPORT]
         assert isinstance(memory, wasmtime.Memory)  # validate_module checked the kind
         raw = self._raw = RawStore(store, memory)
+        raw.on_deadline(self._on_deadline)
         self._alloc = RawFunc(raw, _func(exports, "tablehost_alloc"), 1)
         self._dealloc = RawFunc(raw, _func(exports, "tablehost_dealloc"), 2)
         self._call = RawFunc(raw, _func(exports, "tablehost_call"), 3)
@@ -265,8 +280,21 @@ class Guest:
                 budget="fuel", op=op_name,
             )
         assert self._raw is not None
+        self._armed_cpu = time.thread_time()
+        self._armed_left_ms = budget.cpu_left_ms
+        self._armed_deadline = budget.deadline
+        self._wall_expired = False
         self._raw.arm(budget.fuel, TICKER.deadline_ticks(remaining_ms))
         return _Crossing(self, op_name)
+
+    def _on_deadline(self) -> int | None:
+        """The epoch deadline came (on the wasm thread): more ticks while budget is left, else ``None``."""
+        used_ms = (time.thread_time() - self._armed_cpu) * 1000.0
+        left_ms = min(self._armed_left_ms - used_ms, (self._armed_deadline - time.monotonic()) * 1000.0)
+        if left_ms <= 0:
+            self._wall_expired = True
+            return None
+        return TICKER.deadline_ticks(left_ms)
 
     def _replace_buffer(self, size: int) -> None:
         """Grow the request buffer (dealloc + alloc, docs/abi.md "Buffers") to fit ``size`` bytes."""
@@ -303,7 +331,12 @@ class Guest:
         return ctypes.string_at(self._raw.base + out_ptr, out_len)
 
     def _arm(self, fuel: int) -> None:
+        """Arm a host-initiated call (the panic report) with its own fresh budget."""
         assert self._raw is not None
+        fresh = CallBudget.start(self.limits)
+        self._armed_cpu = time.thread_time()
+        self._armed_left_ms = fresh.cpu_left_ms
+        self._armed_deadline = fresh.deadline
         self._raw.arm(fuel, TICKER.deadline_ticks(self.limits.wall_ms))
 
     def _charge(self) -> None:
@@ -361,8 +394,18 @@ class _Crossing:
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
     ) -> None:
-        self.guest._charge()
+        guest = self.guest
+        budget = guest._budget
+        budget.cpu_left_ms = guest._armed_left_ms - (time.thread_time() - guest._armed_cpu) * 1000.0
+        guest._charge()
         self.errors.__exit__(kind, exc, traceback)
+        if exc is None and budget.cpu_left_ms < 0:
+            # Finished between two epoch ticks, but past its budget: the same refusal as a trap.
+            guest.broken = True
+            raise BudgetExceeded(
+                f"guest {self.errors.op_name} ran out of its wall_ms budget ({budget.wall_ms} ms of CPU time)",
+                budget="wall_ms", op=self.errors.op_name,
+            )
 
 
 class WasmErrors:
@@ -398,7 +441,14 @@ def classify_failure(guest: Guest, exc: wasmtime.Trap | wasmtime.WasmtimeError, 
     """The typed error for a wasmtime failure of ``guest`` during ``op_name`` (see module docstring)."""
     code = exc.trap_code if isinstance(exc, wasmtime.Trap) else None
     detail = code.name.lower() if code is not None else _first_line(exc)
+    wall_expired = guest._wall_expired  # read before the panic report re-arms the store
     message, printed = guest.panic_report()
+    if wall_expired:
+        return BudgetExceeded(
+            f"guest {op_name} ran out of its wall_ms budget ({guest.limits.wall_ms} ms of CPU time, "
+            f"{guest.limits.wall_ms * max(1, guest.limits.liveness_factor)} ms of wall-clock time at most)",
+            budget="wall_ms", op=op_name, printed=printed, trap="interrupt",
+        )
     budget = BUDGET_BY_TRAP.get(code) if code is not None else None
     if budget is not None:
         return BudgetExceeded(
