@@ -80,6 +80,8 @@ def _offers_re(string_chars_max: int) -> re.Pattern[bytes]:
 _SPACE_IDS_RE = re.compile(rb'"space_id":"([^"]*)"')
 _PIECES_RE = re.compile(rb'"space_id":"([^"]*)","index":([0-9]+)')
 _EMPTY: list[Any] = []
+_INT_MIN, _INT_MAX = -(2**63), 2**64 - 1
+"""Integers orjson (and the SDK's serde_json) read and write exactly."""
 _finite = math.isfinite
 _OFFER_KEYS = frozenset(("action", "intent", "label"))
 _BUTTON_KEYS = frozenset(("id", "label", "location", "disabled"))
@@ -357,7 +359,7 @@ class Gate:
                         ".value",
                     )
                 return len(key) + len(value)
-            if kind is int or kind is bool or value is None:
+            if kind is bool or value is None or (kind is int and _INT_MIN <= value <= _INT_MAX):
                 return len(key)
             try:
                 return len(key) + self._value(value, limits.value_depth_max)
@@ -447,7 +449,8 @@ class Gate:
         ranks = [order.get(pid) if type(pid) is int else None for pid in seen]
         if None in ranks or ranks != sorted(set(ranks)):  # type: ignore[type-var]
             raise _with(
-                _Bad(f"must be seated players {list(player_ids)}, each once, in seat order; got {seen}"), ".players"
+                _Bad(f"must be seated players {list(player_ids)}, each once, in seat order; got {seen}"),
+                ".players",
             )
         active = state.get("active_player_ids") or []
         if type(active) is list:
@@ -556,11 +559,14 @@ class Gate:
                                 _bad(f"holds {len(points)} numbers, over the limit of {limit}")
                             for k, point in enumerate(points):
                                 kind = type(point)
-                                if (kind is not float and kind is not int) or not math.isfinite(point):
+                                if (
+                                    (kind is not float and kind is not int)
+                                    or not math.isfinite(point)
+                                    or (kind is int and not _INT_MIN <= point <= _INT_MAX)
+                                ):
                                     raise _with(
                                         _Bad(
-                                            f"must be a finite number, got {_kind(point)} "
-                                            f"{orjson.dumps(point, default=repr).decode()[:40]}"
+                                            f"must be a finite number, got {_kind(point)} {_show(point)[:40]}"
                                         ),
                                         f"[{k}]",
                                     )
@@ -662,10 +668,7 @@ class Gate:
                     if intent == "undo":
                         raise _with(_Bad("is undo, which only the platform offers"), ".intent")
                     raise _with(
-                        _Bad(
-                            f"must be one of choice, confirm, cancel, got "
-                            f"{orjson.dumps(intent, default=repr).decode()[:40]}"
-                        ),
+                        _Bad(f"must be one of choice, confirm, cancel, got {_show(intent)[:40]}"),
                         ".intent",
                     )
                 label = offer.get("label", "")
@@ -692,7 +695,11 @@ class Gate:
             if len(value) > self.limits.string_chars_max:
                 _bad(f"holds {len(value)} characters, over the limit of {self.limits.string_chars_max}")
             return len(value) + 2
-        if kind is int or kind is bool or value is None:
+        if kind is bool or value is None:
+            return _NODE_BYTES
+        if kind is int:
+            if not _INT_MIN <= value <= _INT_MAX:
+                _bad(f"is an integer outside the 64-bit range JSON readers share: {value}")
             return _NODE_BYTES
         if kind is float:
             if not math.isfinite(value):
@@ -728,6 +735,14 @@ class Gate:
                     raise
             return size
         _bad(f"is not a JSON value ({kind.__name__})")
+
+
+def _show(value: Any) -> str:
+    """A value as JSON for a refusal message (``repr`` when it is not JSON); callers cut it short."""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return repr(value)
 
 
 def _with(exc: _Bad, segment: str) -> _Bad:
@@ -772,7 +787,7 @@ def _action(action: Any, table: Table, lengths: dict[str, int], limit: int) -> N
         if type(index) is not int or not 0 <= index < length:
             raise _with(
                 _Bad(
-                    f"{orjson.dumps(index, default=repr).decode()[:40]} names no piece of space "
+                    f"{_show(index)[:40]} names no piece of space "
                     f"{space_id!r} ({length} pieces after the patches)"
                 ),
                 ".index",
@@ -793,10 +808,7 @@ def _action(action: Any, table: Table, lengths: dict[str, int], limit: int) -> N
             raise _with(_with(_Bad("must be a boolean"), ".disabled"), ".button")
     else:
         raise _with(
-            _Bad(
-                f"must be space_click, piece_click or button_click, got "
-                f"{orjson.dumps(kind, default=repr).decode()[:40]}"
-            ),
+            _Bad(f"must be space_click, piece_click or button_click, got {_show(kind)[:40]}"),
             ".type",
         )
 
@@ -817,7 +829,7 @@ def _known(action: dict[str, Any], keys: frozenset[str]) -> None:
 def _space_id(action: dict[str, Any], table: Table) -> str:
     space_id = action.get("space_id")
     if type(space_id) is not str or table.length(space_id) is None:
-        raise _with(_Bad(f"{orjson.dumps(space_id, default=repr).decode()[:60]} names no space"), ".space_id")
+        raise _with(_Bad(f"{_show(space_id)[:60]} names no space"), ".space_id")
     return space_id
 
 
