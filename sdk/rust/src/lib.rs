@@ -9,9 +9,13 @@
 #[doc(hidden)]
 pub mod abi;
 mod action;
+pub mod board;
 mod cache;
+pub mod cards;
 mod config;
+pub mod dice;
 pub mod dispatch;
+pub mod face_down;
 mod game;
 mod json_out;
 mod patch;
@@ -22,6 +26,7 @@ mod space_index;
 mod state;
 mod table;
 pub mod testing;
+mod view;
 
 pub use action::{Action, AvailableAction, Button, Intent};
 pub use cache::StateCache;
@@ -31,5 +36,6 @@ pub use patch::{apply_patch, apply_patches, Patch, PatchError, LOG_CAP};
 pub use rng::{Bound, Rng};
 pub use state::{Arrangement, LogEntry, Piece, Player, PlayerId, Space, State};
 pub use table::Table;
+pub use view::view_of;
 
 pub use serde_json::{self, json, Map, Value};
