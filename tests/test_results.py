@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from fake_game import FakePool, button
 from tablehost.errors import MatchOver, NotYourTurn, StaleVersion
 from tablehost.match import Match, PlayerInfo
-from tablehost.metadata import GameMetadata
-from tablehost.record import parse_record, replay, state_at
+from tablehost.metadata import DEFAULT_METADATA, GameMetadata
+from tablehost.record import parse_record, replay, resume_match, state_at
 from tablehost.results import compute_result
 from tablehost.store import SqliteStore
 
@@ -111,7 +111,7 @@ def test_under_the_continue_rule_the_others_play_on_and_the_resigner_cannot_act(
     assert result is not None and result.ranks == {1: 1, 2: 1, 3: 3} and result.ended_by == "normal"
     record = store.load_record("m-1")
     assert record["resignations"][0]["player_id"] == 3
-    resumed = Match.resume(FakePool(), record, metadata=GameMetadata(resign="continue"))
+    resumed = resume_match(FakePool(), record, metadata=GameMetadata(resign="continue"))  # type: ignore[arg-type]
     assert resumed.version == match.version and resumed.resigned_ids == [3] and resumed.result == result
     assert replay(parse_record(match.record()), ContinuePool()).ok  # type: ignore[arg-type]
     assert not replay(parse_record(match.record()), FakePool()).ok, "replay follows the module's resign rule"  # type: ignore[arg-type]
@@ -134,7 +134,7 @@ def test_abort_and_resign_survive_the_journal_and_a_resume(tmp_path: Path) -> No
     match.end("aborted")
     record = store.load_record("m-1")
     assert record["ending"]["ended_by"] == "aborted"
-    resumed = Match.resume(FakePool(), record)
+    resumed = resume_match(FakePool(), record, metadata=DEFAULT_METADATA)  # type: ignore[arg-type]
     assert resumed.status == "aborted" and resumed.game_over and resumed.version == 2
     assert resumed.result is not None and resumed.result.ranks == {}
     assert replay(parse_record(match.record()), FakePool()).ok  # type: ignore[arg-type]

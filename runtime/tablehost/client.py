@@ -326,7 +326,7 @@ class TablehostClient:
         return {"lines": [entry.text for entry in response.lines], "total": response.total}
 
     def record(self, match_id: str) -> dict[str, Any]:
-        """The match record (``tablehost.record/1``, 64-bit seeds exact): admin any time, players after game over."""
+        """The match record (``tablehost.record/2``, 64-bit seeds exact): admin any time, players after game over."""
         response = self._call(self._matches.GetRecord, pb.GetRecordRequest(match_id=match_id))
         return orjson.loads(response.record_json)  # type: ignore[no-any-return]
 

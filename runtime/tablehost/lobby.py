@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tablehost.errors import MatchError
-from tablehost.match import RECORD_FORMAT, PlayerInfo
+from tablehost.history import RECORD_FORMAT, PlayerInfo
 from tablehost.types import PlayerId
 
 WAITING = "waiting"

@@ -47,6 +47,12 @@ class SetupRefused(TablehostError):
 
     code = "setup/invalid"
 
+    def __init__(self, message: str, *, players: int | None = None, option: str | None = None) -> None:
+        """``players``: the refused player count; ``option``: the refused option's name."""
+        super().__init__(message)
+        self.players = players
+        self.option = option
+
 
 @dataclass(frozen=True)
 class OptionSpec:

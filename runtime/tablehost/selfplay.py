@@ -15,7 +15,8 @@ from typing import Any
 from tablehost.bots import make_bot
 from tablehost.errors import StuckGame
 from tablehost.guest import GuestPool
-from tablehost.match import Match, MoveRecord, PlayerInfo
+from tablehost.history import MoveRecord, PlayerInfo
+from tablehost.match import Match
 from tablehost.metadata import read_metadata as module_metadata
 from tablehost.metadata import resolve_options
 from tablehost.rng import Rng

@@ -45,11 +45,13 @@ from tablehost.clocks import Clocks, Heartbeat, TimeControl, now_ms
 from tablehost.conformance import check_module
 from tablehost.errors import GuestError, ModuleError, TablehostError, UnknownMatch
 from tablehost.guest import GuestPool, check_instantiates
+from tablehost.history import MoveRecord, PlayerInfo
 from tablehost.limits import DEFAULT_LIMITS, Limits
 from tablehost.lobby import PendingMatch, PendingSeat, SeatTaken, is_pending
-from tablehost.match import Match, MatchView, MoveRecord, PlayerInfo
+from tablehost.match import Match, MatchView
 from tablehost.metadata import GameMetadata, check_player_count, parse_metadata, resolve_options
 from tablehost.module import GameModule, load_module
+from tablehost.record import resume_match
 from tablehost.store import Claim, MatchStore, SeatRow, StoredModule, open_store
 from tablehost.view import view_actions
 
@@ -292,9 +294,7 @@ class MatchRegistry:
             resume_pool = self._resume_pools.get(sha256)
             if resume_pool is None:
                 resume_pool = self._resume_pools[sha256] = GuestPool(pool.module, pool.limits.for_replay())
-        match = Match.resume(
-            resume_pool, record, journal=self.store.journal_for(match_id), metadata=self.metadata_of(sha256)
-        )
+        match = resume_match(resume_pool, record, journal=self.store.journal_for(match_id), metadata=self.metadata_of(sha256))
         match.pool = pool
         log.info("match.resumed", match_id=match_id, version=match.version, game_over=match.game_over)
         return match
@@ -579,6 +579,8 @@ class MatchRegistry:
         live = self._start(match_id, stored, players, resolved, control, self.store.journal_for(match_id, rows))
         self._register(rows, match_id)
         log.info("match.created", match_id=match_id, module_id=module_id, seats=len(players))
+        if live.match.setup.get("printed"):
+            log.info("guest.printed", match_id=match_id, seq=0, printed=live.match.setup["printed"])
         return CreatedMatch(
             match_id, list(zip(players, tokens)), spectator_token, live.match.view(None), _score_labels(live.match)
         )
@@ -1025,11 +1027,13 @@ class MatchRegistry:
             self._come_back(live, player_id)
             action = _offered_form(live.match, player_id, view_action)
             live.next_clocks = None
-            live.match.submit_view_action(player_id, action, expected_version=expected_version)
+            move = live.match.submit_view_action(player_id, action, expected_version=expected_version)
             self._commit_clocks(live)
             if live.zombies:
                 self._play_for_absent(live)
             live.changed.notify_all()
+            if move.printed:  # bounded by the gate's limits; for the admin, never for players
+                log.info("guest.printed", match_id=match_id, seq=move.seq, printed=move.printed)
             return self._served(live, player_id)
 
     def undo(self, principal: Principal, match_id: str, expected_version: int) -> ServedView:
