@@ -95,7 +95,7 @@ def test_the_metrics_endpoint_counts_moves_refusals_guest_calls_matches_watchers
         ttt = admin.upload_module(module_bytes("tic_tac_toe"), "tic_tac_toe")["module_id"]
         looping = admin.upload_module(step_loops_module(), "loops")["module_id"]
         created = admin.create_match(ttt, ["ann", "bob"])
-        hostile = admin.create_match(looping, ["cy"])
+        hostile = admin.create_match(looping, ["cy", "dee"])
     match_id = created["match_id"]
     before = ops.scrape()
     assert sample(before, "tablehost_matches", state="active") == 2
