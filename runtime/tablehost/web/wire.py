@@ -87,8 +87,8 @@ def _view_body(served: ServedView) -> dict[str, Any]:
         "score_labels": served.score_labels,
     }
     result = getattr(view, "result", None)
-    if result is not None:
-        body["result"] = result
+    if result is not None:  # a MatchResult: its JSON form has string player ids as keys
+        body["result"] = result.to_json() if hasattr(result, "to_json") else result
     return body
 
 
