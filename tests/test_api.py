@@ -274,6 +274,16 @@ def test_a_guest_failure_is_aborted_and_logged_with_the_budget_that_tripped() ->
     assert details_for(failure) == "guest/budget: step ran out of fuel (the game printed: thinking...)"
 
 
+def test_long_status_details_are_cut_to_fit_the_clients_metadata_limit() -> None:
+    from tablehost.api.interceptors import MAX_DETAILS_CHARS, details_for
+
+    # an echoed 100 000-character space id made the client see RESOURCE_EXHAUSTED (metadata over 16 KiB)
+    details = details_for(errors.NotOffered("the action " + "\u00e9" * 100_000 + " is not offered"))
+    assert details.startswith("match/not_offered: the action ")
+    assert len(details) < MAX_DETAILS_CHARS + 60
+    assert len(details.encode()) * 3 < 16384
+
+
 @given(st.integers(min_value=1, max_value=10_000))
 def test_watchers_leave_a_thread_for_unary_calls(max_workers: int) -> None:
     share = watch_share(max_workers)

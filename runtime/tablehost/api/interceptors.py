@@ -84,12 +84,20 @@ def status_for(code: str) -> grpc.StatusCode:
     return grpc.StatusCode.INTERNAL
 
 
+MAX_DETAILS_CHARS = 1000
+"""Status details longer than this are cut (a character may take 12 bytes once UTF-8 and percent-encoded)."""
+
+
 def details_for(exc: TablehostError) -> str:
     """The status details: ``"<code>: <message>"``, plus what the game printed for a guest failure."""
     text = f"{exc.code}: {exc.message}"
     printed = getattr(exc, "printed", "")
     if isinstance(exc, GuestError) and printed:
         text += f" (the game printed: {printed[-500:]})"
+    if len(text) > MAX_DETAILS_CHARS:
+        # grpc-message travels as trailing metadata, which clients cap at 16 KiB (percent-encoded):
+        # a longer reason (an echoed oversized action, say) would reach the client as RESOURCE_EXHAUSTED.
+        text = f"{text[:MAX_DETAILS_CHARS]}... ({len(text) - MAX_DETAILS_CHARS} more characters)"
     return text
 
 
