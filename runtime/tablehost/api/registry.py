@@ -993,6 +993,7 @@ class MatchRegistry:
             seen: int | None = None
             while is_active() and not self._closing:
                 with live.changed:
+                    self._catch_up(live)  # moves stored by another process (shared store)
                     if live.match.version == seen:
                         live.changed.wait(WATCH_POLL_S)
                         continue
