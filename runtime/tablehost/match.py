@@ -42,7 +42,7 @@ from tablehost.history import (
 from tablehost.limits import DEFAULT_ANSWER_LIMITS, AnswerLimits
 from tablehost.metadata import DEFAULT_METADATA, GameMetadata
 from tablehost.results import END_REASONS, MatchResult, check_ranks, compute_result
-from tablehost.reveal import reveals
+from tablehost.reveal import RevealCheck, reveals
 from tablehost.table import Table, canonical_json, normalize_state
 from tablehost.types import ActionDict, AvailableActionDict, PlayerId, Seed, StateDict, Viewer
 from tablehost.view import resolve_view_action, view_actions, view_state, visible_scores
@@ -707,6 +707,10 @@ class Match:
                 version=self.version,
             )
 
+    def _seat_ids(self) -> list[PlayerId]:
+        """The seated player ids in seat order."""
+        return [p.player_id for p in self.players]
+
     def _position(self) -> _Position:
         outcome: Outcome = {"scores": self.scores, "game_over": self.game_over, "offers_sha256": ""}
         return _Position(self.table.snapshot(), outcome, self._actions)
@@ -715,16 +719,23 @@ class Match:
         """Apply a move's patches and bookkeeping (shared by live play and resume).
 
         The patches apply all or none (:meth:`Table.apply`). An undoable move is then judged
-        for a reveal by comparing the state before it (``before.snapshot``) with the state
-        after it under the viewer rule (:func:`tablehost.reveal.reveals`).
+        for a reveal by comparing the state before it with the state after it under the viewer
+        rule (:class:`tablehost.reveal.RevealCheck`: only what the patches touch is read; a
+        whole-state comparison of ``before.snapshot`` with :func:`tablehost.reveal.reveals`
+        when the patches hold an op it does not know).
 
         Raises:
             PatchError: a patch does not fit; the state is as it was.
         """
+        judge = move.undoable and before is not None
+        check = RevealCheck.before(self.table, move.patches, self._seat_ids()) if judge else None
         self.table.apply(move.patches)
-        if move.undoable and before is not None:
+        if check is not None:
+            move.revealed = check.revealed(self.table)
+        elif judge:
+            assert before is not None
             earlier = orjson.loads(before.snapshot)
-            move.revealed = reveals(earlier, self.table.state, (p.player_id for p in self.players))
+            move.revealed = reveals(earlier, self.table.state, self._seat_ids())
         self.history.append(move)
         self.version = move.seq
         if self._undo_chain and self._undo_chain[-1][0].player_id != move.player_id:

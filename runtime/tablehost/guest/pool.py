@@ -105,6 +105,8 @@ class GuestPool:
         self._failures: deque[float] = deque()  # monotonic times of recent failed calls
         self._quarantines = 0
         self._quarantined_until = 0.0
+        self._metadata: dict[str, Any] | None = None
+        self._metadata_asked = False
         _SWEEPER.add(self)
 
     def setup(
@@ -132,12 +134,18 @@ class GuestPool:
 
     def metadata(self) -> dict[str, Any] | None:
         """The module's op-6 answer (unchecked: see :mod:`tablehost.metadata`), or None for a
-        module of ABI minor 0, which has no ``metadata`` op. Runs in a fresh instance bound to
-        no match, under one call's budgets.
+        module of ABI minor 0, which has no ``metadata`` op. Asked once per pool, in a fresh
+        instance bound to no match, under one call's budgets; later calls return that answer
+        (metadata describes the module, not a match). A failed call is not kept.
+
+        Returns:
+            The answer as parsed (the same dict on every call: do not change it).
 
         Raises:
             BudgetExceeded, GuestPanic, GuestTrap, GuestProtocolError: the call failed.
         """
+        if self._metadata_asked:
+            return self._metadata
 
         def ask() -> dict[str, Any] | None:
             guest = Guest(self.module, self.limits)
@@ -146,7 +154,9 @@ class GuestPool:
                 return None
             return guest.call(OP_METADATA, {}, budget)
 
-        return on_big_stack(self.limits.stack_bytes, ask)
+        answer = on_big_stack(self.limits.stack_bytes, ask)
+        self._metadata, self._metadata_asked = answer, True
+        return answer
 
     def step(
         self,
