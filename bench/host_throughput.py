@@ -110,6 +110,7 @@ def stages(pool: Any, seats: int, seconds: float) -> dict[str, float]:
     timers.wrap(instance, "parse_response", "decode")
     timers.wrap(gate.Gate, "check_step", "check_step")
     timers.wrap(gate.Gate, "_offers", "offers")
+    timers.wrap(gate.Gate, "_all_offers", "offers")  # the map-level fast path (after this work)
     timers.wrap(table.Table, "apply", "apply")
     timers.wrap(match.Match, "_accept_move", "accept")
     timers.wrap(pool_module.GuestPool, "step", "pool_step")

@@ -57,12 +57,59 @@ OFFER_INTENTS = frozenset(("choice", "confirm", "cancel"))
 def _offers_re(string_chars_max: int) -> re.Pattern[bytes]:
     """The offers list as the SDK writes it (full form, its key order, strings without escapes
     of at most ``string_chars_max`` bytes), matched in C."""
+    return re.compile(_offers_list(string_chars_max, b'"[^"\\\\\\x00-\\x1f]{0,%d}"' % string_chars_max))
+
+
+@functools.lru_cache(maxsize=64)
+def _offer_map_re(string_chars_max: int, space_ids: tuple[bytes, ...]) -> re.Pattern[bytes]:
+    """A map of offers lists ``{"<pid>": [...], ...}`` as the SDK writes it (see :func:`_offers_re`)
+    whose every ``space_id`` is one of ``space_ids`` (JSON text without escapes, sorted), matched in C.
+
+    Player ids are only shaped here (decimal); the caller checks that they are seated."""
+    spaces = b'"' + _trie(space_ids) + b'"'
+    offers = _offers_list(string_chars_max, spaces)
+    return re.compile(rb'\{(?:"[0-9]{1,10}":' + offers + rb'(?:,"[0-9]{1,10}":' + offers + rb")*)?\}")
+
+
+def _trie(words: Sequence[bytes]) -> bytes:
+    """A regex matching exactly ``words`` (sorted, distinct, non-empty), factored by common prefixes:
+    matching costs the length of a word, not the number of words."""
+    if not words:
+        return b"(?!)"
+    branches: list[bytes] = []
+    ends = False
+    start = 0
+    while start < len(words):
+        word = words[start]
+        if not word:
+            ends = True
+            start += 1
+            continue
+        head = word[:1]
+        stop = start
+        while stop < len(words) and words[stop][:1] == head:
+            stop += 1
+        branches.append(re.escape(head) + _trie([w[1:] for w in words[start:stop]]))
+        start = stop
+    if not branches:
+        return b""
+    body = branches[0] if len(branches) == 1 else b"(?:" + b"|".join(branches) + b")"
+    return b"(?:" + body + b")?" if ends else body
+
+
+_PLAIN_ID_RE = re.compile(r'[^"\\\x00-\x1f]{1,64}')
+"""Space ids the offers regex names: JSON writes them as they are; 64 characters at most (longer
+or escaped ids take the detailed path)."""
+
+
+def _offers_list(string_chars_max: int, space_id: bytes) -> bytes:
+    """The regex of one offers list whose ``space_id`` values match ``space_id``."""
     text = b'"[^"\\\\\\x00-\\x1f]{0,%d}"' % string_chars_max
     offer = (
         rb'\{"action":\{"type":"(?:space_click","space_id":'
-        + text
+        + space_id
         + rb'|piece_click","space_id":'
-        + text
+        + space_id
         + rb',"index":(?:0|[1-9][0-9]{0,9})'
         + rb'|button_click","button":\{"id":'
         + text
@@ -74,7 +121,7 @@ def _offers_re(string_chars_max: int) -> re.Pattern[bytes]:
         + text
         + rb"\}"
     )
-    return re.compile(rb"\[(?:" + offer + rb"(?:," + offer + rb")*)?\]")
+    return rb"\[(?:" + offer + rb"(?:," + offer + rb")*)?\]"
 
 
 _SPACE_IDS_RE = re.compile(rb'"space_id":"([^"]*)"')
@@ -147,7 +194,7 @@ class Gate:
     match needs (documented per method).
     """
 
-    __slots__ = ("_ids", "_keys", "_space_bytes", "_table", "limits", "state_bytes")
+    __slots__ = ("_ids", "_keys", "_last_offers", "_offer_map", "_space_bytes", "_table", "limits", "state_bytes")
 
     def __init__(self, player_ids: Sequence[PlayerId], limits: AnswerLimits = DEFAULT_ANSWER_LIMITS) -> None:
         self.limits = limits
@@ -155,6 +202,8 @@ class Gate:
         self._keys = {str(pid): pid for pid in player_ids}
         self._table: Table | None = None
         self._space_bytes: frozenset[bytes] = frozenset()
+        self._offer_map: re.Pattern[bytes] | None = None
+        self._last_offers = b""  # the newest offers map that passed, when it clicks no piece
         self.state_bytes = 0
         """Upper bound of the state's JSON bytes (exact after setup; grows by each move's estimate)."""
 
@@ -580,7 +629,62 @@ class Gate:
             exc.path.append(".scores")
             raise
 
+    def _see_table(self, table: Table) -> None:
+        """Take ``table``'s space ids for the offers checks (they never change; a new table comes with undo)."""
+        if table is not self._table:
+            self._table = table
+            self._space_bytes = frozenset(sid.encode() for sid in table._spaces)
+            plain = tuple(sorted(sid.encode() for sid in table._spaces if _PLAIN_ID_RE.fullmatch(sid)))
+            self._offer_map = _offer_map_re(self.limits.string_chars_max, plain)
+            self._last_offers = b""
+
+    def _all_offers(self, actions: dict[str, Any], table: Table, lengths: dict[str, int], over: bool) -> bool:
+        """The fast path of :meth:`_actions`: True when every player's offers pass as the SDK writes
+        them, judged by one regex over the map's JSON (space ids included) and the piece indexes;
+        False sends the map through the detailed checks, which accept or name the fault.
+
+        An offers map equal to the previous one that passed on this table, and that clicks no
+        piece (piece indexes depend on the patches), passes without the regex.
+        """
+        keys = self._keys
+        limits = self.limits
+        per_player = limits.offers_per_player_max
+        total = 0
+        for key, offers in actions.items():
+            if key not in keys or type(offers) is not list:
+                return False
+            count = len(offers)
+            if count > per_player or (over and count):
+                return False
+            total += count
+        if total > limits.offers_total_max:
+            return False
+        self._see_table(table)
+        try:
+            encoded = orjson.dumps(actions)
+        except TypeError:  # not JSON (an integer out of range): the detailed path names it
+            return False
+        if encoded == self._last_offers:
+            return True
+        assert self._offer_map is not None
+        if self._offer_map.fullmatch(encoded) is None:
+            return False
+        if b'"piece_click"' not in encoded:
+            self._last_offers = encoded
+            return True
+        spaces = table._spaces
+        for space, index in _PIECES_RE.findall(encoded):
+            space_id = space.decode()
+            length = lengths.get(space_id)
+            if length is None:
+                length = len(spaces[space_id]["pieces"])
+            if int(index) >= length:
+                return False
+        return True
+
     def _actions(self, actions: dict[str, Any], table: Table, lengths: dict[str, int], over: bool) -> None:
+        if self._all_offers(actions, table, lengths, over):
+            return
         total = 0
         for key, offers in actions.items():
             try:
@@ -604,10 +708,12 @@ class Gate:
             _bad(f"holds {len(offers)} offers, over the limit of {self.limits.offers_per_player_max}")
         # Fast path: the offers as the SDK writes them, matched by one regex over their JSON;
         # then the named spaces and piece indexes. Anything else takes the detailed path below.
-        encoded = orjson.dumps(offers)
+        try:
+            encoded = orjson.dumps(offers)
+        except TypeError:  # not JSON (an integer out of range): the detailed path names it
+            encoded = b""
         if _offers_re(limit).fullmatch(encoded):
-            if table is not self._table:  # space ids never change; a new table comes with undo
-                self._table, self._space_bytes = table, frozenset(sid.encode() for sid in table._spaces)
+            self._see_table(table)
             if self._space_bytes.issuperset(_SPACE_IDS_RE.findall(encoded)):
                 if b'"piece_click"' not in encoded:
                     return

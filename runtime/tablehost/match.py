@@ -12,6 +12,7 @@ not active, stale version, not offered, then the guest.
 from __future__ import annotations
 
 import secrets
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -61,9 +62,24 @@ Journal = Callable[[str, dict[str, Any]], None]
 """``journal(kind, payload)``: called before a change becomes visible; see docs/architecture.md."""
 
 
+_second_text: tuple[int, str] = (-1, "")
+"""The newest whole second :func:`utc_now` formatted, and its text up to the seconds."""
+
+
 def utc_now() -> str:
-    """Return the current UTC time as ISO 8601 with microseconds, e.g. ``2026-11-29T21:00:00.000001+00:00``."""
-    return datetime.now(UTC).isoformat(timespec="microseconds")
+    """Return the current UTC time as ISO 8601 with microseconds, e.g. ``2026-11-29T21:00:00.000001+00:00``.
+
+    The same text as ``datetime.now(UTC).isoformat(timespec="microseconds")``; the date and
+    time of day are formatted once per second (this runs for every move).
+    """
+    global _second_text
+    micros = time.time_ns() // 1000
+    second, fraction = divmod(micros, 1_000_000)
+    known, text = _second_text
+    if second != known:
+        text = datetime.fromtimestamp(second, UTC).isoformat(timespec="seconds")[:-6]
+        _second_text = (second, text)
+    return f"{text}.{fraction:06d}+00:00"
 
 
 def draw_seed() -> Seed:

@@ -156,6 +156,46 @@ _NO_PRIVATE_OPS = frozenset(("set_active_players", "set_meta"))
 """Ops that change nothing any viewer rule reads."""
 
 
+def _parts_by_viewer(
+    viewers: Sequence[PlayerId],
+    spaces: Iterable[Space],
+    players: Iterable[dict[str, Any]],
+    log: Iterable[dict[str, Any]],
+) -> dict[PlayerId, list[tuple[Any, ...]]]:
+    """The private parts each of ``viewers`` sees in these spaces, players and log entries, in
+    one pass (the items of :func:`private_parts`; viewers who see none are left out)."""
+    found: dict[PlayerId, list[tuple[Any, ...]]] = {}
+    seated = set(viewers)
+    for space in spaces:
+        owner = space["owner"]
+        if owner in seated and space["private_state"]:
+            parts = found.setdefault(owner, [])
+            for key, value in space["private_state"].items():
+                parts.append(("space", space["space_id"], key, _canon(value)))
+        for piece in space["pieces"]:
+            if piece["private_kind"] is None and not piece["private_state"]:
+                continue
+            viewer = piece["owner"] if piece["owner"] is not None else owner
+            if viewer in seated:
+                found.setdefault(viewer, []).append(
+                    ("piece", piece["public_kind"], piece["private_kind"], _canon(piece["private_state"]))
+                )
+    for player in players:
+        viewer = player["player_id"]
+        if viewer in seated and player["private_state"]:
+            parts = found.setdefault(viewer, [])
+            for key, value in player["private_state"].items():
+                parts.append(("player", key, _canon(value)))
+    if log:
+        by_key = {str(viewer): viewer for viewer in seated}
+        for entry in log:
+            for key, line in entry["for_player"].items():
+                viewer = by_key.get(key)
+                if viewer is not None:
+                    found.setdefault(viewer, []).append(("log", line))
+    return found
+
+
 class RevealCheck:
     """:func:`reveals` for one patch list, reading only what the patches touch.
 
@@ -168,37 +208,31 @@ class RevealCheck:
       (touched before + dropped lines);
     - hidden faces (a set): a face of a touched space after the move is new only if no touched
       space showed it before and no untouched space shows it (untouched spaces did not change).
-
-    Args (of :meth:`before`):
-        table: the match's table before the patches (read only).
-        patches: the patches that passed :meth:`Table.check <tablehost.table.Table.check>`.
-        player_ids: the seated players (every viewer but the spectator, who sees no private part).
-
-    Returns (:meth:`before`): None for a patch op it does not know; the caller then compares
-    whole states with :func:`reveals`.
     """
 
     __slots__ = ("_faces", "_log_added", "_parts", "_player_ids", "_players", "_spaces")
 
-    def __init__(
-        self,
-        spaces: list[str],
-        players: list[int],
-        log_added: int,
-        player_ids: Sequence[PlayerId],
-    ) -> None:
+    def __init__(self, spaces: list[str], players: list[int], log_added: int, player_ids: Sequence[PlayerId]) -> None:
         self._spaces = spaces
         self._players = players
         self._log_added = log_added
         self._player_ids = player_ids
         self._faces: set[tuple[str, bytes]] = set()
-        self._parts: dict[PlayerId, Counter[tuple[Any, ...]]] = {}
+        self._parts: dict[PlayerId, list[tuple[Any, ...]]] = {}
 
     @classmethod
     def before(cls, table: Any, patches: Iterable[PatchDict], player_ids: Sequence[PlayerId]) -> RevealCheck | None:
-        """The check of ``patches`` with the parts they may change read from ``table`` now (see
-        class); None when a patch is not one it can read (unknown op, missing space): the caller
-        then compares whole states (and the apply refuses a patch that does not fit)."""
+        """The check of ``patches``, with what they may change read from ``table`` now.
+
+        Args:
+            table: the match's table before the patches (a :class:`~tablehost.table.Table`; read only).
+            patches: the patches about to apply.
+            player_ids: the seated players (every viewer but the spectator, who sees no private part).
+
+        Returns:
+            The check; None when a patch is not one it can read (unknown op, missing space): the
+            caller then compares whole states (and the apply refuses a patch that does not fit).
+        """
         spaces: dict[str, None] = {}
         players: dict[int, None] = {}
         log_added = 0
@@ -219,14 +253,11 @@ class RevealCheck:
             people = [table.player(player_id) for player_id in players]
         except (KeyError, TypeError):
             return None
-        check = cls(list(spaces), list(players), log_added, player_ids)
+        check = cls(list(spaces), list(players), log_added, list(player_ids))
         log = table.state["log"]
         dropped = min(len(log), max(0, len(log) + log_added - table_module.LOG_CAP))
         check._faces = _faces(touched)
-        for viewer in player_ids:
-            seen: Counter[tuple[Any, ...]] = Counter()
-            _count_parts(seen, viewer, touched, people, log[:dropped])
-            check._parts[viewer] = seen
+        check._parts = _parts_by_viewer(check._player_ids, touched, people, log[:dropped])
         return check
 
     def revealed(self, table: Any) -> bool:
@@ -240,10 +271,8 @@ class RevealCheck:
         people = [table.player(player_id) for player_id in self._players]
         log = table.state["log"]
         appended = log[len(log) - min(self._log_added, len(log)):] if self._log_added else []
-        for viewer in self._player_ids:
-            seen: Counter[tuple[Any, ...]] = Counter()
-            _count_parts(seen, viewer, touched, people, appended)
-            seen.subtract(self._parts[viewer])
-            if any(count > 0 for count in seen.values()):
+        for viewer, parts in _parts_by_viewer(self._player_ids, touched, people, appended).items():
+            earlier = self._parts.get(viewer)
+            if not earlier or Counter(parts) - Counter(earlier):  # a part seen more often now
                 return True
         return False
