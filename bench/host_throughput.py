@@ -1,5 +1,9 @@
 """Host-driven random self-play throughput, where a move's time goes, and a plain Python reversi beside it.
 
+Times are CPU time of the thread that plays (``time.thread_time``; the guest runs on that
+thread too), so a machine shared with other work gives about the figures of a quiet one;
+``--wall`` uses wall-clock time instead.
+
 For each sample game, on a big-stack thread as ``tablehost simulate`` runs games:
 
 1. moves/s and µs per move of an uninstrumented run of ``selfplay.play_game`` with ``random`` bots;
@@ -50,6 +54,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SEATS = {"tic_tac_toe": 2, "reversi": 2, "checkers": 2, "dominoes": 4, "hearts": 4, "spades": 4}
+CLOCK = time.thread_time
+"""The clock every figure is taken with (``--wall``: ``time.perf_counter``)."""
 STAGES = ("encode", "guest", "decode", "gate", "offers", "apply", "history", "pool", "match", "loop")
 DEFAULT_GAMES = ("reversi", "checkers")
 
@@ -68,7 +74,7 @@ class Timers:
             return
         seconds = self.seconds
         seconds.setdefault(name, 0.0)
-        clock = time.perf_counter
+        clock = CLOCK
 
         def timed(*args: Any, **kwargs: Any) -> Any:
             started = clock()
@@ -88,15 +94,15 @@ class Timers:
 
 
 def run_for(pool: Any, seats: int, seconds: float) -> tuple[int, int, float]:
-    """Play random games until ``seconds`` have passed; return (games, moves, elapsed seconds)."""
+    """Play random games for ``seconds`` of wall-clock time; return (games, moves, seconds by :data:`CLOCK`)."""
     from tablehost.selfplay import play_game
 
     games = moves = 0
-    started = time.perf_counter()
+    started, clock_started = time.perf_counter(), CLOCK()
     while time.perf_counter() - started < seconds:
         moves += play_game(pool, ["random"] * seats, games + 1).plies
         games += 1
-    return games, moves, time.perf_counter() - started
+    return games, moves, CLOCK() - clock_started
 
 
 def stages(pool: Any, seats: int, seconds: float) -> dict[str, float]:
@@ -169,11 +175,11 @@ def plain_reversi(seconds: float) -> float:
     from plain_reversi import random_game
 
     moves = games = 0
-    started = time.perf_counter()
+    started, clock_started = time.perf_counter(), CLOCK()
     while time.perf_counter() - started < seconds:
         moves += random_game(games + 1)
         games += 1
-    return moves / (time.perf_counter() - started)
+    return moves / (CLOCK() - clock_started)
 
 
 def measure_in_child(tree: Path, games: list[str], seconds: float) -> dict[str, dict[str, float]]:
@@ -181,7 +187,7 @@ def measure_in_child(tree: Path, games: list[str], seconds: float) -> dict[str, 
     env = dict(os.environ, PYTHONPATH=str(tree / "runtime"))
     out = subprocess.run(
         [sys.executable, __file__, "--child", str(tree / "sample_games" / "dist"), "--seconds", str(seconds),
-         *games],
+         *(["--wall"] if CLOCK is time.perf_counter else []), *games],
         env=env, check=True, capture_output=True, text=True,
     ).stdout
     result: dict[str, dict[str, float]] = json.loads(out.strip().splitlines()[-1])
@@ -213,8 +219,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0, help="seconds per measurement (default 3)")
     parser.add_argument("--rounds", type=int, default=1, help="rounds per side, best kept (default 1)")
     parser.add_argument("--before", metavar="REF", help="also measure git REF's runtime and games (e.g. main)")
+    parser.add_argument("--wall", action="store_true", help="wall-clock time instead of the thread's CPU time")
     parser.add_argument("--child", metavar="DIST", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    global CLOCK
+    if args.wall:
+        CLOCK = time.perf_counter
     games = args.games or list(DEFAULT_GAMES)
     if args.child:
         print(json.dumps(measure(games, args.seconds, Path(args.child))))
@@ -234,7 +244,8 @@ def main() -> None:
             sides["after"].append(measure_in_child(ROOT, games, args.seconds))
 
     header = f"{'game':10s} {'side':6s} {'moves/s':>8s} {'µs/move':>8s} | " + " ".join(f"{s:>7s}" for s in STAGES)
-    print("µs per move; stages from an instrumented run (wrappers add ~0.3 µs per call)")
+    clock = "wall-clock" if args.wall else "CPU (thread)"
+    print(f"{clock} µs per move; stages from an instrumented run (its timers add about 1 µs per wrapped call)")
     print(header)
     results = {side: best(rows) for side, rows in sides.items()}
     for game in games:

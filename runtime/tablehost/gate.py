@@ -815,7 +815,26 @@ class Gate:
             if depth <= 0:
                 _bad(f"is nested deeper than {self.limits.value_depth_max} levels")
             size = 2
+            limit = self.limits.string_chars_max
             for key, item in value.items():
+                # Fast path: a short string key with a scalar that passes (the sizes below are
+                # what the detailed path adds); anything else goes through it.
+                if type(key) is str and len(key) <= limit:
+                    scalar = type(item)
+                    if scalar is str:
+                        if len(item) <= limit:
+                            size += len(key) + len(item) + 5
+                            continue
+                    elif scalar is bool or item is None:
+                        size += len(key) + 3 + _NODE_BYTES
+                        continue
+                    elif scalar is int:
+                        if _INT_MIN <= item <= _INT_MAX:
+                            size += len(key) + 3 + _NODE_BYTES
+                            continue
+                    elif scalar is float and _finite(item):
+                        size += len(key) + 3 + _NODE_BYTES
+                        continue
                 try:
                     if type(key) is not str:
                         _bad(f"has a key that is not a string: {key!r}")
@@ -833,7 +852,23 @@ class Gate:
             if depth <= 0:
                 _bad(f"is nested deeper than {self.limits.value_depth_max} levels")
             size = 2
+            limit = self.limits.string_chars_max
             for i, item in enumerate(value):
+                scalar = type(item)  # fast path as for objects
+                if scalar is str:
+                    if len(item) <= limit:
+                        size += len(item) + 3
+                        continue
+                elif scalar is bool or item is None:
+                    size += _NODE_BYTES + 1
+                    continue
+                elif scalar is int:
+                    if _INT_MIN <= item <= _INT_MAX:
+                        size += _NODE_BYTES + 1
+                        continue
+                elif scalar is float and _finite(item):
+                    size += _NODE_BYTES + 1
+                    continue
                 try:
                     size += self._value(item, depth - 1) + 1
                 except _Bad as exc:
