@@ -350,7 +350,7 @@ class GuestPool:
             while True:
                 if self._closed:
                     raise GuestError(f"the guest pool of module {self.module.name} is closed")
-                wait_ms = self.quarantined_for_ms
+                wait_ms = self.quarantined_for_ms if self._quarantined_until else 0.0
                 if wait_ms > 0:
                     raise ModuleQuarantined(
                         f"module {self.module.name} is quarantined for {wait_ms:.0f} ms more: "
