@@ -204,20 +204,22 @@ def extract(ref: str, into: Path) -> Path:
 
 
 def best(rows: list[dict[str, dict[str, float]]]) -> dict[str, dict[str, float]]:
-    """Per game, the round with the most moves per second (a busy machine's slow rounds drop out)."""
+    """Per game and figure, the best of the rounds (most moves/s, fewest µs): a busy machine's
+    slow rounds drop out."""
     merged: dict[str, dict[str, float]] = {}
     for row in rows:
         for game, figures in row.items():
-            if game not in merged or figures["moves_per_s"] > merged[game]["moves_per_s"]:
-                merged[game] = figures
+            kept = merged.setdefault(game, dict(figures))
+            for name, value in figures.items():
+                kept[name] = max(kept[name], value) if name == "moves_per_s" else min(kept[name], value)
     return merged
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("games", nargs="*", help=f"sample games (default: {' '.join(DEFAULT_GAMES)})")
-    parser.add_argument("--seconds", type=float, default=3.0, help="seconds per measurement (default 3)")
-    parser.add_argument("--rounds", type=int, default=1, help="rounds per side, best kept (default 1)")
+    parser.add_argument("--seconds", type=float, default=1.5, help="seconds per measurement (default 1.5)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds per side, alternating, best kept (default 3)")
     parser.add_argument("--before", metavar="REF", help="also measure git REF's runtime and games (e.g. main)")
     parser.add_argument("--wall", action="store_true", help="wall-clock time instead of the thread's CPU time")
     parser.add_argument("--child", metavar="DIST", help=argparse.SUPPRESS)

@@ -532,8 +532,12 @@ class Gate:
                         )
                 self._owner(space.get("owner"), ".owner")
                 for name in ("public_state", "private_state"):
+                    mapping = space.get(name)
+                    if not mapping:  # absent, null or empty: nothing to check
+                        size += 2
+                        continue
                     try:
-                        size += self._value(space.get(name) or {}, depth)
+                        size += self._value(mapping, depth)
                     except _Bad as exc:
                         exc.path.append("." + name)
                         raise
