@@ -108,7 +108,8 @@ def run_for(pool: Any, seats: int, seconds: float) -> tuple[int, int, float]:
 def stages(pool: Any, seats: int, seconds: float) -> dict[str, float]:
     """µs per move by stage (see the module docstring), from an instrumented run."""
     from tablehost import gate, match, table
-    from tablehost.guest import instance, pool as pool_module
+    from tablehost.guest import instance
+    from tablehost.guest import pool as pool_module
 
     timers = Timers()
     timers.wrap(instance.Guest, "call", "call")
@@ -157,7 +158,7 @@ def measure(games: list[str], seconds: float, dist: Path) -> dict[str, dict[str,
         pool = GuestPool(module)
         seats = SEATS.get(name, 2)
 
-        def work() -> dict[str, float]:
+        def work(pool: Any = pool, seats: int = seats) -> dict[str, float]:
             run_for(pool, seats, min(0.3, seconds))  # warm up
             _, moves, elapsed = run_for(pool, seats, seconds)
             row = {"moves_per_s": moves / elapsed, "us_per_move": 1e6 * elapsed / moves}
