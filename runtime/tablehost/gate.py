@@ -71,6 +71,14 @@ def _offer_map_re(string_chars_max: int, space_ids: tuple[bytes, ...]) -> re.Pat
     return re.compile(rb'\{(?:"[0-9]{1,10}":' + offers + rb'(?:,"[0-9]{1,10}":' + offers + rb")*)?\}")
 
 
+@functools.lru_cache(maxsize=64)
+def _space_checks(string_chars_max: int, space_ids: tuple[str, ...]) -> tuple[frozenset[bytes], re.Pattern[bytes]]:
+    """The space ids as UTF-8 and the offers-map regex naming them (cached: every match of a game
+    has the same spaces, and undo brings a new table with the same ids)."""
+    plain = tuple(sorted(sid.encode() for sid in space_ids if _PLAIN_ID_RE.fullmatch(sid)))
+    return frozenset(sid.encode() for sid in space_ids), _offer_map_re(string_chars_max, plain)
+
+
 def _trie(words: Sequence[bytes]) -> bytes:
     """A regex matching exactly ``words`` (sorted, distinct, non-empty), factored by common prefixes:
     matching costs the length of a word, not the number of words."""
@@ -637,9 +645,7 @@ class Gate:
         """Take ``table``'s space ids for the offers checks (they never change; a new table comes with undo)."""
         if table is not self._table:
             self._table = table
-            self._space_bytes = frozenset(sid.encode() for sid in table._spaces)
-            plain = tuple(sorted(sid.encode() for sid in table._spaces if _PLAIN_ID_RE.fullmatch(sid)))
-            self._offer_map = _offer_map_re(self.limits.string_chars_max, plain)
+            self._space_bytes, self._offer_map = _space_checks(self.limits.string_chars_max, tuple(table._spaces))
             self._last_offers = b""
 
     def _all_offers(self, actions: dict[str, Any], table: Table, lengths: dict[str, int], over: bool) -> bool:
