@@ -1,27 +1,29 @@
 """Host-driven random self-play throughput, where a move's time goes, and a plain Python reversi beside it.
 
 Times are CPU time of the thread that plays (``time.thread_time``; the guest runs on that
-thread too), so a machine shared with other work gives about the figures of a quiet one;
-``--wall`` uses wall-clock time instead.
+thread too): other work on the machine no longer counts, though it still slows ours through
+shared caches and cores; ``--wall`` uses wall-clock time instead.
 
 For each sample game, on a big-stack thread as ``tablehost simulate`` runs games:
 
 1. moves/s and µs per move of an uninstrumented run of ``selfplay.play_game`` with ``random`` bots;
 2. from a second, instrumented run, µs per move by stage (each stage's callables wrapped with a
-   timer; the wrappers add about 0.3 µs per call, so the stages sum to more than line 1):
+   timer; the timers add about 1 µs per wrapped call, so the stages sum to more than line 1):
 
    - ``encode``: building and serialising the request, and the call's own bookkeeping
      (``Guest.call`` minus the crossing and the decode);
    - ``guest``: the crossing into wasm and back (``Guest._cross``: the guest's work, memory copies);
    - ``decode``: parsing the response and the repeated-key check (``parse_response``);
    - ``gate``: the gate's checks of a step answer, patch check included, offers excluded;
-   - ``offers``: the gate's check of the offers (``Gate._offers``);
+   - ``offers``: the gate's check of the offers (``Gate._all_offers``, the whole map at once, and
+     ``Gate._offers``, per player, when the first does not pass);
    - ``apply``: applying the patches to the host's table (``Table.apply``);
    - ``history``: the move record, its outcome digest, undo bookkeeping (``Match._accept_move``
      minus the gate and the apply);
    - ``pool``: instance routing and budgets (``GuestPool.step`` minus ``Guest.call``);
    - ``match``: the platform's turn rules (``Match.submit`` minus the pool and ``_accept_move``);
-   - ``loop``: the self-play loop and the bots (the rest).
+   - ``loop``: the rest: the self-play loop, the bots and each game's setup (``Match.start``:
+     the guest's ``setup``, its gate check, the first table) spread over the game's moves.
 
 3. for reversi, a plain hand-written Python reversi (``bench/plain_reversi.py``, same rules and
    policy) in the same run, and the ratio host-driven / plain.
@@ -30,13 +32,20 @@ For each sample game, on a big-stack thread as ``tablehost simulate`` runs games
 games of a git ref (extracted with ``git archive`` into a temporary directory, run in a child
 process) and prints both, rounds alternating so that machine load hits both alike.
 
-Figures on this machine (2 shared cores, other work running; µs per move, instrumented stages)::
+Figures on this machine (2 cores shared with other work, load 7-9; CPU µs per move, best of 3
+rounds; ``--before main`` at 19dd29b, which this work started from)::
 
-    main @ 19dd29b, before this work:
-      reversi   ~5,700 moves/s  175 µs/move (main thread: 277, a thread hop per guest call)
-      plain Python reversi ~16,000 moves/s: host-driven / plain = 0.36
+    game      side   moves/s µs/move | encode guest decode gate offers apply history pool match loop
+    reversi   main      6236   160.4 |    6.9  37.4   14.5 16.8    9.9   7.5    17.8 12.0   6.7 31.6
+    reversi   this      9838   101.6 |    5.4  31.9   14.4 16.3    7.3   2.4    14.1  6.8   6.0 22.0
+    checkers  main      4603   217.2 |    7.4  35.3    8.5 13.0    9.6   4.6    99.3 17.4   7.3 15.9
+    checkers  this     10108    98.9 |    5.6  29.1    8.5 10.7    7.2   2.0    31.5 10.8   5.7 11.0
+    plain Python reversi 25505 moves/s: host-driven / plain 0.24x before, 0.39x after
 
-Usage: python bench/host_throughput.py [--seconds S] [--rounds N] [--before REF] [GAME ...]
+(On a loaded machine both sides run slower than on a quiet one, ours more: the guest's
+share and the plain Python loop suffer differently; compare sides of one run only.)
+
+Usage: python bench/host_throughput.py [--seconds S] [--rounds N] [--before REF] [--wall] [GAME ...]
 """
 
 from __future__ import annotations
