@@ -253,3 +253,23 @@ def test_a_repeated_offers_map_is_still_checked_against_piece_counts() -> None:
     with pytest.raises(GuestProtocolError, match=r"names no space"):
         gate.check_step({**STEP_SHAPE, "actions": {"2": [{**space["2"][0], "action": {
             "type": "space_click", "space_id": "a100"}}]}}, OFFER_TABLE)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(["1", "2", "3", "01"]), offers_lists, max_size=3), st.booleans())
+def test_the_gate_digest_of_passed_offers_is_the_records_digest(actions: Any, shuffle: bool) -> None:
+    """Whatever the map (any member order, empty lists, the fast or the detailed path), the digest
+    the gate gives for offers it passed is history.offers_digest of the non-empty lists."""
+    from tablehost.history import offers_digest
+
+    if shuffle:  # the same offers with their members in another order
+        actions = {k: [dict(reversed(list(o.items()))) if isinstance(o, dict) else o for o in v]
+                   for k, v in reversed(list(actions.items()))}
+    gate = Gate([1, 2])
+    try:
+        gate.check_step({**STEP_SHAPE, "actions": actions}, OFFER_TABLE)
+    except GuestProtocolError:
+        return
+    assert gate.offers_digest(actions) == offers_digest({k: v for k, v in actions.items() if v})
+    other = copy.deepcopy(actions)  # an equal map that is not the one checked: computed afresh
+    assert gate.offers_digest(other) == offers_digest({k: v for k, v in other.items() if v})

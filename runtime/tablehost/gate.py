@@ -33,6 +33,7 @@ number. Duplicate object keys: refused, see :func:`has_duplicate_keys` (parse ti
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import math
 import re
@@ -43,6 +44,7 @@ import orjson
 
 from tablehost.abi import ActionsAnswer, GameOverAnswer, ScoresAnswer, SetupAnswer, StepAnswer
 from tablehost.errors import GuestProtocolError, PatchError
+from tablehost.history import offers_digest as history_offers_digest
 from tablehost.limits import DEFAULT_ANSWER_LIMITS, AnswerLimits
 from tablehost.table import Table
 from tablehost.types import PlayerId
@@ -67,8 +69,31 @@ def _offer_map_re(string_chars_max: int, space_ids: tuple[bytes, ...]) -> re.Pat
 
     Player ids are only shaped here (decimal); the caller checks that they are seated."""
     spaces = b'"' + _trie(space_ids) + b'"'
-    offers = _offers_list(string_chars_max, spaces)
+    offers = _sorted_offers_list(string_chars_max, spaces)
     return re.compile(rb'\{(?:"[0-9]{1,10}":' + offers + rb'(?:,"[0-9]{1,10}":' + offers + rb")*)?\}")
+
+
+def _sorted_offers_list(string_chars_max: int, space_id: bytes) -> bytes:
+    """The regex of one offers list written with sorted keys (``orjson.OPT_SORT_KEYS``, the
+    canonical form :func:`tablehost.history.offers_digest` hashes) whose ``space_id`` values
+    match ``space_id``; strings as in :func:`_offers_re`."""
+    text = b'"[^"\\\\\\x00-\\x1f]{0,%d}"' % string_chars_max
+    offer = (
+        rb'\{"action":\{(?:"space_id":'
+        + space_id
+        + rb',"type":"space_click"|"index":(?:0|[1-9][0-9]{0,9}),"space_id":'
+        + space_id
+        + rb',"type":"piece_click"|"button":\{"disabled":(?:true|false),"id":'
+        + text
+        + rb',"label":'
+        + text
+        + rb',"location":'
+        + text
+        + rb'\},"type":"button_click")\},"intent":"(?:choice|confirm|cancel)","label":'
+        + text
+        + rb"\}"
+    )
+    return rb"\[(?:" + offer + rb"(?:," + offer + rb")*)?\]"
 
 
 @functools.lru_cache(maxsize=64)
@@ -134,6 +159,7 @@ def _offers_list(string_chars_max: int, space_id: bytes) -> bytes:
 
 _SPACE_IDS_RE = re.compile(rb'"space_id":"([^"]*)"')
 _PIECES_RE = re.compile(rb'"space_id":"([^"]*)","index":([0-9]+)')
+_SORTED_PIECES_RE = re.compile(rb'"index":([0-9]+),"space_id":"([^"]*)"')
 _EMPTY: list[Any] = []
 _INT_MIN, _INT_MAX = -(2**63), 2**64 - 1
 """Integers orjson (and the SDK's serde_json) read and write exactly."""
@@ -202,7 +228,10 @@ class Gate:
     match needs (documented per method).
     """
 
-    __slots__ = ("_ids", "_keys", "_last_offers", "_offer_map", "_space_bytes", "_table", "limits", "state_bytes")
+    __slots__ = (
+        "_canonical_offers", "_ids", "_keys", "_last_offers", "_offer_map", "_space_bytes", "_table", "limits",
+        "state_bytes",
+    )
 
     def __init__(self, player_ids: Sequence[PlayerId], limits: AnswerLimits = DEFAULT_ANSWER_LIMITS) -> None:
         self.limits = limits
@@ -212,6 +241,7 @@ class Gate:
         self._space_bytes: frozenset[bytes] = frozenset()
         self._offer_map: re.Pattern[bytes] | None = None
         self._last_offers = b""  # the newest offers map that passed, when it clicks no piece
+        self._canonical_offers: tuple[dict[str, Any], bytes] | None = None  # the map last passed, as canonical JSON
         self.state_bytes = 0
         """Upper bound of the state's JSON bytes (exact after setup; grows by each move's estimate)."""
 
@@ -671,26 +701,39 @@ class Gate:
             return False
         self._see_table(table)
         try:
-            encoded = orjson.dumps(actions)
+            encoded = orjson.dumps(actions, option=orjson.OPT_SORT_KEYS)
         except TypeError:  # not JSON (an integer out of range): the detailed path names it
             return False
-        if encoded == self._last_offers:
-            return True
-        assert self._offer_map is not None
-        if self._offer_map.fullmatch(encoded) is None:
-            return False
-        if b'"piece_click"' not in encoded:
-            self._last_offers = encoded
-            return True
-        spaces = table._spaces
-        for space, index in _PIECES_RE.findall(encoded):
-            space_id = space.decode()
-            length = lengths.get(space_id)
-            if length is None:
-                length = len(spaces[space_id]["pieces"])
-            if int(index) >= length:
+        if encoded != self._last_offers:
+            assert self._offer_map is not None
+            if self._offer_map.fullmatch(encoded) is None:
                 return False
+            if b'"piece_click"' in encoded:
+                spaces = table._spaces
+                for index, space in _SORTED_PIECES_RE.findall(encoded):
+                    space_id = space.decode()
+                    length = lengths.get(space_id)
+                    if length is None:
+                        length = len(spaces[space_id]["pieces"])
+                    if int(index) >= length:
+                        return False
+            else:
+                self._last_offers = encoded
+        self._canonical_offers = (actions, encoded)
         return True
+
+    def offers_digest(self, actions: dict[str, Any]) -> str:
+        """:func:`tablehost.history.offers_digest` of a checked answer's ``actions`` map, empty lists
+        dropped (what a match journals): the canonical JSON the offers check wrote is hashed
+        again when ``actions`` is the map it checked last and holds no empty list.
+
+        Returns:
+            64 hex digits.
+        """
+        kept = self._canonical_offers
+        if kept is not None and kept[0] is actions and all(actions.values()):
+            return hashlib.sha256(kept[1]).hexdigest()
+        return history_offers_digest({pid: acts for pid, acts in actions.items() if acts})
 
     def _actions(self, actions: dict[str, Any], table: Table, lengths: dict[str, int], over: bool) -> None:
         if self._all_offers(actions, table, lengths, over):

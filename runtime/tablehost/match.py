@@ -224,7 +224,7 @@ class Match:
             "patches": response["patches"],
             "rng_used": response["rng_used"],
             "score_labels": response["score_labels"],
-            "outcome": _outcome_of(response),
+            "outcome": _outcome_of(response, gate),
         }
         printed = keep_printed(response.get("printed"), answer_limits.printed_kept_chars)
         if printed:
@@ -580,7 +580,7 @@ class Match:
             view_action=view_action,
             picked=picked,
             by_host=by_host,
-            outcome=_outcome_of(response),
+            outcome=_outcome_of(response, self.gate),
             printed=keep_printed(response.get("printed"), self.gate.limits.printed_kept_chars),
         )
         if self.stamp_clocks is not None:
@@ -870,13 +870,12 @@ def _check_ranks(response: Mapping[str, Any], metadata: GameMetadata, player_ids
 
 
 
-def _outcome_of(response: SetupAnswer | StepAnswer) -> Outcome:
-    """The journaled result of an answer that passed the gate (offers by digest, empty lists dropped)."""
-    offers = {pid: acts for pid, acts in response["actions"].items() if acts}
+def _outcome_of(response: SetupAnswer | StepAnswer, gate: Gate) -> Outcome:
+    """The journaled result of an answer that passed ``gate`` (offers by digest, empty lists dropped)."""
     outcome: Outcome = {
         "scores": response["scores"],
         "game_over": response["game_over"],
-        "offers_sha256": offers_digest(offers),
+        "offers_sha256": gate.offers_digest(response["actions"]),
     }
     ranks = response.get("ranks")
     if response["game_over"] and isinstance(ranks, dict):
