@@ -77,12 +77,12 @@ def test_a_module_whose_calls_keep_failing_is_quarantined_then_let_back(cache_di
 def test_a_module_cannot_take_more_than_its_call_slots(cache_dir: Path) -> None:  # noqa: F811
     limits = Limits(instances_per_module=1, wall_ms=100)
     pool = GuestPool(load_guest(None, cache_dir, limits), limits)
-    held = pool._acquire("busy")  # one call of match "busy" in progress (white box)
+    held, _ = pool._acquire("busy")  # one call of match "busy" in progress (white box)
     started = time.monotonic()
     with pytest.raises(ModuleBusy):
         pool.setup(PLAYERS, 1, "other:0")
     assert 0.09 <= time.monotonic() - started < 2.0  # waited one wall budget, no longer
-    pool._release(held, failed=False)
+    pool._release_unstarted(held)
     assert pool.setup(PLAYERS, 1, "other:0")["game_over"] is False
 
 

@@ -86,6 +86,7 @@ def describe_limits(limits: Limits) -> dict[str, int]:
         "module_bytes": limits.module_bytes,
         "response_bytes": limits.response_bytes,
         "instances_per_module": limits.instances_per_module,
+        "queue_ms": limits.queue_ms,
         "replay_wall_factor": limits.replay_wall_factor,
         "liveness_factor": limits.liveness_factor,
         "quarantine_after": limits.quarantine_after,

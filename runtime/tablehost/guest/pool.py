@@ -9,11 +9,25 @@ instance is dropped as soon as it fails or the host refuses what it answered
 (:meth:`GuestPool.discard_ref`).
 
 Budgets and fairness: each op gets one :class:`~tablehost.guest.instance.CallBudget`, shared by
-a ``state_miss`` resend and buffer allocations. At most ``instances_per_module`` calls of a
-module run at once; a call waits at most ``wall_ms`` for a slot (else :class:`ModuleBusy`).
+a ``state_miss`` resend and buffer allocations, started when the call gets its run slot. A call
+takes two slots, in this order:
+
+1. a *module slot*: at most ``instances_per_module`` calls of a module are in flight; a call
+   waits at most ``wall_ms`` for one (else :class:`ModuleBusy`). A *struggling* module (its
+   last :data:`STRUGGLING_AFTER` finished calls all failed; one success ends it) gets one call
+   in flight: a second call is refused at once with :class:`ModuleBusy`, and so are its calls
+   already waiting for a run slot when it starts to struggle;
+2. a *run slot* of :data:`~tablehost.guest.scheduler.RUN_SLOTS` (about one per core, fair
+   across modules, struggling modules last), waited for at most ``queue_ms``. The instance is
+   made (if the match has none warm) and called only while the run slot is held, so the call
+   runs at full speed and its budget runs out in about its own CPU time.
+
 After ``quarantine_after`` failures within :data:`QUARANTINE_WINDOW_S` the module is refused
 (:class:`ModuleQuarantined`) for ``quarantine_ms``, doubling while it keeps failing (a module
 that always traps cannot make the host instantiate it thousands of times a second).
+
+Every call's :class:`CallTiming` (queue wait, run time, CPU time) goes to the pool's
+``observer`` when one is set, and is attached to a raised :class:`GuestError` as ``timing``.
 
 Guest code runs only on threads of a known large native stack (:mod:`tablehost._stacks`).
 """
@@ -25,6 +39,7 @@ import time
 import weakref
 from collections import OrderedDict, deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import structlog
@@ -42,6 +57,7 @@ from tablehost.guest.protocol import (
     OP_STEP,
     StateMiss,
 )
+from tablehost.guest.scheduler import RUN_SLOTS, RunSlots
 from tablehost.limits import Limits
 from tablehost.module import GameModule
 from tablehost.types import ActionDict, AvailableActionDict, PlayerId, Seed, StateDict
@@ -60,6 +76,35 @@ QUARANTINE_DOUBLINGS = 6
 QUARANTINE_WINDOW_S = 10.0
 """Failures count toward a quarantine for this many seconds; a quarantine that follows the end of
 the previous one within this window lasts twice as long."""
+
+
+STRUGGLING_AFTER = 1
+"""Failed calls in a row (no success between them) from which a module is *struggling*: one call
+in flight at a time, and its calls wait behind other modules' for a run slot. A module whose
+every call fails (a loop, a trap) struggles from its first failure; an honest module that
+failed once struggles only until its next call succeeds."""
+
+
+@dataclass(frozen=True)
+class CallTiming:
+    """Where one pool call's time went, milliseconds.
+
+    Attributes:
+        op: the op name.
+        queue_ms: from the call's entry into the pool until it held its run slot (thread hop,
+            module slot, run slot).
+        run_ms: from holding the run slot until the answer or the refusal (instantiation,
+            every crossing, the failure report).
+        cpu_ms: CPU time of the guest's thread during ``run_ms``; ``cpu_ms / run_ms`` is the
+            share of a core the call got.
+        failed: the call raised a :class:`GuestError`.
+    """
+
+    op: str
+    queue_ms: float
+    run_ms: float
+    cpu_ms: float
+    failed: bool
 
 
 def match_key(state_ref: str) -> str:
@@ -82,20 +127,31 @@ class GuestPool:
             since the stack cap is an engine setting.
         keep_warm_ms: how long a match's idle instance is kept, milliseconds (0: dropped after
             every call, so every call instantiates).
+        run_slots: the run slots calls take (default: the process's :data:`RUN_SLOTS`).
 
     Attributes:
         instantiations: fresh instances made so far (match switches and replacements).
+        observer: called with every call's :class:`CallTiming` (on the guest thread), or None.
 
     Raises:
         ValueError: ``limits.stack_bytes`` differs from the module's.
     """
 
-    def __init__(self, module: GameModule, limits: Limits | None = None, *, keep_warm_ms: float = KEEP_WARM_MS) -> None:
+    def __init__(
+        self,
+        module: GameModule,
+        limits: Limits | None = None,
+        *,
+        keep_warm_ms: float = KEEP_WARM_MS,
+        run_slots: RunSlots | None = None,
+    ) -> None:
         self.module = module
         self.limits = limits or module.limits
         if self.limits.stack_bytes != module.limits.stack_bytes:
             raise ValueError("stack_bytes is an engine setting: load the module with the limits you want")
         self.keep_warm_ms = keep_warm_ms
+        self.run_slots = run_slots if run_slots is not None else RUN_SLOTS
+        self.observer: Callable[[CallTiming], None] | None = None
         self.instantiations = 0
         self._cond = threading.Condition()
         self._warm: OrderedDict[str, tuple[Guest, float]] = OrderedDict()  # match key -> (idle instance, since)
@@ -103,6 +159,7 @@ class GuestPool:
         self._starting = 0
         self._closed = False
         self._failures: deque[float] = deque()  # monotonic times of recent failed calls
+        self._failures_in_a_row = 0  # finished calls that failed since the last success
         self._quarantines = 0
         self._quarantined_until = 0.0
         _SWEEPER.add(self)
@@ -140,11 +197,15 @@ class GuestPool:
         """
 
         def ask() -> dict[str, Any] | None:
-            guest = Guest(self.module, self.limits)
-            budget = CallBudget.start(self.limits)
-            if guest.abi_minor(budget) < 1:
-                return None
-            return guest.call(OP_METADATA, {}, budget)
+            self.run_slots.acquire(self, timeout_s=self.limits.queue_ms / 1000.0)
+            try:
+                guest = Guest(self.module, self.limits)
+                budget = CallBudget.start(self.limits)
+                if guest.abi_minor(budget) < 1:
+                    return None
+                return guest.call(OP_METADATA, {}, budget)
+            finally:
+                self.run_slots.release(self)
 
         return on_big_stack(self.limits.stack_bytes, ask)
 
@@ -275,8 +336,9 @@ class GuestPool:
         ref = state_ref if state_ref is not None else next_ref
         assert ref is not None
         key = match_key(ref)
+        entered = time.perf_counter()
         return on_big_stack(
-            self.limits.stack_bytes, lambda: self._run_bound(key, op, state_ref, get_state, fields, next_ref)
+            self.limits.stack_bytes, lambda: self._run_bound(key, op, state_ref, get_state, fields, next_ref, entered)
         )
 
     def _run_bound(
@@ -287,8 +349,51 @@ class GuestPool:
         get_state: Callable[[], StateDict],
         fields: dict[str, Any],
         next_ref: str | None,
+        entered: float,
     ) -> dict[str, Any]:
-        guest = self._acquire(key)
+        warm, struggling = self._acquire(key)
+        try:
+            self.run_slots.acquire(self, struggling=struggling, timeout_s=self.limits.queue_ms / 1000.0)
+        except GuestError:
+            self._release_unstarted(warm)
+            raise
+        started = time.perf_counter()
+        cpu_started = time.thread_time()
+        failed = False
+        try:
+            return self._run_holding_slot(key, warm, op, state_ref, get_state, fields, next_ref)
+        except GuestError as exc:
+            failed = True
+            exc.timing = self._timing(op, entered, started, cpu_started, failed)  # type: ignore[attr-defined]
+            raise
+        finally:
+            self.run_slots.release(self)
+            observer = self.observer
+            if observer is not None:
+                observer(self._timing(op, entered, started, cpu_started, failed))
+
+    @staticmethod
+    def _timing(op: int, entered: float, started: float, cpu_started: float, failed: bool) -> CallTiming:
+        now = time.perf_counter()
+        return CallTiming(
+            OP_NAMES.get(op, str(op)),
+            (started - entered) * 1000.0,
+            (now - started) * 1000.0,
+            (time.thread_time() - cpu_started) * 1000.0,
+            failed,
+        )
+
+    def _run_holding_slot(
+        self,
+        key: str,
+        warm: Guest | None,
+        op: int,
+        state_ref: str | None,
+        get_state: Callable[[], StateDict],
+        fields: dict[str, Any],
+        next_ref: str | None,
+    ) -> dict[str, Any]:
+        guest = warm if warm is not None else self._instantiate(key)
         budget = CallBudget.start(self.limits)
         try:
             held = state_ref if state_ref is not None and state_ref in guest.refs else None
@@ -333,8 +438,18 @@ class GuestPool:
                 guest.forget(held_ref)
         return guest.call(op, {"state": get_state(), **fields}, budget), False
 
-    def _acquire(self, key: str) -> Guest:
-        """The warm instance of match ``key``, else a fresh one bound to it (waiting at most ``wall_ms``)."""
+    def _acquire(self, key: str) -> tuple[Guest | None, bool]:
+        """A module slot for match ``key``: ``(its warm instance or None, struggling)``.
+
+        ``None`` means a slot is reserved for a fresh instance (:meth:`_instantiate` makes it,
+        :meth:`_release_unstarted` gives the slot back). Waits at most ``wall_ms``.
+
+        Raises:
+            ModuleQuarantined: the module is quarantined.
+            ModuleBusy: no slot within ``wall_ms``, or the module is struggling and already has
+                a call in flight.
+            GuestError: the pool is closed.
+        """
         deadline = time.monotonic() + self.limits.wall_ms / 1000.0
         with self._cond:
             while True:
@@ -347,18 +462,25 @@ class GuestPool:
                         f"{self.limits.quarantine_after} of its calls failed within {QUARANTINE_WINDOW_S:.0f} s",
                         retry_after_ms=int(wait_ms) + 1,
                     )
+                struggling = self._failures_in_a_row >= STRUGGLING_AFTER
+                in_flight = len(self._busy) + self._starting
+                if struggling and in_flight >= 1:
+                    raise ModuleBusy(
+                        f"module {self.module.name} gets one call at a time: its last {self._failures_in_a_row} "
+                        f"calls failed, and one is in flight"
+                    )
                 entry = self._warm.pop(key, None)
                 if entry is not None:
                     guest = entry[0]
                     self._busy.add(guest)
-                    return guest
-                live = len(self._warm) + len(self._busy) + self._starting
+                    return guest, struggling
+                live = len(self._warm) + in_flight
                 if live >= self.limits.instances_per_module and self._warm:
                     self._warm.popitem(last=False)  # the least recently used idle match gives way
                     live -= 1
                 if live < self.limits.instances_per_module:
                     self._starting += 1
-                    break
+                    return None, struggling
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise ModuleBusy(
@@ -366,6 +488,9 @@ class GuestPool:
                         f"taken for {self.limits.wall_ms} ms"
                     )
                 self._cond.wait(left)
+
+    def _instantiate(self, key: str) -> Guest:
+        """A fresh instance bound to match ``key``, in the slot :meth:`_acquire` reserved."""
         try:
             guest = Guest(self.module, self.limits)
         except BaseException as exc:
@@ -382,6 +507,15 @@ class GuestPool:
             self._busy.add(guest)
         return guest
 
+    def _release_unstarted(self, warm: Guest | None) -> None:
+        """Give back a module slot whose call never ran (its run slot did not come)."""
+        with self._cond:
+            if warm is None:
+                self._starting -= 1
+                self._cond.notify()
+            else:
+                self._release_locked(warm, failed=False)
+
     def _release(self, guest: Guest, *, failed: bool) -> None:
         with self._cond:
             self._release_locked(guest, failed=failed)
@@ -390,6 +524,8 @@ class GuestPool:
         self._busy.discard(guest)
         if failed:
             self._count_failure_locked()
+        elif not guest.broken:
+            self._failures_in_a_row = 0
         key = guest.match_key
         if not (guest.broken or self._closed or key is None or self.keep_warm_ms <= 0):
             self._warm.pop(key, None)  # a second instance of the same match: keep the newer
@@ -397,6 +533,9 @@ class GuestPool:
         self._cond.notify()
 
     def _count_failure_locked(self) -> None:
+        self._failures_in_a_row += 1
+        if self._failures_in_a_row == STRUGGLING_AFTER:
+            self.run_slots.evict(self, keep=1)  # its queued calls would fail the same way
         now = time.monotonic()
         failures = self._failures
         failures.append(now)
