@@ -325,8 +325,11 @@ def test_undo_through_the_api_restores_the_view(host: Host) -> None:
         again = seat1.submit(match_id, choice["action"], undone["version"])
         via_action = seat1.submit(match_id, undo["action"], again["version"])  # the offered undo action
         assert via_action["state"] == before["state"]
-        refusal = refused(seat1.undo, match_id, via_action["version"])
-        assert (refusal.status, refusal.code) == (grpc.StatusCode.FAILED_PRECONDITION, "match/undo_refused")
+        refusal = refused(seat1.undo, match_id, via_action["version"])  # every move is taken back
+        assert (refusal.status, refusal.code) == (grpc.StatusCode.FAILED_PRECONDITION, "match/nothing_to_undo")
+        bare_undo = {"type": "button_click", "button": {"id": "tablehost.undo"}}  # the id alone, as a user types it
+        refusal = refused(seat1.submit, match_id, bare_undo, via_action["version"])
+        assert (refusal.status, refusal.code) == (grpc.StatusCode.FAILED_PRECONDITION, "match/nothing_to_undo")
 
 
 def test_unbounded_names_are_refused_before_anything_is_stored(host: Host) -> None:

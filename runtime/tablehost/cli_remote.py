@@ -10,6 +10,7 @@ command takes ``--address`` (default ``$TABLEHOST_ADDRESS`` or ``127.0.0.1:50051
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import threading
@@ -25,6 +26,7 @@ from tablehost.api.registry import MAX_SEATS
 from tablehost.bots import RandomBot
 from tablehost.cli_budgets import BUDGET_OPTIONS, add_budget_options, limits_from_args
 from tablehost.client import ApiError, ServerUnreachable, TablehostClient
+from tablehost.match import UNDO_ACTION
 from tablehost.terminal import escape_controls
 
 DEFAULT_ADDRESS = "127.0.0.1:50051"
@@ -380,6 +382,15 @@ def why_no_action(view: dict[str, Any]) -> str | None:
 
 
 def _chosen_action(choice: str, view: dict[str, Any]) -> dict[str, Any]:
+    """The action ``choice`` names: an index into ``view["actions"]``, ``undo`` (the platform's
+    undo), or an action as JSON (an object, or ``{"action": {...}}`` as `view --json` lists it).
+
+    Raises:
+        SystemExit: no such index (saying why this token cannot act, when that is why), not
+            JSON, not an object, or an integer outside 64 bits (shown as given).
+    """
+    if choice.strip().lower() == "undo":
+        return dict(UNDO_ACTION)
     if choice.strip().lstrip("-").isdigit():
         index = int(choice)
         if not 0 <= index < len(view["actions"]):
@@ -389,12 +400,38 @@ def _chosen_action(choice: str, view: dict[str, Any]) -> dict[str, Any]:
             raise SystemExit(f"tablehost: no action [{index}]; this view offers {len(view['actions'])}")
         return dict(view["actions"][index]["action"])
     try:
-        parsed = orjson.loads(choice)
-    except orjson.JSONDecodeError:
+        # The standard library keeps integers exact (orjson turns one past 64 bits into a float,
+        # which an error message would then show as 1e+23); NaN and Infinity are not JSON.
+        parsed = json.loads(choice, parse_constant=_no_constant)
+    except (json.JSONDecodeError, ValueError):
         raise SystemExit(f"tablehost: {choice!r} is neither an action index nor JSON") from None
     if not isinstance(parsed, dict):
         raise SystemExit("tablehost: a JSON action must be an object")
+    _check_integers(parsed, "action")
     return dict(parsed.get("action", parsed))
+
+
+INT64_MIN = -(2**63)
+UINT64_MAX = 2**64 - 1
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _check_integers(value: Any, path: str) -> None:
+    """Refuse (SystemExit) an integer anywhere in ``value`` outside -2**63 .. 2**64-1, naming its path."""
+    if isinstance(value, bool):
+        return
+    if isinstance(value, int):
+        if not INT64_MIN <= value <= UINT64_MAX:
+            raise SystemExit(f"tablehost: {path} is {value}, which is not a 64-bit integer")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_integers(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_integers(item, f"{path}[{index}]")
 
 
 @_guarded
