@@ -515,6 +515,18 @@ def test_a_lone_bot_says_what_it_waits_for_and_gives_up(
     assert host.admin.view(created["match_id"])["version"] == 1  # the lone bot played its turn
 
 
+def test_bots_say_at_once_which_seats_they_play_and_what_they_wait_for(
+    host: Host, capsys: pytest.CaptureFixture[str]
+) -> None:
+    created = host.admin.create_match(host.module_id, ["ann", "bob"])
+    with pytest.raises(BotError):
+        run_bots(host.address, created["match_id"], [created["seats"][0]["token"]], give_up_s=3.0,
+                 notice_every_s=600.0, first_notice_s=1.0)
+    err = capsys.readouterr().err
+    assert f"match {created['match_id']}: 1 bot(s) playing seat 1 (ann)" in err
+    assert "waiting for seat 2 (bob), which no bot here plays" in err  # long before the 600 s period
+
+
 def test_bots_play_a_match_to_the_end(host: Host) -> None:
     created = host.admin.create_match(host.module_id, ["ann", "bob"])
     finals = run_bots(host.address, created["match_id"], [s["token"] for s in created["seats"]], seed=3)

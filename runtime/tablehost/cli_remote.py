@@ -490,6 +490,10 @@ def cmd_record(args: argparse.Namespace) -> int:
 DEFAULT_GIVE_UP_S = 300.0
 """``tablehost bots`` gives up when the match did not change for this long, seconds."""
 NOTICE_EVERY_S = 30.0
+FIRST_NOTICE_S = 2.0
+"""`bots` says what the match waits for once it has not changed for this long, seconds, then
+every :data:`NOTICE_EVERY_S` (a user who started bots for some seats learns at once which
+seats nobody plays)."""
 """While nothing happens, the bots say on stderr what they wait for this often, seconds."""
 
 
@@ -548,6 +552,16 @@ class _BotRun:
         with self._lock:
             for client in self._clients:
                 client.close()
+
+    def seats(self) -> str | None:
+        """The seats the bots play, in words (``seat 1 (ann), seat 2 (bob)``), once every bot saw
+        its first view; None before."""
+        with self._lock:
+            view, offered = self._newest, dict(self._offered)
+        if not view or len(offered) < len(self.tokens):
+            return None
+        names = {p["player_id"]: p["username"] for p in view["state"]["players"]}
+        return ", ".join(f"seat {pid} ({names.get(pid, '?')})" for pid in sorted(offered))
 
     def waiting_for(self) -> str:
         """What the match waits for, in words (``seat 2 (bob), which no bot here plays``)."""
@@ -648,12 +662,14 @@ def run_bots(
     timeout_s: float = 30.0,
     give_up_s: float = DEFAULT_GIVE_UP_S,
     notice_every_s: float = NOTICE_EVERY_S,
+    first_notice_s: float = FIRST_NOTICE_S,
 ) -> list[dict[str, Any]]:
     """Play a match with one random bot per seat token (one thread each) until game over.
 
     Fails fast: the first bot that fails stops the others (their watch streams are cancelled).
-    While the match does not change, a line on stderr says what it waits for every
-    ``notice_every_s`` (e.g. a seat no bot here plays).
+    Progress goes to stderr: one line once every bot has joined (the seats they play), and,
+    while the match does not change, what it waits for (e.g. a seat no bot here plays) after
+    ``first_notice_s`` and then every ``notice_every_s``.
 
     Args:
         address: the server's ``host:port``.
@@ -663,6 +679,8 @@ def run_bots(
         timeout_s: deadline of each request, seconds.
         give_up_s: give up when the match did not change for this long, seconds.
         notice_every_s: how often to say what the match waits for, seconds.
+        first_notice_s: the first such line comes after this long without a change (or
+            ``notice_every_s`` if shorter), seconds.
 
     Returns:
         Each bot's final view, in token order (all with ``game_over`` true).
@@ -695,13 +713,20 @@ def run_bots(
     threads = [threading.Thread(target=play, args=(n, t), daemon=True) for n, t in enumerate(tokens)]
     for thread in threads:
         thread.start()
-    noticed_at = time.monotonic()
+    noticed_at: float | None = None
+    announced = False
     while any(thread.is_alive() for thread in threads):
-        run.stop.wait(min(0.2, notice_every_s))
+        run.stop.wait(min(0.2, notice_every_s, first_notice_s))
         now = time.monotonic()
         idle = now - run.changed_at
         if run.stop.is_set():
             break
+        if not announced:
+            seats = run.seats()
+            if seats is not None:
+                announced = True
+                print(f"tablehost bots: match {match_id}: {len(tokens)} bot(s) playing {seats}",
+                      file=sys.stderr, flush=True)
         if idle >= give_up_s:
             errors.append(
                 BotError(
@@ -711,7 +736,7 @@ def run_bots(
                 )
             )
             run.halt()
-        elif idle >= notice_every_s and now - noticed_at >= notice_every_s:
+        elif idle >= min(first_notice_s, notice_every_s) and (noticed_at is None or now - noticed_at >= notice_every_s):
             noticed_at = now
             print(
                 f"tablehost bots: match {match_id} has not changed for {idle:.0f} s; waiting for "
