@@ -166,7 +166,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from tablehost.api.rate_limit import RateLimits
     from tablehost.api.server import serve, serve_processes
 
-    if args.check_uploads < 0 or args.check_players < 1:
+    if args.check_uploads < 0 or (args.check_players is not None and args.check_players < 1):
         raise SystemExit("tablehost: --check-uploads must be at least 0 and --check-players at least 1")
     if args.processes < 1:
         print("tablehost: --processes must be at least 1", file=sys.stderr)
@@ -183,8 +183,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
             "--store", args.store, "--max-workers", str(args.max_workers), "--log-level", args.log_level,
             "--rate-limit", str(args.rate_limit), "--rate-burst", str(args.rate_burst),
             "--watches-per-token", str(args.watches_per_token),
-            "--check-uploads", str(args.check_uploads), "--check-players", str(args.check_players),
+            "--check-uploads", str(args.check_uploads),
         ]
+        if args.check_players is not None:
+            forwarded += ["--check-players", str(args.check_players)]
         for dest, (flag, *_rest) in BUDGET_OPTIONS.items():
             if getattr(args, dest, None) is not None:
                 forwarded += [flag, str(getattr(args, dest))]
@@ -830,7 +832,11 @@ def register(commands: Any) -> None:
         "--check-uploads", type=int, default=0, metavar="GAMES",
         help="refuse an upload unless `tablehost check` passes this many games (default 0: no check)",
     )
-    serve.add_argument("--check-players", type=int, default=2, help="seats per game of that check (default 2)")
+    serve.add_argument(
+        "--check-players", type=int, default=None, metavar="N",
+        help="seats per game of that check (default: each count of the module's declared player range, "
+        "GAMES spread over them; 2 for a module that declares none)",
+    )
     add_budget_options(serve, replaying=True)
     serve.add_argument(
         "--http",
