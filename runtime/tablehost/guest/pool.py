@@ -26,6 +26,18 @@ After ``quarantine_after`` failures within :data:`QUARANTINE_WINDOW_S` the modul
 (:class:`ModuleQuarantined`) for ``quarantine_ms``, doubling while it keeps failing (a module
 that always traps cannot make the host instantiate it thousands of times a second).
 
+Memory cap: wasmtime's C API, and so wasmtime-py, has no resource-limiter callback, so a
+refused ``memory.grow`` (the guest just gets ``-1``) is invisible. When a call ends in an
+``unreachable`` or out-of-bounds trap (:data:`~tablehost.guest.instance.MEMORY_TRAPS`), the pool
+re-runs it once, in a fresh instance with the full state and :data:`MEMORY_RERUN_FACTOR` times
+the memory cap (fuel and every other budget unchanged). A guest has no imports, so the re-run
+computes exactly what the call computed from that start until the first ``memory.grow`` that
+would take the memory past the cap: if the re-run's memory ends above the cap, such a grow
+happened, and under the cap it was refused, so the trap is reported as the memory budget
+(:class:`BudgetExceeded` ``budget="memory"``, ``trap`` kept). Otherwise no grow up to
+``factor * cap`` was refused and the trap is reported as itself. (A call on a warm instance is
+re-run from a fresh start, which ``tablehost check`` proves equivalent for a conforming module.)
+
 Every call's :class:`CallTiming` (queue wait, run time, CPU time) goes to the pool's
 ``observer`` when one is set, and is attached to a raised :class:`GuestError` as ``timing``.
 
@@ -39,14 +51,14 @@ import time
 import weakref
 from collections import OrderedDict, deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import structlog
 
 from tablehost._stacks import on_big_stack
-from tablehost.errors import BudgetExceeded, GuestError, ModuleBusy, ModuleQuarantined
-from tablehost.guest.instance import CallBudget, Guest
+from tablehost.errors import BudgetExceeded, GuestError, GuestTrap, ModuleBusy, ModuleQuarantined
+from tablehost.guest.instance import MEMORY_TRAPS, CallBudget, Guest
 from tablehost.guest.protocol import (
     OP_ACTIONS,
     OP_GAME_OVER,
@@ -77,6 +89,9 @@ QUARANTINE_WINDOW_S = 10.0
 """Failures count toward a quarantine for this many seconds; a quarantine that follows the end of
 the previous one within this window lasts twice as long."""
 
+
+MEMORY_RERUN_FACTOR = 2
+"""The memory cap of the re-run that decides whether a trap followed a refused ``memory.grow``."""
 
 STRUGGLING_AFTER = 1
 """Failed calls in a row (no success between them) from which a module is *struggling*: one call
@@ -399,12 +414,19 @@ class GuestPool:
             held = state_ref if state_ref is not None and state_ref in guest.refs else None
             response, by_ref = self._call_with_state(guest, op, held, get_state, fields, budget)
         except GuestError as exc:
-            log.warning("guest.call_failed", module=self.module.name, op=OP_NAMES[op], code=exc.code,
-                        budget=exc.budget if isinstance(exc, BudgetExceeded) else None,
-                        error=str(exc)[:LOGGED_ERROR_CHARS], match=key)
             guest.broken = True  # its cache may hold next_ref of the failed call: never reuse it
-            self._release(guest, failed=True)
-            raise
+            failure = exc
+            try:
+                if isinstance(exc, GuestTrap) and exc.trap in MEMORY_TRAPS:
+                    failure = self._judge_memory_trap(op, get_state, fields, exc)
+                log.warning("guest.call_failed", module=self.module.name, op=OP_NAMES[op], code=failure.code,
+                            budget=failure.budget if isinstance(failure, BudgetExceeded) else None,
+                            error=str(failure)[:LOGGED_ERROR_CHARS], match=key)
+            finally:
+                self._release(guest, failed=True)
+            if failure is exc:
+                raise
+            raise failure from exc
         except BaseException:
             guest.broken = True
             self._release(guest, failed=False)
@@ -418,6 +440,33 @@ class GuestPool:
                 guest.remember(next_ref)
             self._release_locked(guest, failed=False)
         return response
+
+    def _judge_memory_trap(
+        self, op: int, get_state: Callable[[], StateDict], fields: dict[str, Any], trap: GuestTrap
+    ) -> GuestError:
+        """``trap`` as the memory budget when a re-run with a wider cap outgrows the cap, else ``trap``.
+
+        See the module docstring ("Memory cap") for why this decides exactly.
+        """
+        cap = self.limits.memory_bytes
+        wider = replace(self.limits, memory_bytes=cap * MEMORY_RERUN_FACTOR)
+        try:
+            rerun = Guest(self.module, wider)
+            request = dict(fields) if op == OP_SETUP else {"state": get_state(), **fields}
+            try:
+                rerun.call(op, request, CallBudget.start(wider))
+            except (GuestError, StateMiss):
+                pass  # how the re-run ended does not matter: only how far its memory grew
+        except GuestError:
+            return trap  # no fresh instance: nothing more is known
+        grew_to = rerun.last_stats.memory_bytes if rerun.last_stats is not None else 0
+        if grew_to <= cap:
+            return trap
+        return BudgetExceeded(
+            f"guest {trap.op} trapped ({trap.trap}) after a memory.grow past its {cap}-byte limit was refused "
+            f"(re-run from the same start with {MEMORY_RERUN_FACTOR}x the limit, it grew to {grew_to} bytes)",
+            budget="memory", op=trap.op, printed=trap.printed, trap=trap.trap,
+        )
 
     @staticmethod
     def _call_with_state(
