@@ -178,3 +178,18 @@ def test_one_success_ends_struggling(cache_dir: Path) -> None:  # noqa: F811
     assert pool._failures_in_a_row == 1
     pool.setup(PLAYERS, 1, "n:0")
     assert pool._failures_in_a_row == 0
+
+
+def test_a_struggling_module_waits_only_briefly_for_a_run_slot(cache_dir: Path) -> None:  # noqa: F811
+    slots = RunSlots(1)
+    limits = Limits(fuel_per_call=5_000_000, quarantine_after=10**6)
+    pool = GuestPool(load_guest("hostile_loop_always", cache_dir, limits), limits, run_slots=slots)
+    with pytest.raises(BudgetExceeded):
+        pool.setup(PLAYERS, 1, "first:0")  # it now struggles
+    slots.acquire("an honest module", timeout_s=1.0)  # every run slot is taken
+    started = time.monotonic()
+    with pytest.raises(ModuleBusy):
+        pool.setup(PLAYERS, 1, "second:0")
+    assert time.monotonic() - started < 1.0  # not the 5 s queue_ms of a module in good standing
+    slots.release("an honest module")
+    assert pool.instance_count == 0  # the refused call gave its module slot back

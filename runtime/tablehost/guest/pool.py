@@ -16,7 +16,8 @@ takes two slots, in this order:
    waits at most ``wall_ms`` for one (else :class:`ModuleBusy`). A *struggling* module (its
    last :data:`STRUGGLING_AFTER` finished calls all failed; one success ends it) gets one call
    in flight: a second call is refused at once with :class:`ModuleBusy`, and so are its calls
-   already waiting for a run slot when it starts to struggle;
+   already waiting for a run slot when it starts to struggle; its one call waits at most
+   :data:`STRUGGLING_WAIT_MS` for a run slot;
 2. a *run slot* of :data:`~tablehost.guest.scheduler.RUN_SLOTS` (about one per core, fair
    across modules, struggling modules last), waited for at most ``queue_ms``. The instance is
    made (if the match has none warm) and called only while the run slot is held, so the call
@@ -94,10 +95,15 @@ MEMORY_RERUN_FACTOR = 2
 """The memory cap of the re-run that decides whether a trap followed a refused ``memory.grow``."""
 
 STRUGGLING_AFTER = 1
-"""Failed calls in a row (no success between them) from which a module is *struggling*: one call
-in flight at a time, and its calls wait behind other modules' for a run slot. A module whose
-every call fails (a loop, a trap) struggles from its first failure; an honest module that
-failed once struggles only until its next call succeeds."""
+"""Failed calls in a row (no success between them, the last within :data:`QUARANTINE_WINDOW_S`)
+from which a module is *struggling*: one call in flight at a time, its calls wait behind other
+modules' for a run slot, and at most :data:`STRUGGLING_WAIT_MS`. A module whose every call fails
+(a loop, a trap) struggles from its first failure; an honest module that failed once struggles
+until its next call succeeds or for 10 s at most."""
+
+STRUGGLING_WAIT_MS = 50.0
+"""Longest wait of a struggling module's call for a run slot, milliseconds (then ``module/busy``):
+its refusals come quickly instead of after a long queue, while modules in good standing run."""
 
 
 @dataclass(frozen=True)
@@ -175,6 +181,7 @@ class GuestPool:
         self._closed = False
         self._failures: deque[float] = deque()  # monotonic times of recent failed calls
         self._failures_in_a_row = 0  # finished calls that failed since the last success
+        self._last_failure_at = 0.0  # monotonic seconds
         self._quarantines = 0
         self._quarantined_until = 0.0
         _SWEEPER.add(self)
@@ -367,8 +374,9 @@ class GuestPool:
         entered: float,
     ) -> dict[str, Any]:
         warm, struggling = self._acquire(key)
+        wait_ms = min(self.limits.queue_ms, STRUGGLING_WAIT_MS) if struggling else self.limits.queue_ms
         try:
-            self.run_slots.acquire(self, struggling=struggling, timeout_s=self.limits.queue_ms / 1000.0)
+            self.run_slots.acquire(self, struggling=struggling, timeout_s=wait_ms / 1000.0)
         except GuestError:
             self._release_unstarted(warm)
             raise
@@ -511,7 +519,8 @@ class GuestPool:
                         f"{self.limits.quarantine_after} of its calls failed within {QUARANTINE_WINDOW_S:.0f} s",
                         retry_after_ms=int(wait_ms) + 1,
                     )
-                struggling = self._failures_in_a_row >= STRUGGLING_AFTER
+                struggling = (self._failures_in_a_row >= STRUGGLING_AFTER
+                              and time.monotonic() - self._last_failure_at < QUARANTINE_WINDOW_S)
                 in_flight = len(self._busy) + self._starting
                 if struggling and in_flight >= 1:
                     raise ModuleBusy(
@@ -582,6 +591,7 @@ class GuestPool:
         self._cond.notify()
 
     def _count_failure_locked(self) -> None:
+        self._last_failure_at = time.monotonic()
         self._failures_in_a_row += 1
         if self._failures_in_a_row == STRUGGLING_AFTER:
             self.run_slots.evict(self, keep=1)  # its queued calls would fail the same way
