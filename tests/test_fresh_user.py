@@ -42,8 +42,8 @@ VIEW = {"actions": [{"action": {"type": "space_click", "space_id": "a"}}], "game
 
 
 @pytest.mark.parametrize(("choice", "says"), [
-    ('{"type": "space_click", "index": 100000000000000000000000}', "action.index is 100000000000000000000000, "
-                                                                   "which is not a 64-bit integer"),
+    ('{"type": "space_click", "index": 100000000000000000000000}',
+     "action.index is 100000000000000000000000, which is not a 64-bit integer"),
     ('{"action": {"type": "x", "n": [1, -99999999999999999999]}}', "action.action.n[1] is -99999999999999999999"),
     ('{"type": "space_click", "x": NaN}', "is neither an action index nor JSON"),
 ])

@@ -174,7 +174,7 @@ def test_one_success_ends_struggling(cache_dir: Path) -> None:  # noqa: F811
     pool = GuestPool(load_guest("hostile_trap", cache_dir), Limits(quarantine_after=10**6), run_slots=RunSlots(2))
     pool.setup(PLAYERS, 1, "m:0")
     with pytest.raises(GuestError):
-        pool.step("m:0", lambda: {}, "m:1", 1, ACTION, 5)
+        pool.step("m:0", dict, "m:1", 1, ACTION, 5)
     assert pool._failures_in_a_row == 1
     pool.setup(PLAYERS, 1, "n:0")
     assert pool._failures_in_a_row == 0

@@ -23,11 +23,11 @@ from tablehost.abi import SetupAnswer, StepAnswer
 from tablehost.errors import (
     GuestProtocolError,
     MatchOver,
+    NothingToUndo,
     NotOffered,
     NotYourTurn,
     RecordError,
     StaleVersion,
-    NothingToUndo,
     UndoRefused,
 )
 from tablehost.gate import Gate
