@@ -169,7 +169,13 @@ def refusal_latency(seconds: float, limits: Limits, cache: Path, run_slots: RunS
                     time.sleep(0.01)  # a client told to come back later does not spin
 
     def honest_match(name: str) -> None:
-        match = Match.start(honest_pool, default_players(1), match_id=name, seed=1)
+        while True:
+            try:
+                match = Match.start(honest_pool, default_players(1), match_id=name, seed=1)
+                break
+            except GuestError as exc:
+                with lock:
+                    honest_failures.append(exc.code)
         click = match.actions_for(1)[0]["action"]
         while not stop.is_set():
             started = time.perf_counter()

@@ -103,6 +103,7 @@ def test_a_module_whose_calls_keep_failing_is_quarantined_then_let_back(cache_di
 def test_a_module_cannot_take_more_than_its_call_slots(cache_dir: Path) -> None:  # noqa: F811
     limits = Limits(instances_per_module=1, wall_ms=100)
     pool = GuestPool(load_guest(None, cache_dir, limits), limits)
+    pool.setup(PLAYERS, 1, "proven:0")  # a module with a success behind it: full call slots, wall_ms wait
     held, _ = pool._acquire("busy")  # one call of match "busy" in progress (white box)
     started = time.monotonic()
     with pytest.raises(ModuleBusy):

@@ -193,3 +193,23 @@ def test_a_struggling_module_waits_only_briefly_for_a_run_slot(cache_dir: Path) 
     assert time.monotonic() - started < 1.0  # not the 5 s queue_ms of a module in good standing
     slots.release("an honest module")
     assert pool.instance_count == 0  # the refused call gave its module slot back
+
+
+def test_a_new_module_has_one_call_in_flight_until_one_succeeds(cache_dir: Path) -> None:  # noqa: F811
+    limits = Limits(quarantine_after=10**6)
+    pool = GuestPool(load_guest(None, cache_dir, limits), limits, run_slots=RunSlots(4))
+    first, _ = pool._acquire("a")  # white box: the first call of a new module is in flight
+    second: list[object] = []
+    waiter = threading.Thread(target=lambda: second.append(pool._acquire("b")))
+    waiter.start()
+    time.sleep(0.3)  # longer than wall_ms: it waits for the first call's outcome, not for a slot timeout
+    assert not second and waiter.is_alive()
+    pool._release_unstarted(first)
+    waiter.join(5.0)
+    assert second  # let in once the slot came back
+    pool._release_unstarted(second[0][0])  # type: ignore[index]
+    pool.setup(PLAYERS, 1, "ok:0")  # a success: now several calls may be in flight
+    held = [pool._acquire(f"m{i}")[0] for i in range(limits.instances_per_module)]
+    assert len(held) == limits.instances_per_module
+    for guest in held:
+        pool._release_unstarted(guest)

@@ -12,8 +12,9 @@ Budgets and fairness: each op gets one :class:`~tablehost.guest.instance.CallBud
 a ``state_miss`` resend and buffer allocations, started when the call gets its run slot. A call
 takes two slots, in this order:
 
-1. a *module slot*: at most ``instances_per_module`` calls of a module are in flight; a call
-   waits at most ``wall_ms`` for one (else :class:`ModuleBusy`). A *struggling* module (its
+1. a *module slot*: at most ``instances_per_module`` calls of a module are in flight (one until
+   a call of the module has succeeded); a call waits at most ``wall_ms`` for one (else
+   :class:`ModuleBusy`). A *struggling* module (its
    last :data:`STRUGGLING_AFTER` finished calls all failed; one success ends it) gets one call
    in flight: a second call is refused at once with :class:`ModuleBusy`, and so are its calls
    already waiting for a run slot when it starts to struggle; its one call waits at most
@@ -182,6 +183,7 @@ class GuestPool:
         self._failures: deque[float] = deque()  # monotonic times of recent failed calls
         self._failures_in_a_row = 0  # finished calls that failed since the last success
         self._last_failure_at = 0.0  # monotonic seconds
+        self._proven = False  # one of its calls succeeded: it may have instances_per_module in flight
         self._quarantines = 0
         self._quarantined_until = 0.0
         _SWEEPER.add(self)
@@ -499,7 +501,8 @@ class GuestPool:
         """A module slot for match ``key``: ``(its warm instance or None, struggling)``.
 
         ``None`` means a slot is reserved for a fresh instance (:meth:`_instantiate` makes it,
-        :meth:`_release_unstarted` gives the slot back). Waits at most ``wall_ms``.
+        :meth:`_release_unstarted` gives the slot back). Waits at most ``wall_ms`` (``queue_ms``
+        while no call of the module has succeeded yet).
 
         Raises:
             ModuleQuarantined: the module is quarantined.
@@ -507,7 +510,7 @@ class GuestPool:
                 a call in flight.
             GuestError: the pool is closed.
         """
-        deadline = time.monotonic() + self.limits.wall_ms / 1000.0
+        started = time.monotonic()
         with self._cond:
             while True:
                 if self._closed:
@@ -532,18 +535,23 @@ class GuestPool:
                     guest = entry[0]
                     self._busy.add(guest)
                     return guest, struggling
+                # Until one call succeeded, a module has one call in flight: a module that fails
+                # from the start cannot queue a wave of calls that each run until a budget stops them.
+                cap = self.limits.instances_per_module if self._proven else 1
                 live = len(self._warm) + in_flight
-                if live >= self.limits.instances_per_module and self._warm:
+                if live >= cap and self._warm:
                     self._warm.popitem(last=False)  # the least recently used idle match gives way
                     live -= 1
-                if live < self.limits.instances_per_module:
+                if live < cap:
                     self._starting += 1
                     return None, struggling
-                left = deadline - time.monotonic()
+                # An unproven module's extra calls wait for its first call's outcome (a success
+                # lets them all in, a failure refuses them at once), up to queue_ms.
+                wait_ms = self.limits.wall_ms if self._proven else max(self.limits.wall_ms, self.limits.queue_ms)
+                left = started + wait_ms / 1000.0 - time.monotonic()
                 if left <= 0:
                     raise ModuleBusy(
-                        f"module {self.module.name} had all {self.limits.instances_per_module} call slots "
-                        f"taken for {self.limits.wall_ms} ms"
+                        f"module {self.module.name} had all {cap} call slots taken for {wait_ms} ms"
                     )
                 self._cond.wait(left)
 
@@ -584,11 +592,15 @@ class GuestPool:
             self._count_failure_locked()
         elif not guest.broken:
             self._failures_in_a_row = 0
+            self._proven = True
         key = guest.match_key
         if not (guest.broken or self._closed or key is None or self.keep_warm_ms <= 0):
             self._warm.pop(key, None)  # a second instance of the same match: keep the newer
             self._warm[key] = (guest, time.monotonic())
-        self._cond.notify()
+        if failed:
+            self._cond.notify_all()  # waiters of a module now struggling are refused at once
+        else:
+            self._cond.notify()
 
     def _count_failure_locked(self) -> None:
         self._last_failure_at = time.monotonic()
