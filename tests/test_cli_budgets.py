@@ -56,6 +56,7 @@ def test_inspect_prints_the_budgets_in_force(tmp_path, capsys, monkeypatch) -> N
     (["play", "MODULE", "--fuel", "0"], {}),
     (["inspect", "MODULE"], {"TABLEHOST_WALL_MS": "soon"}),
     (["simulate", "MODULE", "--memory-mib", "-1"], {}),
+    (["check", "MODULE"], {"TABLEHOST_GUEST_SLOTS": "0"}),
 ])
 def test_a_bad_budget_is_bad_input_exit_2_like_other_bad_input(
     tmp_path, capsys, monkeypatch, argv: list[str], environ: dict[str, str]  # type: ignore[no-untyped-def]

@@ -195,5 +195,12 @@ class RunSlots:
         return next(iter(self._queues))
 
 
-RUN_SLOTS = RunSlots(default_slots())
+def _startup_slots() -> int:
+    try:
+        return default_slots()
+    except ValueError:  # the command line refuses it with exit 2 (tablehost.cli_budgets)
+        return max(1, os.cpu_count() or 1)
+
+
+RUN_SLOTS = RunSlots(_startup_slots())
 """The process's run slots: every :class:`~tablehost.guest.pool.GuestPool` call takes one."""
