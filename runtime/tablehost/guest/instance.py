@@ -187,7 +187,7 @@ class Guest:
         self._marker = RawFunc(raw, _func(exports, "tablehost_abi_v1"), 1)
         self._buffer_ptr = 0
         self._buffer_bytes = 0
-        self._memory_at_start = self._memory_now = raw.memory_bytes()
+        self._memory_now = raw.memory_bytes()  # only the guest grows it: read after each crossing
 
     def call(self, op: int, request: dict[str, Any], budget: CallBudget | None = None) -> dict[str, Any]:
         """Run one op: serialise ``request``, cross once, parse and shape-check the response.
@@ -273,8 +273,6 @@ class Guest:
         # Memory never shrinks, so the buffer checked at allocation is still inside it.
         ctypes.memmove(raw.base + self._buffer_ptr, payload, size)
         op_name = OP_NAMES.get(op, str(op))
-        # Only the guest grows its memory, so its size now is what the last read found.
-        self._memory_at_start = self._memory_now
         with self._crossing(op_name):
             packed = self._call.call(op, self._buffer_ptr, size).i64
         return self._read_packed(packed, op_name)
