@@ -172,3 +172,41 @@ def test_a_clock_keeps_running_right_on_the_survivor_after_a_sigkill(tmp_path: P
         if first.proc.poll() is None:
             first.stop()
         second.stop()
+
+
+def test_a_seat_back_through_one_process_is_no_longer_played_for_by_the_other(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    first = ServerProcess(tmp_path / "first", ("--store", postgres_url))
+    second = ServerProcess(tmp_path / "second", ("--store", postgres_url))
+    try:
+        with first.client() as admin:
+            module_id = admin.upload_module(module_path("tic_tac_toe").read_bytes(), "tic_tac_toe")["module_id"]
+            control = {"per_move_ms": 3000, "on_timeout": "zombie"}
+            created = admin.create_match(module_id, ["ann", "bob"], time_control=control)
+        match_id = created["match_id"]
+        ann, bob = (seat["token"] for seat in created["seats"])
+        with first.client(ann) as ann_first:
+            view = ann_first.view(match_id)
+            ann_first.submit(match_id, view["actions"][0]["action"], view["version"])
+            # Bob is away: his clock runs out and the host plays his move.
+            view = view_at(ann_first, match_id, 2)
+            assert view["version"] == 2
+            with first.client() as admin:
+                assert admin.record(match_id)["moves"][1]["by_host"]
+            # Bob comes back through the second process (his view), and the first hears of it.
+            with second.client(bob) as bob_second:
+                assert bob_second.view(match_id)["version"] == 2
+                time.sleep(0.5)
+                moved = ann_first.submit(match_id, view["actions"][0]["action"], 2)
+                # Not played for at once by the first process: bob's turn is his.
+                assert moved["version"] == 3, "the first process still played for bob"
+                mine = view_at(bob_second, match_id, 3)
+                assert mine["version"] == 3 and mine["actions"]
+                assert bob_second.submit(match_id, mine["actions"][0]["action"], 3)["version"] == 4
+        with first.client() as admin:
+            moves = admin.record(match_id)["moves"]
+        assert [m.get("by_host", False) for m in moves] == [False, True, False, False]
+    finally:
+        first.stop()
+        second.stop()

@@ -237,6 +237,8 @@ class MatchRegistry:
         self._resume_pools: dict[str, GuestPool] = {}
         self._matches: dict[str, LiveMatch] = {}
         self._lobby: dict[str, LobbyEntry] = {}
+        self._returns: dict[str, dict[int, int]] = {}
+        """Match -> seat -> version: returns announced by other processes, not yet applied."""
         self._unadoptable: set[str] = set()
         """Stored matches that could not be resumed (:meth:`adopt_matches` skips them)."""
         self.heartbeat = Heartbeat(self.data_dir)
@@ -254,6 +256,7 @@ class MatchRegistry:
             self._timekeeper = Timekeeper(self)
             self._timekeeper.start()
         self.store.subscribe(self._heard)
+        self.store.subscribe_returns(self._heard_return)
 
     # ------------------------------------------------------------ lifecycle
 
@@ -322,6 +325,37 @@ class MatchRegistry:
             finally:
                 live.changed.release()
 
+    def _heard_return(self, match_id: str, player_id: int, version: int) -> None:
+        """Seat ``player_id`` of ``match_id`` came back at ``version`` through another process;
+        noted here (the listener never waits for a match) and applied by :meth:`_take_returns`."""
+        with self._lock:
+            seats = self._returns.setdefault(match_id, {})
+            seats[player_id] = max(version, seats.get(player_id, -1))
+
+    def _take_returns(self, live: LiveMatch) -> None:
+        """Apply the returns other processes announced for ``live``: a seat that came back after
+        the host's newest move for it is no longer absent. Call under ``live.changed``."""
+        with self._lock:
+            heard = self._returns.pop(live.match.match_id, None)
+        if not heard:
+            return
+        for player_id, version in heard.items():
+            live.returned[player_id] = max(version, live.returned.get(player_id, -1))
+        self._derive_zombies(live)
+
+    def _derive_zombies(self, live: LiveMatch) -> None:
+        """Absent seats from the stored moves: those that resigned, and those whose newest own
+        move the host played, unless the seat came back since (``live.returned``)."""
+        match = live.match
+        zombies = set(match.resigned_ids)
+        for player in match.players:
+            own = [m for m in match.history if m.player_id == player.player_id and not m.undone]
+            if own and own[-1].by_host and live.returned.get(player.player_id, -1) >= own[-1].seq:
+                continue
+            if own and own[-1].by_host:
+                zombies.add(player.player_id)
+        live.zombies = zombies
+
     def _catch_up(self, live: LiveMatch, claim: Claim | None = None) -> None:
         """Reload ``live`` when the store holds a newer version; call under ``live.changed``.
 
@@ -376,12 +410,11 @@ class MatchRegistry:
         del record  # the match rebuilt from it holds what is needed
         match = live.match
         control = TimeControl.from_json(match.time_control)
-        zombies = set(match.resigned_ids)
-        for player in match.players:  # a seat whose newest move the host played is still absent
-            own = [m for m in match.history if m.player_id == player.player_id and not m.undone]
-            if own and own[-1].by_host and live.returned.get(player.player_id, -1) < own[-1].seq:
-                zombies.add(player.player_id)
-        live.zombies = zombies
+        with self._lock:
+            heard = self._returns.pop(match.match_id, {})
+        for player_id, version in heard.items():
+            live.returned[player_id] = max(version, live.returned.get(player_id, -1))
+        self._derive_zombies(live)
         live.clocks = None
         if not control.enabled:
             return
@@ -855,6 +888,7 @@ class MatchRegistry:
             with live.changed:
                 if self.store.shared:
                     self._catch_up(live)  # versions heard from other processes
+                    self._take_returns(live)
                 if live.match.game_over or not self._due(live, now):
                     continue
                 try:
@@ -922,6 +956,7 @@ class MatchRegistry:
         return False
 
     def _play_for_absent(self, live: LiveMatch) -> bool:
+        self._take_returns(live)
         match = live.match
         moved = False
         for _ in range(HOST_MOVES_PER_TICK):
@@ -949,6 +984,7 @@ class MatchRegistry:
         if viewer is not None and viewer in live.zombies and viewer not in live.match.resigned_ids:
             live.zombies.discard(viewer)
             live.returned[viewer] = live.match.version
+            self.store.announce_return(live.match.match_id, viewer, live.match.version)
             log.info("seat.returned", match_id=live.match.match_id, player_id=viewer)
 
     # ------------------------------------------------------------ reading

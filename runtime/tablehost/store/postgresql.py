@@ -61,6 +61,8 @@ log = structlog.get_logger(__name__)
 
 CHANNEL = "tablehost_moves"
 """The NOTIFY channel of stored versions; payload ``"<match_id> <version>"``."""
+RETURNS_CHANNEL = "tablehost_returns"
+"""The NOTIFY channel of seats that came back; payload ``"<match_id> <player_id> <version>"``."""
 HOLD_TIMEOUT_MS = 5000
 """A session idle inside a transaction this long is ended by the server, freeing its match locks."""
 LOCK_WAIT_MS = 3 * HOLD_TIMEOUT_MS
@@ -239,6 +241,7 @@ class PostgresStore(MatchStore):
         self._latest: dict[str, int] = {}
         self._latest_lock = threading.Lock()
         self._subscribers: list[Callable[[str, int], None]] = []
+        self._return_subscribers: list[Callable[[str, int, int], None]] = []
         self._closing = threading.Event()
         self._create_schema()
         self._listening = threading.Event()
@@ -339,6 +342,17 @@ class PostgresStore(MatchStore):
     def subscribe(self, callback: Callable[[str, int], None]) -> None:
         self._subscribers.append(callback)
 
+    def announce_return(self, match_id: str, player_id: int, version: int) -> None:
+        try:
+            with self._pool.connection() as conn, driver_errors():
+                conn.execute("SELECT pg_notify(%s, %s)", (RETURNS_CHANNEL, f"{match_id} {player_id} {version}"))
+                conn.commit()  # a notification is sent when its transaction commits
+        except StoreError as exc:
+            log.warning("store.announce_failed", match_id=match_id, error=str(exc))
+
+    def subscribe_returns(self, callback: Callable[[str, int, int], None]) -> None:
+        self._return_subscribers.append(callback)
+
     def close(self) -> None:
         """Stop listening and close every connection; the store is unusable afterwards."""
         self._closing.set()
@@ -363,11 +377,15 @@ class PostgresStore(MatchStore):
             try:
                 with conn:
                     conn.execute(f"LISTEN {CHANNEL}")
+                    conn.execute(f"LISTEN {RETURNS_CHANNEL}")
                     self._resync(conn)
                     self._listening.set()
                     while not self._closing.is_set():
                         for note in conn.notifies(timeout=LISTEN_POLL_S):
-                            self._heard(note.payload)
+                            if note.channel == RETURNS_CHANNEL:
+                                self._heard_return(note.payload)
+                            else:
+                                self._heard(note.payload)
             except psycopg.Error as exc:
                 if not self._closing.is_set():
                     log.warning("store.listen_lost", error=str(exc).strip())
@@ -384,6 +402,19 @@ class PostgresStore(MatchStore):
             self._note(match_id, int(version))
         except ValueError:
             log.warning("store.bad_notification", payload=payload[:200])
+
+    def _heard_return(self, payload: str) -> None:
+        try:
+            match_id, player_id, version = payload.rsplit(" ", 2)
+            heard = (match_id, int(player_id), int(version))
+        except ValueError:
+            log.warning("store.bad_notification", payload=payload[:200])
+            return
+        for callback in self._return_subscribers:
+            try:
+                callback(*heard)
+            except Exception:
+                log.exception("store.subscriber_failed", match_id=match_id)
 
     def _note(self, match_id: str, version: int) -> None:
         with self._latest_lock:
