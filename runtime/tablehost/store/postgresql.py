@@ -126,6 +126,29 @@ def redact(url: str) -> str:
     return f"postgresql://{user}{host}{port}/{info.get('dbname', '')}"
 
 
+def _note_of(params: tuple[Any, ...]) -> str:
+    """The NOTIFY payload of a journal entry's ``INSERT`` parameters: ``"<match_id> <version>"``."""
+    return f"{params[0]} {params[1]}"
+
+
+@contextmanager
+def _autocommit(conn: psycopg.Connection[Any]) -> Iterator[None]:
+    """Run the block with ``conn`` in autocommit (the block sends its own ``BEGIN``/``COMMIT``);
+    a transaction the block left open is rolled back, and the connection is put back as the
+    pool hands them out (autocommit off). A broken connection is left to the pool to drop."""
+    conn.autocommit = True
+    try:
+        yield
+    finally:
+        try:
+            if not conn.closed and conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                conn.execute("ROLLBACK")
+            if not conn.closed:
+                conn.autocommit = False
+        except psycopg.Error:
+            conn.close()  # never handed out again in an unknown state: the pool drops it
+
+
 class _Pool:
     """Up to ``size`` connections (autocommit off), handed out one caller at a time.
 
@@ -283,43 +306,52 @@ class PostgresStore(MatchStore):
     def append(self, match_id: str, kind: str, payload: dict[str, Any]) -> None:
         sql, params = self.move_statement(match_id, kind, payload)
         started = time.perf_counter()
-        with self._pool.connection() as conn, driver_errors():
-            self._journal_in(conn, sql, params)
+        with self._pool.connection() as conn, driver_errors(), _autocommit(conn):
+            # One round trip: the entry and its announcement, one implicit transaction.
+            psycopg.ClientCursor(conn).execute(self._journal_sql(sql), (*params, CHANNEL, _note_of(params)))
         self._timed_commit(started, 1)
 
-    def _journal_in(self, conn: psycopg.Connection[Any], sql: str, params: tuple[Any, ...]) -> None:
-        """Insert one journal entry, announce it, commit (which ends any hold of the match).
+    def _journal_sql(self, insert: str, *, commit: bool = False) -> str:
+        """The journal entry's ``INSERT``, its ``NOTIFY`` (sent when the transaction commits)
+        and, inside a hold, the ``COMMIT`` that ends the hold: one simple query, one round trip.
 
-        No pipeline mode here or in :meth:`claim`: after one, PostgreSQL 15 did not apply
-        ``idle_in_transaction_session_timeout`` to the session (measured), and that timeout
-        is what frees the matches of a hung process.
+        Sent with client-side parameters (``psycopg.ClientCursor``): the server's extended
+        protocol takes one statement per message. No pipeline mode here or in :meth:`claim`:
+        after one, PostgreSQL 15 did not apply ``idle_in_transaction_session_timeout`` to the
+        session (measured), and that timeout is what frees the matches of a hung process.
         """
-        conn.execute(self._dialect.sql(sql), params)  # type: ignore[arg-type]
-        conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"{params[0]} {params[1]}"))
-        conn.commit()
+        return self._dialect.sql(insert) + "; SELECT pg_notify(%s, %s)" + ("; COMMIT" if commit else "")
 
     @contextmanager
     def claim(self, match_id: str) -> Iterator[Claim]:
         """Hold ``match_id`` (its advisory lock) for one request; see the module docstring.
 
-        The claim's journal writes the entry and commits in the held transaction; a request
-        that journals nothing rolls back when the block exits. Either way the lock is freed.
+        Two round trips in all for a move: one opens the transaction, takes the lock and reads
+        the version; the claim's journal writes the entry, announces it and commits (which
+        frees the lock). A request that journals nothing rolls back when the block exits.
 
         Raises:
             StoreUnavailable: the database cannot be reached (nothing held).
         """
-        with self._pool.connection() as conn:
+        with self._pool.connection() as conn, _autocommit(conn):
+            cursor = psycopg.ClientCursor(conn)
             with driver_errors():
-                conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock_key(match_id),))
-                # A statement of its own: its snapshot is taken once the lock is held.
-                row = conn.execute(self._dialect.sql(SELECT_VERSION), (match_id,)).fetchone()
+                # The version is read by a statement of its own: its snapshot is taken once the
+                # lock is held (READ COMMITTED takes one per statement).
+                cursor.execute(
+                    "BEGIN; SELECT pg_advisory_xact_lock(%s); " + self._dialect.sql(SELECT_VERSION),
+                    (lock_key(match_id), match_id),
+                )
+                while cursor.nextset():
+                    pass
+                row = cursor.fetchone()
             version = int(row[0]) if row else 0
 
             def journal(kind: str, payload: dict[str, Any]) -> None:
                 sql, params = self.move_statement(match_id, kind, payload)
                 started = time.perf_counter()
                 with driver_errors():
-                    self._journal_in(conn, sql, params)
+                    cursor.execute(self._journal_sql(sql, commit=True), (*params, CHANNEL, _note_of(params)))
                 self._timed_commit(started, 1)
 
             def load_record() -> dict[str, Any]:
