@@ -594,3 +594,41 @@ def test_a_request_waits_for_a_held_match_only_so_long(
     finally:
         holder.close()
         waiter.close()
+
+
+def test_postgresql_commits_are_flushed_unless_the_operator_chooses_normal(postgres_url: str) -> None:
+    """``--sync full`` (the default) forces ``synchronous_commit=on`` whatever the database's
+    default; ``--sync normal`` turns it off for this process's sessions only, and says so."""
+    from tablehost.store.postgresql import PostgresStore
+
+    def setting(store: PostgresStore) -> str:
+        return str(store._query("SHOW synchronous_commit")[0][0])
+
+    with psycopg_connect(postgres_url) as admin:  # a database whose own default is "off"
+        dbname = admin.info.dbname
+        admin.execute(f"ALTER DATABASE {dbname} SET synchronous_commit = off")
+    try:
+        full, normal = open_store(postgres_url, "unused"), open_store(postgres_url, "unused", synchronous="NORMAL")
+        try:
+            assert setting(full) == "on" and "sync normal" not in full.description
+            assert setting(normal) == "off" and normal.description.endswith("(sync normal)")
+            # The journal path (its own connection state) keeps the setting too.
+            full.put_module("a" * 64, "ttt", b"\0asm", [], "t")
+            full.create_match(setup_record(), [])
+            with full.claim("m-1") as claim:
+                claim.journal("move", move(1))
+            assert setting(full) == "on"
+        finally:
+            full.close()
+            normal.close()
+    finally:
+        with psycopg_connect(postgres_url) as admin:
+            admin.execute(f"ALTER DATABASE {dbname} RESET synchronous_commit")
+    with pytest.raises(ValueError, match="FULL or NORMAL"):
+        PostgresStore(postgres_url, synchronous="OFF")
+
+
+def psycopg_connect(url: str) -> Any:
+    import psycopg
+
+    return psycopg.connect(url, autocommit=True)

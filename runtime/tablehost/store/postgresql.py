@@ -1,7 +1,17 @@
 """``PostgresStore``: one PostgreSQL database shared by any number of server processes.
 
 Same tables and guarantees as SQLite (:mod:`tablehost.store.base`): each write commits before
-it returns (``synchronous_commit`` stays on), tokens are stored only as hashes.
+it returns, tokens are stored only as hashes.
+
+Durability (``synchronous``, ``serve --sync``): ``"FULL"`` (the default) sets
+``synchronous_commit=on`` for this process's sessions, whatever the database's default: a
+reply means the move's WAL record is flushed to the database server's disk. ``"NORMAL"`` sets
+``synchronous_commit=off``: a commit returns before that flush, so a crash of the database
+server or its machine may lose the newest acknowledged moves (PostgreSQL flushes within
+3 x ``wal_writer_delay``, 600 ms by default); a killed or failed-over tablehost process still
+loses nothing, and the database is never corrupted. It is the same trade as SQLite's NORMAL.
+The server's own ``fsync`` and ``synchronous_commit`` settings are the operator's; ``fsync=off``
+on the database server loses the durability of both modes.
 
 Several processes:
 
@@ -76,6 +86,8 @@ CONNECT_TIMEOUT_S = 5
 LISTEN_POLL_S = 1.0
 SCHEMA_LOCK_KEY = 0x7461626C65
 """Advisory lock key serialising schema creation when several servers start at once."""
+NOT_FLUSHED = " -c synchronous_commit=off"
+"""Added to :data:`SESSION_OPTIONS` under ``synchronous="NORMAL"`` (the later setting wins)."""
 SESSION_OPTIONS = (
     # A commit returns once durable, whatever the database's default: a reply means stored.
     "-c synchronous_commit=on "
@@ -155,9 +167,10 @@ class _Pool:
     A connection that failed is closed rather than handed out again.
     """
 
-    def __init__(self, url: str, size: int) -> None:
+    def __init__(self, url: str, size: int, *, durable: bool = True) -> None:
         self.url = url
         self.size = size
+        self.durable = durable
         self._idle: list[psycopg.Connection[Any]] = []
         self._open = 0
         self._cond = threading.Condition()
@@ -171,7 +184,7 @@ class _Pool:
                 self.url,
                 autocommit=autocommit,
                 connect_timeout=CONNECT_TIMEOUT_S,
-                options=f"{given} {SESSION_OPTIONS}".strip(),
+                options=f"{given} {SESSION_OPTIONS}{'' if self.durable else NOT_FLUSHED}".strip(),
             )
 
     @contextmanager
@@ -243,8 +256,10 @@ class PostgresStore(MatchStore):
     Args:
         url: a libpq connection URL or ``key=value`` string.
         pool_size: connections this process opens at most (plus one for LISTEN).
+        synchronous: ``"FULL"`` (default) or ``"NORMAL"``: see Durability in the module docstring.
 
     Raises:
+        ValueError: an unknown ``synchronous`` mode.
         StoreUnavailable: the database cannot be reached.
         StoreUnusable: the URL is malformed.
         RecordError: the database was written by a newer schema version.
@@ -252,15 +267,18 @@ class PostgresStore(MatchStore):
 
     shared = True
 
-    def __init__(self, url: str, *, pool_size: int = POOL_SIZE) -> None:
+    def __init__(self, url: str, *, pool_size: int = POOL_SIZE, synchronous: str = "FULL") -> None:
         super().__init__()
+        if synchronous not in ("FULL", "NORMAL"):
+            raise ValueError(f"synchronous must be FULL or NORMAL, not {synchronous!r}")
         try:
             psycopg.conninfo.conninfo_to_dict(url)
         except psycopg.Error as exc:
             raise StoreUnusable(f"malformed PostgreSQL URL {redact(url)}: {exc}") from exc
         self.description = redact(url)
         self._dialect = POSTGRESQL
-        self._pool = _Pool(url, pool_size)
+        self._pool = _Pool(url, pool_size, durable=synchronous == "FULL")
+        self.description += "" if synchronous == "FULL" else " (sync normal)"
         self._latest: dict[str, int] = {}
         self._latest_lock = threading.Lock()
         self._subscribers: list[Callable[[str, int], None]] = []
