@@ -25,7 +25,7 @@ Usage::
 
     PYTHONPATH=runtime python bench/grpc_latency.py [--levels 1,10,100] [--loads saturated,paced]
         [--pace-ms 500] [--games 3] [--sync full] [--store sqlite|postgresql|postgresql://...]
-        [--processes N] [--channels C] [--clients K]
+        [--processes N] [--channels C] [--clients K] [--max-workers W]
 
 Prints one line per load and level: matches, moves, offered moves/s (paced), p50 and p99
 SubmitAction latency in ms, moves/s, and the CPU use (percent of one core) of the server
@@ -64,7 +64,7 @@ from tablehost.api._pb import tablehost_pb2_grpc as pb_grpc
 
 
 def start_server(
-    data_dir: Path, sync: str, store: str | None, processes: int
+    data_dir: Path, sync: str, store: str | None, processes: int, max_workers: int | None = None
 ) -> tuple[subprocess.Popen[str], str, str]:
     """Start ``tablehost serve``; return the process, its address and the admin token."""
     env = {
@@ -86,6 +86,7 @@ def start_server(
         "warning",
         *(["--store", store] if store else []),
         *(["--processes", str(processes)] if processes > 1 else []),
+        *(["--max-workers", str(max_workers)] if max_workers else []),
     ]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
     assert proc.stdout is not None
@@ -278,6 +279,7 @@ def main() -> int:
     parser.add_argument("--processes", type=int, default=1, help="serve processes on one address (PostgreSQL)")
     parser.add_argument("--channels", type=int, default=16, help="gRPC connections the lanes share")
     parser.add_argument("--clients", type=int, default=1, help="client processes the lanes are spread over")
+    parser.add_argument("--max-workers", type=int, default=None, help="the server's request threads (serve's default)")
     args = parser.parse_args()
     loads = [load.strip() for load in args.loads.split(",")]
     if not set(loads) <= {"saturated", "paced"}:
@@ -295,7 +297,7 @@ def main() -> int:
             store, db_pid = cluster.new_database(), cluster.postmaster_pid()
         elif args.store.startswith("postgresql://"):
             store = args.store
-        proc, address, admin = start_server(Path(tmp) / "data", args.sync, store, args.processes)
+        proc, address, admin = start_server(Path(tmp) / "data", args.sync, store, args.processes, args.max_workers)
         try:
             module_id = asyncio.run(upload(address, admin, Path(args.module).read_bytes()))
             store_name = (

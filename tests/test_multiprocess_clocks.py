@@ -133,7 +133,8 @@ def test_a_clock_keeps_running_right_on_the_survivor_after_a_sigkill(tmp_path: P
         ann, bob = (seat["token"] for seat in timed["seats"])
         # The second process takes the match into memory while ann's clock runs ...
         with second.client(ann) as client:
-            assert clocks_of(client.view(match_id))[1]["running"]
+            first_view = client.view(match_id)
+            assert clocks_of(first_view)[1]["running"], first_view
         time.sleep(0.8)
         # ... then ann moves through the first: the second's copy is stale (ann running); it
         # must neither time ann out nor charge bob from its own copy.

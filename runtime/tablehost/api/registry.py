@@ -339,9 +339,13 @@ class MatchRegistry:
             heard = self._returns.pop(live.match.match_id, None)
         if not heard:
             return
+        resigned = live.match.resigned_ids
         for player_id, version in heard.items():
             live.returned[player_id] = max(version, live.returned.get(player_id, -1))
-        self._derive_zombies(live)
+            if player_id in live.zombies and player_id not in resigned:
+                hosted = [m.seq for m in live.match.history if m.player_id == player_id and m.by_host and not m.undone]
+                if not hosted or version >= hosted[-1]:  # not timed out again since it came back
+                    live.zombies.discard(player_id)
 
     def _derive_zombies(self, live: LiveMatch) -> None:
         """Absent seats from the stored moves: those that resigned, and those whose newest own
