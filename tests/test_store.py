@@ -251,6 +251,26 @@ def test_a_claim_sees_the_stored_version_and_its_journal_commits(backend: Backen
     assert [m["player_id"] for m in store.load_record("m-1")["moves"]] == [1, 1]
 
 
+def test_entries_after_the_first_in_one_claim_are_each_committed(backend: Backend, store: MatchStore) -> None:
+    """A move and the host moves after it (a zombie seat) journal through one claim: the first
+    commit ends the hold, the next entries commit one by one, and a failing one changes nothing
+    (the connection goes back to the pool clean)."""
+    store.create_match(setup_record(), [])
+    with store.claim("m-1") as claim:
+        claim.journal("move", move(1))
+        claim.journal("move", move(2, player_id=2))
+        assert backend.committed_version("m-1") == 2
+        with pytest.raises(StoreConflict):
+            claim.journal("move", move(2, player_id=9))
+        claim.journal("move", move(3))
+    for stored in range(3, 6):  # every pooled connection still works, outside any transaction
+        with store.claim("m-1") as claim:
+            if store.shared:
+                assert claim.version == stored
+        store.append("m-1", "move", move(stored + 1))
+    assert [m["seq"] for m in store.load_record("m-1")["moves"]] == [1, 2, 3, 4, 5, 6]
+
+
 def test_concurrent_appends_are_each_committed_before_they_return(
     backend: Backend, store: MatchStore
 ) -> None:
