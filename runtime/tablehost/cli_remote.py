@@ -181,6 +181,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             return 2
         forwarded = [
             "--store", args.store, "--max-workers", str(args.max_workers), "--log-level", args.log_level,
+            "--sync", args.sync,
             "--rate-limit", str(args.rate_limit), "--rate-burst", str(args.rate_burst),
             "--watches-per-token", str(args.watches_per_token),
             "--check-uploads", str(args.check_uploads),
@@ -819,7 +820,8 @@ def register(commands: Any) -> None:
         "--sync",
         choices=("full", "normal"),
         default="full",
-        help="SQLite sync: full survives power loss, normal only a killed process (default full)",
+        help="durability: full survives power loss; normal survives a killed server process but a power "
+        "loss may drop the newest moves (SQLite synchronous, PostgreSQL synchronous_commit; default full)",
     )
     serve.add_argument("--log-level", default="info", help="debug, info, warning or error")
     serve.add_argument(
