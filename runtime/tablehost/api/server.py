@@ -309,8 +309,14 @@ def serve_processes(
         The exit status: 0 after a clean stop, 2 when the first start failed.
     """
     holders: list[socket.socket] = []
-    address = _shared_address(listen, holders)
-    web_address = None if http is None else _shared_address(http, holders)
+    try:
+        address = _shared_address(listen, holders)
+        web_address = None if http is None else _shared_address(http, holders)
+    except (ValueError, OSError) as exc:
+        for holder in holders:
+            holder.close()
+        print(f"tablehost: {exc}", file=sys.stderr)
+        return EXIT_CANNOT_START
     Path(data_dir).mkdir(mode=0o700, parents=True, exist_ok=True)
     token_path, _ = ensure_admin_token(Path(data_dir))  # once, before the children race for it
     metrics_base = None
