@@ -295,13 +295,35 @@ def test_a_move_that_draws_randomness_or_picks_a_hidden_piece_is_not_predicted(
 @pytest.mark.parametrize("game", list(SEATS))
 def test_screenshot_of_every_sample_game(browser: Any, web: WebTable, game: str) -> None:
     created = web.create(game)
-    web.play_randomly(created, {"tic_tac_toe": 3, "hearts": 80}.get(game, 8), seed=7)
-    page = _page(browser, web.url, created["match_id"], created["seats"][0]["token"])
+    # Enough moves to show each game in play: spades' bids and half a trick, Risk's placing.
+    moves = {"tic_tac_toe": 3, "hearts": 80, "spades": 10, "holdem": 5, "risk": 30}.get(game, 8)
+    web.play_randomly(created, moves, seed=7)
+    active = web.registry._matches[created["match_id"]].match.active_player_ids
+    seat = next((s for s in created["seats"] if s["player_id"] in active), created["seats"][0])
+    page = _page(browser, web.url, created["match_id"], seat["token"])  # the seat to play: offers show
     page.wait_for_timeout(300)
-    assert page.locator(".piece").count() > 0 or game not in HINTED
+    assert page.locator(".piece, .badge").count() > 0  # Risk's armies are badges, not pieces
     assert page.errors == []
-    if game in ("tic_tac_toe", "reversi", "checkers"):
-        assert page.locator(".board .cell").count() == {"tic_tac_toe": 9, "reversi": 64, "checkers": 32}[game]
+    # What each game's display hints draw (docs/abi.md section 19).
+    cells = {"tic_tac_toe": 9, "reversi": 64, "checkers": 32, "backgammon": 28, "risk": 42}
+    if game in cells:
+        assert page.locator(".board .cell").count() == cells[game]
+    facts = page.eval_on_selector_all(".table-facts .fact-label", "nodes => nodes.map(n => n.textContent)")
+    if game == "backgammon":
+        assert page.locator(".board .piece.shape-disc").count() == 30, "fifteen checkers a side"
+        assert page.locator(".board .cell.layout-column.shape-triangle-down").count() == 12
+        assert "Dice" in facts and "⚀" <= page.locator(".fact-dice .fact-value").first.inner_text()[0] <= "⚅"
+    if game == "risk":
+        assert page.locator(".board .cell .badge").count() == 42, "every territory shows its armies"
+        assert page.locator(".board .cell.held").count() == 42, "and its holder's colour"
+        assert {"North America", "Australia"} <= set(facts)
+    if game == "spades":
+        captions = page.eval_on_selector_all(".space[data-space-id='trick'] .caption", "ns => ns.map(n => n.textContent)")
+        assert captions and set(captions) <= {"p1", "p2", "p3", "p4"}, "who played each card of the trick"
+        assert {"Round", "Seats 1+3"} <= set(facts)
+    if game == "holdem":
+        assert {"Pot", "Street"} <= set(facts)
+        assert page.locator(".seat .seat-facts").count() == 3, "every seat shows its stack"
     page.screenshot(path=str(_shot(game)))
     page.close()
 
