@@ -364,12 +364,26 @@ def _hostile_display_module() -> bytes:
     text = (WAT_DIR / "echo_guest.wat").read_text()
     start = text.index('(data (i32.const 1024) "')
     end = text.index("\n", start)
+    # Facts, badges, captions and owner paths (section 19) aim at markup, styles, the prototype
+    # chain and values of the wrong type; the page must draw text or nothing. (The echo guest
+    # holds an answer of about 1000 bytes, hence the short keys.)
+    facts = (
+        '"table_facts":[{"path":["n"],"label":"<b>n</b>","color":"red;x:url(x)"},{"path":["constructor"]},'
+        '{"path":["__proto__","x"]},{"path":["d"],"as":"dice"},{"path":["o"]},{"path":["w"],"as":"player"},'
+        '{"path":["z"],"omit":[0]}],'
+    )
+    hinted_space = (
+        '{"label":"<i>l</i>","color":"url(javascript:alert(5))","badge":{"path":["a"]},'
+        '"owner_path":["o"],"caption":{"path":["by"]}}'
+    )
     state = (
         '{"active_player_ids":[1],"players":[],"spaces":[{"space_id":"<img src=x onerror=alert(1)>",'
-        '"kind":"<script>alert(2)</script>","pieces":[{"public_kind":"<b>k</b>"}]}],'
-        '"meta_data":{"display":{"title":"<script>alert(3)</script>","kinds":{"<b>k</b>":'
+        '"kind":"<script>alert(2)</script>","public_state":{"a":"<img src=y>","o":"<b>1</b>"},'
+        '"pieces":[{"public_kind":"<b>k</b>","public_state":{"by":"<i>c</i>"}}]}],'
+        '"meta_data":{"n":"<script>8</script>","d":[1,9],"o":{"a":1},"w":99,"z":0,'
+        '"display":{' + facts + '"title":"<script>alert(3)</script>","kinds":{"<b>k</b>":'
         '{"glyph":"<svg onload=alert(4)>","color":"red;background:url(x)"}},'
-        '"spaces":{"<img src=x onerror=alert(1)>":{"label":"<i>l</i>","color":"url(javascript:alert(5))"}}}},'
+        '"spaces":{"<img src=x onerror=alert(1)>":' + hinted_space + "}}},"
         '"log":[{"text":"<script>alert(6)</script>"}]}'
     )
     answer = (
@@ -403,6 +417,17 @@ def test_a_modules_text_and_hints_never_become_markup_or_styles(browser: Any, we
     assert page.locator("#title").inner_text() == "<script>alert(3)</script>"
     assert page.locator(".piece").evaluate("n => n.style.getPropertyValue('--piece-color')") == ""
     assert page.locator(".space").first.evaluate("n => n.style.getPropertyValue('--space-color')") == ""
+    # The new hints: text as text, a bad colour ignored, and nothing for the prototype chain,
+    # dice outside 1..6, an object, a player who is not seated, an omitted value, or an owner
+    # that is not a player id.
+    labels = page.eval_on_selector_all(".fact-label", "nodes => nodes.map(n => n.textContent)")
+    assert labels == ["<b>n</b>"]
+    assert page.locator(".fact-value").inner_text() == "<script>8</script>"
+    assert page.locator(".fact").evaluate("n => n.style.getPropertyValue('--fact-color')") == ""
+    assert page.locator(".badge").inner_text() == "<img src=y>"
+    assert page.locator(".space.held").count() == 0
+    assert page.locator(".piece .caption").inner_text() == "<i>c</i>"
+    assert dialogs == []
     page.close()
 
 
