@@ -12,7 +12,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Self
 
@@ -21,7 +20,7 @@ import orjson
 import pytest
 
 from tablehost.errors import NotOffered
-from web_support import HINTED, SEATS, WebTable, read_events, web_table
+from web_support import SEATS, WebTable, read_events
 
 CHROMIUM = Path("/usr/bin/chromium")
 SCREENSHOTS = Path(__file__).resolve().parent / "output" / "screenshots"
@@ -32,21 +31,7 @@ pytestmark = pytest.mark.browser
 if not CHROMIUM.exists() and not os.environ.get("TABLEHOST_REQUIRE_BROWSER"):
     pytest.skip("Debian's chromium is not installed (apt-get install chromium)", allow_module_level=True)
 
-sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
-        yield launched
-        launched.close()
-
-
-@pytest.fixture(scope="module")
-def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebTable]:
-    with web_table(tmp_path_factory.mktemp("browser")) as table:
-        yield table
+pytest.importorskip("playwright.sync_api")
 
 
 def _page(browser: Any, url: str, match_id: str, token: str) -> Any:

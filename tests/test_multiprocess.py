@@ -308,6 +308,7 @@ def _http_play_tic_tac_toe(urls: list[str], admin: str) -> tuple[dict[str, Any],
     and play it to a win with a fresh HTTP connection per move, cycling through ``urls``.
     Returns the created match and the versions the event stream pushed."""
     import httpx
+
     from web_support import read_events
 
     wasm = module_path("tic_tac_toe").read_bytes()
@@ -356,7 +357,7 @@ def test_an_http_event_stream_on_one_process_follows_moves_made_through_another(
     second = ServerProcess(tmp_path / "second", ("--store", postgres_url, "--http", "127.0.0.1:0"))
     try:
         urls = [_web_url(first), _web_url(second)]
-        created, versions = _http_play_tic_tac_toe(urls, first.admin_token)
+        _, versions = _http_play_tic_tac_toe(urls, first.admin_token)
         assert versions[-1] == 5 and versions == sorted(set(versions)), versions
         # Moves 1, 3 and 5 were made through the second process; the first pushed them all.
         assert {1, 3, 5} <= set(versions)
