@@ -298,6 +298,9 @@ def test_screenshot_of_every_sample_game(browser: Any, web: WebTable, game: str)
         assert page.locator(".board .piece.shape-disc").count() == 30, "fifteen checkers a side"
         assert page.locator(".board .cell.layout-column.shape-triangle-down").count() == 12
         assert "Dice" in facts and "⚀" <= page.locator(".fact-dice .fact-value").first.inner_text()[0] <= "⚅"
+        # Each side reads the points in its own numbers, as the game's labels and log say them.
+        own = "19" if seat["player_id"] == created["seats"][0]["player_id"] else "6"
+        assert _cell(page, "point-19").locator(".cell-label").inner_text() == own
     if game == "risk":
         assert page.locator(".board .cell .badge").count() == 42, "every territory shows its armies"
         assert page.locator(".board .cell.held").count() == 42, "and its holder's colour"

@@ -103,10 +103,16 @@ def test_create_join_and_play_a_match_of_each_game_by_clicking(
 
         rng = random.Random(game)
         clicked: list[str] = []
+        live = web.registry._matches[match_id]
         for _ in range(MOVES):
-            version = int(pages[0].get_attribute("body", "data-version") or 0)
+            version = live.match.version  # every page shows the server's newest view, pushed
             for page in pages:
-                page.wait_for_function("v => Number(document.body.dataset.version) >= v", arg=version, polling=50)
+                page.wait_for_function(
+                    "v => Number(document.body.dataset.version) === v && document.body.dataset.predicted === 'false'",
+                    arg=version,
+                    polling=50,
+                    timeout=15_000,
+                )
             movers = [p for p in pages if p.locator("#turn").inner_text() == "Your turn"]
             if not movers:
                 assert pages[0].locator("#turn").inner_text() == "Game over"
@@ -121,8 +127,7 @@ def test_create_join_and_play_a_match_of_each_game_by_clicking(
             page.wait_for_function(SERVED, arg=version, timeout=15_000, polling=50)
             clicked.append(f"{what}: {label}")
         assert len(clicked) >= min(MOVES, 6), clicked
-        live = web.registry._matches[match_id].match
-        assert live.version >= len(clicked), "every click was a move the server applied"
+        assert live.match.version >= len(clicked), "every click was a move the server applied"
         assert errors == [] and all(not p.locator("#notice.notice-error:visible").count() for p in pages), errors
         # Each game's own inputs were clickable in the page (the first moves of each game).
         kinds = {entry.split(":")[0] for entry in clicked}

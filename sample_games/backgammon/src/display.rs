@@ -10,20 +10,27 @@
 
 use tablehost_sdk::{json, PlayerId, Value};
 
+use crate::layout::point_space;
+
 /// The hints that do not depend on who is seated.
 const HINTS: &str = include_str!("display.json");
 
-/// `meta_data.display` for the two seated `players` (the first plays white).
+/// `meta_data.display` for the two seated `players` (the first plays white): who plays which
+/// colour, and each point numbered as each side counts it (the rules' labels and the log say
+/// "from 6" in the mover's own numbers: white's 6 is black's 19).
 pub fn hints(players: &[PlayerId]) -> Value {
     let mut hints: Value = tablehost_sdk::serde_json::from_slice(HINTS.as_bytes()).expect("display.json is JSON");
     hints["seat_kinds"] = json!({players[0].to_string(): "white", players[1].to_string(): "black"});
+    for point in 1..=24 {
+        let labels = json!({players[0].to_string(): point.to_string(), players[1].to_string(): (25 - point).to_string()});
+        hints["spaces"][point_space(point)]["seat_labels"] = labels;
+    }
     hints
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::layout::point_space;
 
     #[test]
     fn every_point_has_a_cell_of_its_own_in_two_rows_of_twelve_with_the_bar_between() {
@@ -42,5 +49,7 @@ mod tests {
         assert_eq!(at("bar-white").1, Some(6));
         assert_eq!(at("off-white").1, Some(13));
         assert_eq!(hints["seat_kinds"]["2"], "black");
+        assert_eq!(hints["spaces"]["point-19"]["seat_labels"]["2"], "6", "black counts from its own home");
+        assert_eq!(hints["spaces"]["point-19"]["seat_labels"]["1"], "19");
     }
 }

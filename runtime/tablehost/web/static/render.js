@@ -136,6 +136,7 @@ function spaceHint(raw) {
     order: Number.isInteger(raw.order) ? raw.order : null,
     anchor: ANCHORS.has(raw.anchor) ? raw.anchor : null,
     shape: SPACE_SHAPES.has(raw.shape) ? raw.shape : null,
+    seatLabels: isObject(raw.seat_labels) ? raw.seat_labels : null,
     badge: factHint(raw.badge),
     ownerPath: factHint({ path: raw.owner_path }),
     caption: factHint(raw.caption),
@@ -272,9 +273,10 @@ function spaceNode(space, hint, hints, offers, onAct, { onBoard = false } = {}) 
     node.classList.add("cell");
     node.style.gridRow = String((hint.row ?? 0) + 1);
     node.style.gridColumn = String((hint.col ?? 0) + 1);
-    if (hint.label) node.append(el("div", "cell-label", hint.label));
+    const label = labelFor(hint, hints.viewer);
+    if (label) node.append(el("div", "cell-label", label));
   } else {
-    node.append(el("div", "space-label", hint.label || space.space_id));
+    node.append(el("div", "space-label", labelFor(hint, hints.viewer) || space.space_id));
   }
   // The player a space belongs to by the game's own record (display hint "owner_path"), e.g. a
   // territory's holder: the space and its badge take that seat's colour.
@@ -310,6 +312,16 @@ function spaceNode(space, hint, hints, offers, onAct, { onBoard = false } = {}) 
   node.append(pieces);
   markOffered(node, offers.get(`space:${space.space_id}`), onAct);
   return node;
+}
+
+// A space's label as the viewing seat calls it (display hint "seat_labels": a backgammon
+// point's number counts from each side's own home), else its "label".
+function labelFor(hint, viewer) {
+  if (hint.seatLabels && Number.isInteger(viewer) && Object.hasOwn(hint.seatLabels, String(viewer))) {
+    const own = text(hint.seatLabels[String(viewer)], 40);
+    if (own) return own;
+  }
+  return hint.label;
 }
 
 function cssWord(value) {
@@ -408,6 +420,7 @@ export function renderTable(root, view, { onAct, predicted = false }) {
   hints.names = new Map(players.map((p) => [p.player_id, p.username || `player ${p.player_id}`]));
   const seatColors = new Map(players.map((p, i) => [p.player_id, color(p.color) || SEAT_PALETTE[i % SEAT_PALETTE.length]]));
   hints.seatColor = (playerId) => seatColors.get(playerId) || null;
+  hints.viewer = view.viewer;
   const bySeat = new Map(players.map((p) => [p.player_id, []]));
   const boards = new Map();
   const center = [];
