@@ -98,12 +98,12 @@ def test_two_pages_play_tic_tac_toe_to_the_end_by_clicking(browser: Any, tmp_pat
         for version, (page, cell) in enumerate(
             [(ann, "a1"), (bob, "b1"), (ann, "a2"), (bob, "b2"), (ann, "a3")]
         ):
-            for each in (ann, bob):
-                each.wait_for_selector(f'body[data-version="{version}"]')
+            for each in (ann, bob):  # the served view (a prediction carries the next version too)
+                each.wait_for_selector(f'body[data-version="{version}"][data-predicted="false"]')
             assert _cell(page, cell).get_attribute("data-intent") == "confirm"
             _cell(page, cell).click()
         for page in (ann, bob):
-            page.wait_for_selector('body[data-version="5"]')
+            page.wait_for_selector('body[data-version="5"][data-predicted="false"]')
             assert page.locator("#turn").inner_text() == "Game over"
             assert page.locator(".board .piece").count() == 5
             assert "Winner: ann" in page.locator("#result").inner_text()  # the server's result (lifecycle)

@@ -36,6 +36,8 @@ SERVED = (
 def _create_in_lobby(page: Any, web: WebTable, game: str) -> str:
     """Fill the game's create form with every seat left open; return the new match's id."""
     card = page.locator(f'.module[data-module-id="{web.modules[game]}"]')
+    if game in ("hearts", "spades"):
+        assert card.locator('input[name="seats"]').input_value() == "4", "the game's fewest seats"
     card.locator('input[name="seats"]').fill(str(SEATS[game]))
     card.locator('input[name="open"]').check()
     card.locator("button").click()

@@ -35,6 +35,7 @@ function moduleCard(module) {
   const card = el("div", "module");
   card.dataset.moduleId = module.module_id;
   card.append(el("h3", null, module.name), el("code", "module-id", module.module_id.slice(0, 12)));
+  if (typeof module.description === "string" && module.description) card.append(el("p", "module-description", module.description));
   if (who.kind !== "admin") return card;
   const form = el("form", "create-form");
   const seats = el("input");
@@ -45,6 +46,8 @@ function moduleCard(module) {
   // A module's own seat counts, once the server lists them (game metadata), else two.
   const fewest = Number.isInteger(module.min_players) ? module.min_players : 2;
   seats.value = String(fewest);
+  if (Number.isInteger(module.min_players)) seats.min = String(module.min_players);
+  if (Number.isInteger(module.max_players)) seats.max = String(Math.min(module.max_players, 64));
   const names = el("input");
   names.name = "names";
   names.placeholder = "names, comma-separated (optional)";
