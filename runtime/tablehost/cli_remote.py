@@ -193,7 +193,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 forwarded += [flag, str(getattr(args, dest))]
         if args.metrics_port is not None:
             forwarded += ["--metrics-port", str(args.metrics_port)]
-        return serve_processes(args.processes, args.listen, args.data, forwarded)
+        return serve_processes(args.processes, args.listen, args.data, forwarded, http=args.http)
     try:
         rate_limits = RateLimits(args.rate_limit, args.rate_burst)
     except ValueError as exc:
@@ -843,7 +843,8 @@ def register(commands: Any) -> None:
     serve.add_argument(
         "--http",
         metavar="HOST:PORT",
-        help="also serve the web table (pages, HTTP/JSON API, event stream) here; off by default",
+        help="also serve the web table (pages, HTTP/JSON API, event stream) here; off by default "
+        "(with --processes N every process serves it on this one address)",
     )
     serve.set_defaults(func=cmd_serve)
 
