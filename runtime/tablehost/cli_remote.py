@@ -24,7 +24,7 @@ import orjson
 
 from tablehost.api.registry import MAX_SEATS
 from tablehost.bots import RandomBot
-from tablehost.cli_budgets import BUDGET_OPTIONS, add_budget_options, limits_from_args
+from tablehost.cli_budgets import add_budget_options, budget_argv, limits_from_args
 from tablehost.client import ApiError, ServerUnreachable, TablehostClient
 from tablehost.match import UNDO_ACTION
 from tablehost.terminal import escape_controls
@@ -187,9 +187,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         ]
         if args.check_players is not None:
             forwarded += ["--check-players", str(args.check_players)]
-        for dest, (flag, *_rest) in BUDGET_OPTIONS.items():
-            if getattr(args, dest, None) is not None:
-                forwarded += [flag, str(getattr(args, dest))]
+        forwarded += budget_argv(args)
         if args.metrics_port is not None:
             forwarded += ["--metrics-port", str(args.metrics_port)]
         return serve_processes(args.processes, args.listen, args.data, forwarded)
