@@ -267,15 +267,7 @@ def serve(
         *([f"web table on {web.url}/ (tablehost web prints the admin link)"] if web else []),
     )
     log.info("server.started", address=f"{host}:{port}", store=registry.store.description, pid=os.getpid())
-    stopping = threading.Event()
-
-    def stop(signum: int, frame: FrameType | None) -> None:
-        del frame
-        log.info("server.stopping", signal=signal.Signals(signum).name)
-        stopping.set()
-
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGTERM, stop)
+    stopping = _stop_on_signals()
     stopping.wait()
     registry.close_watchers()
     if web is not None:
@@ -347,15 +339,7 @@ def serve_processes(processes: int, listen: str, data_dir: Path | str, serve_arg
         f"{','.join(str(c.pid) for c in children)})",
         f"admin token: {token_path.resolve()}",
     )
-    stopping = threading.Event()
-
-    def stop(signum: int, frame: FrameType | None) -> None:
-        del frame
-        log.info("server.stopping", signal=signal.Signals(signum).name)
-        stopping.set()
-
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGTERM, stop)
+    stopping = _stop_on_signals()
     while not stopping.wait(0.5):
         for index, child in enumerate(children):
             if child.poll() is not None:
@@ -368,6 +352,23 @@ def serve_processes(processes: int, listen: str, data_dir: Path | str, serve_arg
     for child in children:
         child.wait(timeout=30)
     return 0
+
+
+def _stop_on_signals() -> threading.Event:
+    """An event set (and logged as ``server.stopping``) when SIGINT or SIGTERM arrives.
+
+    Installs the handlers, so call it from the main thread.
+    """
+    stopping = threading.Event()
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        del frame
+        log.info("server.stopping", signal=signal.Signals(signum).name)
+        stopping.set()
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    return stopping
 
 
 def _drain(child: subprocess.Popen[str]) -> None:
