@@ -6,12 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import structlog
 from structlog.testing import capture_logs
 
 from fixtures_guest import PLAYERS, cache_dir, load_guest  # noqa: F401  (fixture)
 from tablehost.api.metrics import Metrics
 from tablehost.errors import BudgetExceeded, GuestError, ModuleBusy
 from tablehost.guest import GuestPool
+from tablehost.guest import pool as pool_module
 from tablehost.guest.pool import OUTCOME_OK, CallTiming
 from tablehost.guest.scheduler import RunSlots
 from tablehost.limits import Limits
@@ -52,12 +54,16 @@ def test_the_observer_sees_answered_calls_budget_refusals_and_calls_refused_befo
     assert len(seen) == 3
 
 
-def test_an_observer_that_raises_changes_no_answer_and_is_logged(cache_dir: Path) -> None:  # noqa: F811
+def test_an_observer_that_raises_changes_no_answer_and_is_logged(
+    cache_dir: Path, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+) -> None:
     def broken(timing: CallTiming) -> None:
         raise RuntimeError("observer bug")
 
     pool = GuestPool(load_guest(None, cache_dir, LIMITS), LIMITS, run_slots=RunSlots(1), observer=broken)
     with capture_logs() as logs:
+        # The module's logger may be cached from an earlier test's configuration: log afresh.
+        monkeypatch.setattr(pool_module, "log", structlog.get_logger(pool_module.__name__))
         answer = pool.setup(PLAYERS, 1, "a:0")
     assert "state" in answer
     assert [entry["event"] for entry in logs if entry["log_level"] == "error"] == ["guest.observer_failed"]
