@@ -268,15 +268,7 @@ def serve(
         *([f"web table on {web.url}/ (tablehost web prints the admin link)"] if web else []),
     )
     log.info("server.started", address=f"{host}:{port}", store=registry.store.description, pid=os.getpid())
-    stopping = threading.Event()
-
-    def stop(signum: int, frame: FrameType | None) -> None:
-        del frame
-        log.info("server.stopping", signal=signal.Signals(signum).name)
-        stopping.set()
-
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGTERM, stop)
+    stopping = _stop_on_signals()
     stopping.wait()
     registry.close_watchers()
     if web is not None:
@@ -355,15 +347,7 @@ def serve_processes(
         f"admin token: {token_path.resolve()}",
         *([f"web table on {_http_url(web_address)}/ (tablehost web prints the admin link)"] if web_address else []),
     )
-    stopping = threading.Event()
-
-    def stop(signum: int, frame: FrameType | None) -> None:
-        del frame
-        log.info("server.stopping", signal=signal.Signals(signum).name)
-        stopping.set()
-
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGTERM, stop)
+    stopping = _stop_on_signals()
     while not stopping.wait(0.5):
         for index, child in enumerate(children):
             if child.poll() is not None:
@@ -399,6 +383,23 @@ def _http_url(address: str) -> str:
     host, _, port = address.rpartition(":")
     host = host.strip("[]")
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def _stop_on_signals() -> threading.Event:
+    """An event set (and logged as ``server.stopping``) when SIGINT or SIGTERM arrives.
+
+    Installs the handlers, so call it from the main thread.
+    """
+    stopping = threading.Event()
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        del frame
+        log.info("server.stopping", signal=signal.Signals(signum).name)
+        stopping.set()
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    return stopping
 
 
 def _drain(child: subprocess.Popen[str]) -> None:
