@@ -35,6 +35,9 @@ def test_options_beat_the_environment_which_beats_the_defaults() -> None:
     (["--fuel", "0"], {}, "--fuel"),
     ([], {"TABLEHOST_WALL_MS": "-5"}, "TABLEHOST_WALL_MS"),
     ([], {"TABLEHOST_MEMORY_MIB": "lots"}, "TABLEHOST_MEMORY_MIB"),
+    (["--stack-kib", "4096"], {}, "--stack-kib"),  # above wasmtime's 2 MiB async stack: it aborted the process
+    ([], {"TABLEHOST_STACK_KIB": "99999999999"}, "TABLEHOST_STACK_KIB"),
+    (["--fuel", str(2**64)], {}, "--fuel"),  # not a u64
 ])
 def test_a_bad_budget_names_its_option_or_variable(argv: list[str], environ: dict[str, str], named: str) -> None:
     with pytest.raises(SystemExit, match=named):

@@ -29,6 +29,14 @@ BUDGET_OPTIONS: dict[str, tuple[str, str, int, str]] = {
 }
 """Each budget option: its flag, its environment variable, its unit in bytes (or 1), its Limits field."""
 
+BUDGET_MAXIMUMS: dict[str, int] = {
+    # wasmtime refuses (aborting the process) a max_wasm_stack above its async stack size, 2 MiB
+    "stack_kib": 2048,
+    # wasmtime's fuel is a u64; a larger number would wrap around
+    "fuel": 2**63 - 1,
+}
+"""The largest value each budget option takes, in the option's own unit (KiB, fuel units)."""
+
 SLOTS_OPTION = "--guest-slots"
 """The option that sizes the process's run slots (environment variable ``TABLEHOST_GUEST_SLOTS``)."""
 
@@ -111,7 +119,8 @@ def limits_from_args(args: argparse.Namespace, environ: Mapping[str, str] | None
         The limits in force.
 
     Raises:
-        SystemExit: a value is not a positive integer (the message names the option or variable).
+        SystemExit: a value is not a positive integer, or is above its :data:`BUDGET_MAXIMUMS`
+            entry (the message names the option or variable).
     """
     applying = environ is None
     environ = os.environ if environ is None else environ
@@ -129,6 +138,8 @@ def limits_from_args(args: argparse.Namespace, environ: Mapping[str, str] | None
             continue
         if value <= 0:
             raise SystemExit(f"tablehost: {source} must be positive, got {value}")
+        if value > BUDGET_MAXIMUMS.get(dest, value):
+            raise SystemExit(f"tablehost: {source} must be at most {BUDGET_MAXIMUMS[dest]}, got {value}")
         fields[field] = value * unit
     slots = guest_slots_from_args(args, environ)  # a bad value is bad input like a bad budget
     if applying:
