@@ -75,6 +75,7 @@ def test_simulate_is_reproducible_whatever_the_workers(capsys: pytest.CaptureFix
         (["play", TTT, "--players", "-3"], "1 to 64 players"),
         (["play", TTT, "--players", "100000000"], "1 to 64 players"),
         (["check", TTT, "--players", "100000000"], "--players must be at most 64"),
+        (["check", TTT, "--players", "7", "--games", "1"], "this game seats exactly 2 players, not 7"),
         (["create", "m", "--players", "100000000", "--token", "t"], "1 to 64 seats"),
         (["create", "m", "--players", "0", "--token", "t"], "1 to 64 seats"),
         (["play", TTT, "--record", "/nonexistent/dir/r.json"], "no folder"),
@@ -86,6 +87,13 @@ def test_bad_input_gets_a_clear_message(capsys: pytest.CaptureFixture[str], argv
     assert code != 0
     assert message in out + err
     assert "Traceback" not in out + err
+
+
+def test_check_seats_the_fewest_players_the_module_declares(capsys: pytest.CaptureFixture[str]) -> None:
+    # hearts seats exactly 4: the default used to be 2, so the game's setup panicked and check failed
+    code, out, _ = run(capsys, "check", str(DIST / "hearts.wasm"), "--games", "1", "--max-plies", "30")
+    assert code == 0, out
+    assert "1 games of 4 players" in out and "failures: 0" in out
 
 
 def test_an_unfinished_play_is_not_called_a_draw(capsys: pytest.CaptureFixture[str]) -> None:

@@ -27,8 +27,10 @@ from tablehost.conformance import check_module, format_report
 from tablehost.errors import TablehostError
 from tablehost.guest import GuestPool, check_instantiates
 from tablehost.history import MoveRecord
+from tablehost.limits import Limits
 from tablehost.match import Match
-from tablehost.module import load_module, validate_module
+from tablehost.metadata import check_player_count
+from tablehost.module import GameModule, load_module, validate_module
 from tablehost.record import load_record, replay, state_at, view_at
 from tablehost.selfplay import module_metadata, play_game
 from tablehost.simulate import simulate
@@ -300,18 +302,39 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return EXIT_FAILED
 
 
+def _check_players(module: GameModule, limits: Limits, given: int | None) -> int:
+    """Seats per game of ``check``: ``given``, else the fewest the module declares (else 2).
+
+    Raises:
+        SetupRefused: ``given`` is outside the module's declared player range (exit 2, as ``play``).
+    """
+    pool = GuestPool(module, limits)
+    try:
+        metadata = module_metadata(pool)
+    finally:
+        pool.close()
+    if not metadata.declared:
+        return given if given is not None else 2
+    if given is None:
+        return metadata.min_players
+    check_player_count(metadata, given)
+    return given
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     """Play seeded random games, re-run every call in a fresh instance, report differences, leaks, budgets."""
     _require_at_least("--games", args.games, 1)
-    _require_at_least("--players", args.players, 1)
-    if args.players > MAX_PLAYERS:
-        raise SystemExit(f"tablehost: --players must be at most {MAX_PLAYERS}, got {args.players}")
+    if args.players is not None:
+        _require_at_least("--players", args.players, 1)
+        if args.players > MAX_PLAYERS:
+            raise SystemExit(f"tablehost: --players must be at most {MAX_PLAYERS}, got {args.players}")
     _require_at_least("--max-plies", args.max_plies, 1)
     limits = limits_from_args(args)
     module = load_module(_read_module_bytes(args.module), limits=limits, name=Path(args.module).stem)
+    players = _check_players(module, limits, args.players)
     seed = args.seed if args.seed is not None else 1
     report = check_module(
-        module, games=args.games, seed=seed, players=args.players, max_plies=args.max_plies, limits=limits
+        module, games=args.games, seed=seed, players=players, max_plies=args.max_plies, limits=limits
     )
     if args.json:
         print(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2).decode())
@@ -380,7 +403,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("module", help="path to a .wasm module")
     check.add_argument("--games", type=int, default=10, help="seeded random games to play (default 10)")
     check.add_argument("--seed", type=int, help="64-bit seed of the games (default 1)")
-    check.add_argument("--players", type=int, default=2, help="seats per game (default 2)")
+    check.add_argument("--players", type=int, help="seats per game (default: the fewest the module declares, else 2)")
     check.add_argument("--max-plies", type=int, default=2_000, help="cut a game off after this many moves")
     check.add_argument("--json", action="store_true", help="print the report as JSON")
     add_budget_options(check)
