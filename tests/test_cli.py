@@ -78,6 +78,9 @@ def test_simulate_is_reproducible_whatever_the_workers(capsys: pytest.CaptureFix
         (["check", TTT, "--players", "7", "--games", "1"], "this game seats exactly 2 players, not 7"),
         (["create", "m", "--players", "100000000", "--token", "t"], "1 to 64 seats"),
         (["create", "m", "--players", "0", "--token", "t"], "1 to 64 seats"),
+        (["create", "m", "--players", "2", "--clock", "inf", "--token", "t"], "the time must be > 0"),  # was an OverflowError
+        (["create", "m", "--players", "2", "--clock", "10+nan", "--token", "t"], "the time must be > 0"),
+        (["create", "m", "--players", "2", "--clock", "1e300", "--token", "t"], "at most 31536000 seconds"),  # was protobuf's error
         (["play", TTT, "--record", "/nonexistent/dir/r.json"], "no folder"),
         (["play", TTT, "--bots", "random,nobody"], "unknown bot"),
     ],

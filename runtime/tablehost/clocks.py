@@ -26,6 +26,7 @@ every process; time while every process is down is charged.
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -37,6 +38,8 @@ from tablehost.types import PlayerId
 POLICIES = ("forfeit", "zombie")
 HEARTBEAT_FILENAME = "heartbeat"
 HEARTBEAT_INTERVAL_S = 1.0
+MAX_CLOCK_SECONDS = 365 * 24 * 3600
+"""Longest time or increment ``--clock`` takes, seconds (a year: beyond any correspondence game)."""
 
 
 def now_ms() -> int:
@@ -99,7 +102,8 @@ class TimeControl:
         """``"SECONDS"`` (per move) or ``"SECONDS+INCREMENT"`` (Fischer), as the CLI's ``--clock``.
 
         Raises:
-            ValueError: not of that form, or a negative or zero time.
+            ValueError: not of that form, a negative or zero time, not a finite number, or above
+                :data:`MAX_CLOCK_SECONDS`.
         """
         main, plus, increment = text.partition("+")
         try:
@@ -107,8 +111,10 @@ class TimeControl:
             extra = float(increment) if plus else 0.0
         except ValueError:
             raise ValueError(f"--clock {text!r} is not SECONDS or SECONDS+INCREMENT") from None
-        if seconds <= 0 or extra < 0:
+        if not (math.isfinite(seconds) and math.isfinite(extra)) or seconds <= 0 or extra < 0:
             raise ValueError(f"--clock {text!r}: the time must be > 0 and the increment >= 0")
+        if max(seconds, extra) > MAX_CLOCK_SECONDS:
+            raise ValueError(f"--clock {text!r}: at most {MAX_CLOCK_SECONDS} seconds (a year)")
         if plus:
             return cls(main_ms=round(seconds * 1000), increment_ms=round(extra * 1000), on_timeout=on_timeout)
         return cls(per_move_ms=round(seconds * 1000), on_timeout=on_timeout)
