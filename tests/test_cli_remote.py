@@ -146,3 +146,28 @@ def test_watch_says_when_the_server_went_away_before_game_over(server: ServerPro
     assert "ended before game over" in watch.stderr.read()
     watch.stdout.close()
     watch.stderr.close()
+
+
+def test_a_refusal_of_bad_input_exits_2_and_changes_nothing(server: ServerProcess, tmp_path: Path) -> None:
+    with server.client() as admin:
+        module_id = admin.upload_module(module_path("tic_tac_toe").read_bytes(), "tic_tac_toe")["module_id"]
+        created = admin.create_match(module_id, ["ann", "bob"])
+        before = admin.view(created["match_id"])
+    match_id, address = created["match_id"], ("--address", server.address)
+    admin_token = (server.data_dir / "admin_token").read_text().strip()
+    refusals = [
+        (cli("act", match_id, "0", *address, token="bogus"), "UNAUTHENTICATED"),
+        (cli("create", "no-such-module", "--players", "2", *address, token=admin_token), "NOT_FOUND"),
+        (cli("create", module_id, "--players", "3", *address, token=admin_token), "INVALID_ARGUMENT"),
+        (cli("act", "m-nosuch", "0", *address, token=created["seats"][0]["token"]), "PERMISSION_DENIED"),
+        (cli("resign", match_id, *address, token=created["spectator_token"]), "the server refused"),
+    ]
+    for result, phrase in refusals:  # they exited 1, like an unreachable server
+        refused_cleanly(result, phrase)
+        assert result.returncode == 2, result.stderr
+    with server.client() as admin:
+        after = admin.view(match_id)
+        assert (after["version"], after["game_over"]) == (before["version"], before["game_over"])
+    no_token = cli("web", "--data", str(tmp_path / "nowhere"), "--no-open")
+    refused_cleanly(no_token, "cannot read the admin token")
+    assert no_token.returncode == 2

@@ -32,6 +32,18 @@ from tablehost.terminal import escape_controls
 DEFAULT_ADDRESS = "127.0.0.1:50051"
 DEFAULT_DATA = "tablehost-data"
 EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+
+BAD_INPUT_STATUSES = frozenset({
+    grpc.StatusCode.INVALID_ARGUMENT,
+    grpc.StatusCode.NOT_FOUND,
+    grpc.StatusCode.UNAUTHENTICATED,
+    grpc.StatusCode.PERMISSION_DENIED,
+    grpc.StatusCode.OUT_OF_RANGE,
+    grpc.StatusCode.FAILED_PRECONDITION,
+})
+"""Refusals of what the user asked (a bad token, an unknown id, an undeclared option, not your
+turn): exit 2 like any bad input. Every other failure (unreachable, busy, internal) exits 1."""
 
 
 # ---------------------------------------------------------------- shared options
@@ -91,7 +103,8 @@ def _token(args: argparse.Namespace) -> str:
 
 
 def _guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """Turn client failures into one readable line and exit status 1."""
+    """Turn client failures into one readable line: exit 2 for a refusal of bad input
+    (:data:`BAD_INPUT_STATUSES`), else 1."""
 
     def run(args: argparse.Namespace) -> int:
         try:
@@ -100,6 +113,8 @@ def _guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse
             print(f"tablehost: {escape_controls(exc.details)}", file=sys.stderr)
         except ApiError as exc:
             print(f"tablehost: the server refused: {exc.status.name}: {escape_controls(exc.details)}", file=sys.stderr)
+            if exc.status in BAD_INPUT_STATUSES:
+                return EXIT_BAD_INPUT
         return EXIT_FAILED
 
     run.__doc__ = command.__doc__
@@ -250,7 +265,7 @@ def cmd_web(args: argparse.Namespace) -> int:
         token = token_file.read_text().strip()
     except OSError as exc:
         print(f"tablehost: cannot read the admin token {token_file}: {exc.strerror}", file=sys.stderr)
-        return 1
+        return EXIT_BAD_INPUT
     link = f"http://{args.http}/#admin={token}"
     print(link)
     if not args.no_open:
