@@ -38,7 +38,7 @@ import structlog
 
 from tablehost.api.auth import ADMIN, Principal, ensure_admin_token, hash_token, new_token
 from tablehost.api.faults import InvalidRequest, PermissionDenied, Unauthenticated, UnknownModule
-from tablehost.api.metrics import MeteredPool, Metrics
+from tablehost.api.metrics import Metrics
 from tablehost.api.timekeeper import Timekeeper
 from tablehost.api.validation import check_color, check_module_name, check_username
 from tablehost.clocks import Clocks, Heartbeat, TimeControl, now_ms
@@ -520,11 +520,8 @@ class MatchRegistry:
         module = load_module(
             stored.data, limits=self.limits, cache_dir=self.data_dir / "cache", name=stored.name
         )
-        fresh = (
-            GuestPool(module, self.limits)
-            if self.metrics is None
-            else MeteredPool(module, self.limits, self.metrics)
-        )
+        observer = None if self.metrics is None else self.metrics.observe_guest_call
+        fresh = GuestPool(module, self.limits, observer=observer)
         with self._lock:
             return self._pools.setdefault(sha256, fresh)
 
