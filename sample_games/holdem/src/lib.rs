@@ -27,6 +27,7 @@ use tablehost_sdk::{Action, AvailableAction, Game, GameConfig, Metadata, Options
 
 pub mod betting;
 pub mod cards;
+pub mod display;
 pub mod hand;
 pub mod layout;
 pub mod offers;

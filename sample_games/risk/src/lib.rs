@@ -21,6 +21,7 @@ use tablehost_sdk::{Action, AvailableAction, Game, GameConfig, Metadata, Options
 
 pub mod cards;
 pub mod combat;
+pub mod display;
 pub mod layout;
 pub mod map;
 pub mod setup;

@@ -34,6 +34,7 @@ use tablehost_sdk::{
 };
 
 pub mod bidding;
+pub mod display;
 pub mod layout;
 pub mod round;
 pub mod scoring;
