@@ -322,7 +322,7 @@ def main() -> int:
                 for level in (int(x) for x in args.levels.split(",")):
                     before: list[float] = []
 
-                    def mark() -> None:  # CPU of the play alone, not of creating the matches
+                    def mark(before: list[float] = before) -> None:  # CPU of the play alone, not of creating the matches
                         before[:] = [tree_cpu_seconds(proc.pid), tree_cpu_seconds(db_pid), time.perf_counter()]
 
                     moves, p50, p99, rate, client_cpu = run_level(

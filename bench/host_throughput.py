@@ -42,6 +42,15 @@ rounds; ``--before main`` at 19dd29b, which this work started from)::
     checkers  this     10108    98.9 |    5.6  29.1    8.5 10.7    7.2   2.0    31.5 10.8   5.7 11.0
     plain Python reversi 25505 moves/s: host-driven / plain 0.24x before, 0.39x after
 
+After merging main at 46c604d (run slots: ``pool`` went from about 7 to 17-23 µs per move),
+``--before 19dd29b``::
+
+    reversi   19dd29b   5887   169.9 |    7.6  41.1   17.5 19.6   10.5   8.6    19.7  6.6   6.9 37.6
+    reversi   this      6822   146.6 |    5.9  35.4   19.6 18.4    9.0   2.6    12.8 17.3   6.5 25.1
+    checkers  19dd29b   5337   187.4 |    8.2  39.7    9.3 14.4   10.1   5.0   104.4 13.1   7.4 18.7
+    checkers  this      7429   134.6 |    6.6  36.1   11.3 13.9    9.6   2.4    37.1 23.5   7.1 14.3
+    plain Python reversi 23327 moves/s: host-driven / plain 0.25x before, 0.29x after
+
 (On a loaded machine both sides run slower than on a quiet one, ours more: the guest's
 share and the plain Python loop suffer differently; compare sides of one run only.)
 

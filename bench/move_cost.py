@@ -38,7 +38,7 @@ from tablehost.api.metrics import Metrics
 from tablehost.api.registry import CreatedMatch, MatchRegistry
 
 sys.path.insert(0, str(ROOT / "bench"))
-from grpc_latency import tree_cpu_seconds  # noqa: E402 - the bench folder is not a package
+from grpc_latency import tree_cpu_seconds
 
 
 def play(registry: MatchRegistry, matches: list[CreatedMatch]) -> int:

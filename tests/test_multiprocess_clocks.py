@@ -140,6 +140,7 @@ def test_a_clock_keeps_running_right_on_the_survivor_after_a_sigkill(tmp_path: P
         # must neither time ann out nor charge bob from its own copy.
         with first.client(ann) as client:
             view = client.view(match_id)
+            assert view["actions"], {k: view.get(k) for k in ("version", "status", "result", "clocks", "zombies")}
             moving = time.monotonic()
             client.submit(match_id, view["actions"][0]["action"], view["version"])
         moved_at = time.monotonic()
