@@ -99,6 +99,13 @@ def test_check_seats_the_fewest_players_the_module_declares(capsys: pytest.Captu
     assert "1 games of 4 players" in out and "failures: 0" in out
 
 
+def test_demo_outside_the_repository_says_where_it_looked(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # from another folder the demo said "run `make games` first", though the games were built
+    code, _, err = run(capsys, "demo", "--dist", str(tmp_path))
+    assert code == 2
+    assert str(tmp_path.resolve()) in err and "--dist DIR" in err
+
+
 def test_an_unfinished_play_is_not_called_a_draw(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "play", TTT, "--seed", "1", "--max-plies", "2", "--quiet")
     assert code == 1 and "stopped at the ply cap" in out and "draw" not in out

@@ -72,11 +72,13 @@ def play_match(address: str, admin: TablehostClient, module: dict[str, Any], sea
 
 
 def run_demo(dist: Path, data_dir: Path | None = None, seed: int = 1) -> int:
-    """Run the demo; returns 0 when every match ended and every record verified, else 1."""
+    """Run the demo; returns 0 when every match ended and every record verified, 2 when ``dist``
+    holds no ``.wasm`` module, else 1."""
     modules = sorted(dist.glob("*.wasm"))
     if not modules:
-        print(f"no modules in {dist}: run `make games` first", file=sys.stderr)
-        return 1
+        print(f"tablehost: no .wasm modules in {dist.resolve()}: run the demo from the repository's root, "
+              f"pass --dist DIR, or build the games (`make games`)", file=sys.stderr)
+        return 2  # bad input: the folder, not a failed match
     owned_tmp = data_dir is None
     data = Path(tempfile.mkdtemp(prefix="tablehost-demo-")) if data_dir is None else data_dir
     data.mkdir(parents=True, exist_ok=True)
