@@ -439,3 +439,17 @@ def test_choice_cancel_and_undo_in_checkers(browser: Any, web: WebTable) -> None
     assert page.locator("#undo").is_hidden()
     assert man.get_attribute("data-intent") == "choice"
     page.close()
+
+
+def test_a_waiting_match_lists_its_seated_names_and_open_seats(browser: Any, web: WebTable) -> None:
+    from tablehost.api.auth import ADMIN
+
+    created = web.registry.create_match(ADMIN, web.modules["hearts"], [("ann", "", False)] + [("", "", True)] * 3)
+    page = browser.new_page(viewport={"width": 1100, "height": 800})
+    page.goto(f"{web.url}/#admin={web.admin_token}")
+    row = page.locator(f'#match-rows tr[data-match-id="{created.match_id}"]')
+    row.wait_for()
+    cells = row.locator("td").all_inner_texts()
+    assert cells[1] == "ann, open (seat 2), open (seat 3), open (seat 4)"
+    assert cells[3] == "waiting for 3 players"
+    page.close()

@@ -111,16 +111,36 @@ function showCreated(module, created) {
   }
 }
 
+function openSeatIds(match) {
+  return match.status === "waiting" && Array.isArray(match.open_seats) ? match.open_seats : [];
+}
+
+/** The Players cell: each seat's name in seat order, an open seat as "open (seat N)". */
+export function seatsText(match) {
+  const open = openSeatIds(match);
+  return match.players
+    .map((p) => (open.includes(p.player_id) || !p.username ? `open (seat ${p.player_id})` : p.username))
+    .join(", ");
+}
+
+/** The Status cell: waiting for N players, to play: names, over, or aborted. */
+export function statusText(match) {
+  if (match.status === "aborted") return "aborted";
+  if (match.game_over) return "over";
+  const open = openSeatIds(match).length;
+  if (match.status === "waiting") return `waiting for ${open} player${open === 1 ? "" : "s"}`;
+  const active = match.players.filter((p) => match.active_player_ids.includes(p.player_id)).map((p) => p.username);
+  return `to play: ${active.join(", ")}`;
+}
+
 function matchRow(match) {
   const row = el("tr");
   row.dataset.matchId = match.match_id;
-  const names = match.players.map((p) => p.username).join(", ");
-  const active = match.players.filter((p) => match.active_player_ids.includes(p.player_id)).map((p) => p.username);
   row.append(
     el("td", null, match.module_name),
-    el("td", null, names),
+    el("td", null, seatsText(match)),
     el("td", null, String(match.version)),
-    el("td", null, match.game_over ? "over" : `to play: ${active.join(", ")}`),
+    el("td", null, statusText(match)),
   );
   const open = el("td", "match-links");
   for (const seat of joinedSeats.get(match.match_id) || []) {
