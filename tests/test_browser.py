@@ -323,8 +323,10 @@ def test_the_admin_creates_a_match_in_the_lobby_and_a_seat_link_opens_its_table(
     page.goto(f"{web.url}/#admin={web.admin_token}")
     assert "admin=" not in page.url, "the token leaves the address bar"
     page.wait_for_selector(".module[data-module-id] h3")
-    names = page.eval_on_selector_all(".module h3", "nodes => nodes.map(n => n.textContent)")
-    assert sorted(names) == sorted(SEATS)
+    names = page.eval_on_selector_all(".module h3", "nodes => nodes.map(n => n.innerText)")
+    # The table page's form of a title: underscores read as hyphens, the first letter capitalised.
+    assert "Tic-tac-toe" in names
+    assert sorted(names) == sorted(game.replace("_", "-").capitalize() for game in SEATS)
     page.set_input_files("#upload-form input", str(ROOT / "sample_games/dist/reversi.wasm"))
     page.wait_for_selector("#notice:has-text('Uploaded 1 module')")
     card = page.locator(f'.module[data-module-id="{web.modules["tic_tac_toe"]}"]')
@@ -341,6 +343,8 @@ def test_the_admin_creates_a_match_in_the_lobby_and_a_seat_link_opens_its_table(
     assert table.locator("#turn").inner_text() == "Your turn"
     assert table.locator(".seat-bottom .seat-name").inner_text() == "ann"
     page.wait_for_selector("#match-rows tr")
+    assert table.locator("#title").inner_text() == "Tic-tac-toe"
+    assert page.locator("#match-rows tr td").first.inner_text() == "Tic-tac-toe", "the lobby uses the same title"
     table.close()
     page.close()
 

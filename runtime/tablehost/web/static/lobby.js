@@ -1,7 +1,7 @@
 // The lobby: the games (modules) and matches a token may see; the admin uploads modules,
 // creates matches and hands out seat links. A seat link carries its token in the #fragment.
 
-import { Api, el, remember, takeFragment } from "./session.js";
+import { Api, el, gameTitle, remember, takeFragment } from "./session.js";
 
 const STORAGE_KEY = "tablehost.lobby";
 const REFRESH_MS = 3000;
@@ -34,7 +34,7 @@ function linkButton(text, matchId, token) {
 function moduleCard(module) {
   const card = el("div", "module");
   card.dataset.moduleId = module.module_id;
-  card.append(el("h3", null, module.name), el("code", "module-id", module.module_id.slice(0, 12)));
+  card.append(el("h3", null, gameTitle(module.name)), el("code", "module-id", module.module_id.slice(0, 12)));
   if (typeof module.description === "string" && module.description) card.append(el("p", "module-description", module.description));
   if (who.kind !== "admin") return card;
   const form = el("form", "create-form");
@@ -103,7 +103,7 @@ function showCreated(module, created) {
   list.append(spectator);
   const openSeats = Array.isArray(created.open_seats) ? created.open_seats.length : 0;
   body.replaceChildren(
-    el("p", null, `${module.name}: match ${created.match_id}. Give each player their seat link; a link is the seat's key.`),
+    el("p", null, `${gameTitle(module.name)}: match ${created.match_id}. Give each player their seat link; a link is the seat's key.`),
     list,
   );
   if (openSeats) {
@@ -137,7 +137,7 @@ function matchRow(match) {
   const row = el("tr");
   row.dataset.matchId = match.match_id;
   row.append(
-    el("td", null, match.module_name),
+    el("td", null, gameTitle(match.module_name)),
     el("td", null, seatsText(match)),
     el("td", null, String(match.version)),
     el("td", null, statusText(match)),

@@ -16,6 +16,14 @@ export function takeFragment(storageKey) {
   }
 }
 
+/** A game's title from its module name, as the lobby and the table show it when the game's own
+ * display hints give none: underscores become hyphens and the first letter is capitalised
+ * ("tic_tac_toe" -> "Tic-tac-toe", the form the sample games' hints use). */
+export function gameTitle(moduleName) {
+  const text = String(moduleName || "").replace(/_+/g, "-").trim();
+  return text ? text[0].toUpperCase() + text.slice(1) : "";
+}
+
 export function remember(storageKey, values) {
   sessionStorage.setItem(storageKey, JSON.stringify(values));
 }

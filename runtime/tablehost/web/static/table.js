@@ -1,7 +1,7 @@
 // The table page: one token's view of one match, pushed by the server; moves predicted by the
 // match's own rules running in the browser on this view, then confirmed or rolled back.
 
-import { Api, ApiError, el, remember, takeFragment } from "./session.js";
+import { Api, ApiError, el, gameTitle, remember, takeFragment } from "./session.js";
 import { renderActions, renderLog, renderTable, resultText, turnText } from "./render.js";
 import { Rules } from "./rules.js";
 
@@ -142,8 +142,8 @@ async function open(matchId, token) {
   page.api.get("/api/matches").then((matches) => {
     const summary = matches.find((m) => m.match_id === matchId);
     if (summary) {
-      page.title = summary.module_name;
-      document.title = `${summary.module_name} — tablehost`;
+      page.title = gameTitle(summary.module_name);
+      document.title = `${page.title} — tablehost`;
       show(page.shown);
     }
   }).catch(() => {});
