@@ -457,3 +457,33 @@ def test_a_waiting_match_lists_its_seated_names_and_open_seats(browser: Any, web
     assert cells[1] == "ann, open (seat 2), open (seat 3), open (seat 4)"
     assert cells[3] == "waiting for 3 players"
     page.close()
+
+
+RING_PX = 3
+"""The offered ring around a piece (``box-shadow: 0 0 0 3px`` in style.css)."""
+LIFT_PX = 6
+"""How far a hovered card of a fanned hand rises (``translateY(-6px)`` in style.css)."""
+
+
+def test_a_space_label_never_sits_under_its_cards(browser: Any, web: WebTable) -> None:
+    created = web.create("hearts")  # the pass: every card of the seat's hand is offered
+    page = _page(browser, web.url, created["match_id"], created["seats"][0]["token"])
+    page.wait_for_selector(".seat-bottom .space .piece.offered")
+    # For each labelled space: the gap between its label's bottom and its highest piece's top.
+    gaps = page.eval_on_selector_all(
+        ".felt .space",
+        """spaces => spaces.flatMap(space => {
+            const label = space.querySelector(':scope > .space-label');
+            const pieces = [...space.querySelectorAll('.piece')];
+            if (!label || !pieces.length) return [];
+            const top = Math.min(...pieces.map(p => p.getBoundingClientRect().top));
+            return [[space.dataset.spaceId, space.classList.contains('layout-fan'),
+                     top - label.getBoundingClientRect().bottom]];
+        })""",
+    )
+    assert any(fan for _, fan, _ in gaps), "the hand is drawn as a fan"
+    for space_id, fan, gap in gaps:
+        room = RING_PX + (LIFT_PX if fan else 0)
+        assert gap >= room, f"{space_id}: the label's bottom is {gap}px above its cards, under {room}px"
+    page.screenshot(path=str(_shot("hearts-hand")))
+    page.close()
