@@ -161,6 +161,8 @@ def test_a_refusal_of_bad_input_exits_2_and_changes_nothing(server: ServerProces
         (cli("create", module_id, "--players", "3", *address, token=admin_token), "INVALID_ARGUMENT"),
         (cli("act", "m-nosuch", "0", *address, token=created["seats"][0]["token"]), "PERMISSION_DENIED"),
         (cli("resign", match_id, *address, token=created["spectator_token"]), "the server refused"),
+        (cli("bots", "--match", match_id, "--tokens", "garbage-token", *address), "unknown token"),
+        (cli("bots", "--match", match_id, "--tokens", created["spectator_token"], *address), "not a seat token"),
     ]
     for result, phrase in refusals:  # they exited 1, like an unreachable server
         refused_cleanly(result, phrase)

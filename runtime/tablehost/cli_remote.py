@@ -109,8 +109,12 @@ def _guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse
     def run(args: argparse.Namespace) -> int:
         try:
             return command(args)
-        except (ServerUnreachable, BotError) as exc:
+        except ServerUnreachable as exc:
             print(f"tablehost: {escape_controls(exc.details)}", file=sys.stderr)
+        except BotError as exc:  # its details already name the token and the refusal
+            print(f"tablehost: {escape_controls(exc.details)}", file=sys.stderr)
+            if exc.status in BAD_INPUT_STATUSES:
+                return EXIT_BAD_INPUT
         except ApiError as exc:
             print(f"tablehost: the server refused: {exc.status.name}: {escape_controls(exc.details)}", file=sys.stderr)
             if exc.status in BAD_INPUT_STATUSES:
