@@ -53,6 +53,18 @@ def test_serve_refuses_what_it_cannot_use_with_one_line(server: ServerProcess, t
         cli("serve", "--listen", server.address, "--data", fresh), f"cannot listen on {server.address}"
     )
     refused_cleanly(cli("view", "m-1", "--address", "127.0.0.1:99999", token="x"), "1 to 65535, got 99999")
+    metrics_taken = cli(
+        "serve", "--listen", "127.0.0.1:0", "--metrics-port", server.address.rsplit(":", 1)[1],
+        "--data", str(tmp_path / "new" / "data"),
+    )
+    refused_cleanly(metrics_taken, "cannot serve metrics")
+    assert metrics_taken.returncode == 2
+    refused_cleanly(cli("serve", "--listen", "127.0.0.1:0", "--processes", "0", "--data", fresh), "at least 1")
+    bad_store = cli("serve", "--listen", "127.0.0.1:0", "--store", "bogus://x", "--data", fresh)
+    refused_cleanly(bad_store, "give sqlite:DIR")
+    # A start that was refused leaves no folder it created behind (nor any of their parents).
+    assert not Path(fresh).exists() and not (tmp_path / "new").exists()
+    assert a_file.exists() and server.data_dir.exists(), "what was there before stays"
 
 
 def test_a_reader_that_goes_away_is_no_error(server: ServerProcess) -> None:

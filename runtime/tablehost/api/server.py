@@ -17,6 +17,7 @@ such processes. SQLite admits one process per data directory.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -175,6 +176,27 @@ def _follow_store_health(
     threading.Thread(target=loop, name="tablehost-health", daemon=True).start()
 
 
+def _new_folder(path: Path) -> Path | None:
+    """The highest folder on ``path`` (itself included) that does not exist yet: what a start
+    that is refused must remove again, as this start would create it and all below it.
+    None when ``path`` exists already (nothing of ours to remove)."""
+    path = path.absolute()
+    if path.exists():
+        return None
+    top = path
+    while not top.parent.exists():
+        top = top.parent
+    return top
+
+
+def _remove_new_folders(folders: list[Path | None]) -> None:
+    """Remove the folders :func:`_new_folder` found missing before a refused start (a folder
+    that existed before is never touched)."""
+    for folder in folders:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
 def serve(
     listen: str = DEFAULT_LISTEN,
     data_dir: Path | str = "tablehost-data",
@@ -218,6 +240,10 @@ def serve(
     """
     logs.configure(level=log_level)
     metrics = Metrics()
+    # What this start would create, removed again if it is refused (never what was there).
+    created = [_new_folder(Path(data_dir))]
+    if store and store.startswith("sqlite:"):
+        created.append(_new_folder(Path(store[len("sqlite:"):])))
     try:
         host, _ = check_address(listen, listening=True)
         registry = MatchRegistry(
@@ -225,6 +251,7 @@ def serve(
             check_players=check_players, store=store, metrics=metrics,
         )
     except (ValueError, StoreError) as exc:
+        _remove_new_folders(created)
         print(f"tablehost: {exc}", file=sys.stderr)
         return EXIT_CANNOT_START
     try:
@@ -246,6 +273,7 @@ def serve(
         bound_metrics = None if metrics_port is None else metrics.serve_http(metrics_port, host)
     except (ValueError, RuntimeError, OSError) as exc:
         registry.close()
+        _remove_new_folders(created)
         print(f"tablehost: {exc}", file=sys.stderr)
         return EXIT_CANNOT_START
     web = None
@@ -256,6 +284,7 @@ def serve(
             web = HttpServer(http, registry, reuse_port=reuse_port)
         except (ValueError, RuntimeError, ImportError) as exc:
             registry.close()
+            _remove_new_folders(created)
             print(f"tablehost: {exc}", file=sys.stderr)
             return EXIT_CANNOT_START
     server.start()
@@ -309,6 +338,7 @@ def serve_processes(
             holder.close()
         print(f"tablehost: {exc}", file=sys.stderr)
         return EXIT_CANNOT_START
+    created = _new_folder(Path(data_dir))
     Path(data_dir).mkdir(mode=0o700, parents=True, exist_ok=True)
     token_path, _ = ensure_admin_token(Path(data_dir))  # once, before the children race for it
     metrics_base = None
@@ -335,6 +365,9 @@ def serve_processes(
             for started in [*children, child]:
                 started.terminate()
                 started.wait()
+            for holder in holders:
+                holder.close()
+            _remove_new_folders([created])
             print(f"tablehost: process {index + 1} of {processes} did not start", file=sys.stderr)
             return EXIT_CANNOT_START
         threading.Thread(target=_drain, args=(child,), daemon=True).start()
