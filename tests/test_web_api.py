@@ -242,7 +242,7 @@ def test_tablehost_web_prints_the_admin_link_with_the_token_in_the_fragment(
     assert cmd_web(args) == 0
     assert capsys.readouterr().out.strip() == "http://127.0.0.1:8080/#admin=tha_secret"
     args = argparse.Namespace(data=str(tmp_path / "none"), http="127.0.0.1:8080", no_open=True)
-    assert cmd_web(args) == 1
+    assert cmd_web(args) == 2  # no admin token to read: bad input (README: exit statuses)
 
 
 def test_a_spectator_link_joins_the_open_seat_and_the_match_starts(web: WebTable) -> None:
