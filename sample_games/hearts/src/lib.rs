@@ -22,7 +22,7 @@
 //! hiding its face (see `layout`). Played cards are turned face up. Scores are
 //! public: `public_points` = [points from finished rounds, points taken this round].
 
-use tablehost_sdk::{Action, AvailableAction, Game, GameConfig, PlayerId, Rng, Score, Scores, Table};
+use tablehost_sdk::{Action, AvailableAction, Game, GameConfig, PlayerId, Rng, Score, Scores, State, Table};
 
 pub mod card;
 pub mod layout;
@@ -93,6 +93,15 @@ impl Game for Hearts {
 
     fn is_game_over(table: &Table, _scores: &Scores) -> bool {
         phase(table) == Phase::Over
+    }
+
+    /// The cards the viewer has not seen (not in their hand or pass pile,
+    /// not played) dealt at random to the face-down cards of the other hands,
+    /// pass piles and the deck. Only counts constrain the deal: a player who
+    /// showed out of a suit may still be dealt one (a simplification).
+    fn sample_hidden(view: &Table, _viewer: PlayerId, rng: &mut Rng) -> Option<State> {
+        let faces: Vec<String> = card::Card::deck().into_iter().map(|card| card.face()).collect();
+        Some(tablehost_sdk::hidden::deal_unseen(view, layout::BACK, &faces, rng))
     }
 }
 

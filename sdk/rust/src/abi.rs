@@ -11,7 +11,7 @@ use crate::game::Game;
 use crate::printing::peek_printed;
 
 /// What `tablehost_abi_v1` returns: the minor version of ABI v1.
-pub const ABI_MINOR_VERSION: i32 = 0;
+pub const ABI_MINOR_VERSION: i32 = 1;
 
 thread_local! {
     static CACHE: RefCell<StateCache> = RefCell::new(StateCache::new());

@@ -17,15 +17,17 @@ pub const OP_ACTIONS: i32 = 2;
 pub const OP_STEP: i32 = 3;
 pub const OP_SCORES: i32 = 4;
 pub const OP_GAME_OVER: i32 = 5;
+pub const OP_PLAYOUT: i32 = 6;
+pub const OP_SEARCH: i32 = 7;
 
 /// An error response's `code` and `message`.
 #[derive(Debug)]
-struct CallError {
-    code: &'static str,
-    message: String,
+pub(crate) struct CallError {
+    pub(crate) code: &'static str,
+    pub(crate) message: String,
 }
 
-fn bad_request(message: impl Into<String>) -> CallError {
+pub(crate) fn bad_request(message: impl Into<String>) -> CallError {
     CallError { code: "bad_request", message: message.into() }
 }
 
@@ -47,12 +49,12 @@ impl WriteJson for ActionsByPlayer {
 // ---- requests -------------------------------------------------------------
 
 #[derive(Deserialize)]
-struct Seat {
-    player_id: PlayerId,
+pub(crate) struct Seat {
+    pub(crate) player_id: PlayerId,
     #[serde(default)]
-    username: String,
+    pub(crate) username: String,
     #[serde(default)]
-    color: String,
+    pub(crate) color: String,
 }
 
 #[derive(Deserialize)]
@@ -113,6 +115,8 @@ pub fn dispatch_into<G: Game>(cache: &mut StateCache, op: i32, request: &[u8], r
         OP_STEP => parse(request).and_then(|req| step::<G>(cache, req, response)),
         OP_SCORES => parse(request).and_then(|req| scores::<G>(cache, req, response)),
         OP_GAME_OVER => parse(request).and_then(|req| game_over::<G>(cache, req, response)),
+        OP_PLAYOUT => parse(request).and_then(|req| crate::dispatch_search::playout::<G>(cache, req, response)),
+        OP_SEARCH => parse(request).and_then(|req| crate::dispatch_search::search::<G>(req, request, response)),
         other => Err(CallError { code: "unknown_op", message: format!("unknown op code {}", other) }),
     };
     if let Err(err) = result {
@@ -123,7 +127,7 @@ pub fn dispatch_into<G: Game>(cache: &mut StateCache, op: i32, request: &[u8], r
     append_printed(response, &take_printed());
 }
 
-fn parse<'de, T: Deserialize<'de>>(request: &'de [u8]) -> Result<T, CallError> {
+pub(crate) fn parse<'de, T: Deserialize<'de>>(request: &'de [u8]) -> Result<T, CallError> {
     serde_json::from_slice(request).map_err(|err| bad_request(format!("malformed request: {}", err)))
 }
 
@@ -148,7 +152,7 @@ fn append_printed(response: &mut Vec<u8>, printed: &str) {
     response.push(b'}');
 }
 
-fn ensure_seated(state: &State, player_id: PlayerId) -> Result<(), CallError> {
+pub(crate) fn ensure_seated(state: &State, player_id: PlayerId) -> Result<(), CallError> {
     if state.players.iter().any(|p| p.player_id == player_id) {
         Ok(())
     } else {
@@ -161,7 +165,7 @@ fn state_miss(state_ref: &str) -> CallError {
 }
 
 /// Run `read` on the request's inline state, else on the cached one.
-fn with_table<R>(
+pub(crate) fn with_table<R>(
     cache: &mut StateCache,
     state: Option<State>,
     state_ref: Option<String>,

@@ -12,9 +12,13 @@ mod action;
 mod cache;
 mod config;
 pub mod dispatch;
+mod dispatch_search;
 mod game;
+pub mod hidden;
 mod json_out;
+pub mod mcts;
 mod patch;
+pub mod playout;
 #[doc(hidden)]
 pub mod printing;
 mod rng;
@@ -22,6 +26,7 @@ mod space_index;
 mod state;
 mod table;
 pub mod testing;
+pub mod viewed;
 
 pub use action::{Action, AvailableAction, Button, Intent};
 pub use cache::StateCache;
