@@ -277,10 +277,33 @@ def test_no_panic_report_before_a_panic(ttt: RawGuest) -> None:
     assert report["message"] is None
 
 
-def test_the_abi_marker_reports_minor_version_zero() -> None:
+def test_the_abi_marker_reports_minor_version_one() -> None:
     store = wasmtime.Store(ENGINE)
     instance = wasmtime.Instance(store, compiled(DIST / "tic_tac_toe.wasm"), [])
-    assert _func(instance.exports(store), "tablehost_abi_v1")(store) == 0
+    assert _func(instance.exports(store), "tablehost_abi_v1")(store) == 1
+
+
+OP_PLAYOUT, OP_SEARCH = 6, 7
+
+
+@pytest.mark.parametrize("path", SAMPLE_MODULES, ids=lambda p: p.stem)
+def test_playout_and_search_traffic_matches_the_schemas(path: Path) -> None:
+    guest, setup = start(path, 5, "m/v0")
+    seated = [{"player_id": int(pid)} for pid in setup["scores"]]
+    request = {"players": seated, "seeds": [1, 2], "policies": ["random"], "max_plies": 50}
+    check("PlayoutRequest", request)
+    check("PlayoutResponse", guest.call(OP_PLAYOUT, request))
+    from_ref = {"state_ref": "m/v0", "seeds": [3], "policies": ["first"]}
+    check("PlayoutRequest", from_ref)
+    check("PlayoutResponse", guest.call(OP_PLAYOUT, from_ref))
+    mover = int(next(iter(setup["actions"])))
+    state = setup["state"]
+    view = {**state, "log": []}
+    for algorithm in ("mcts", "ismcts"):
+        search = {"view": view, "player_id": mover, "algorithm": algorithm, "iterations": 5, "seed": 9}
+        check("SearchRequest", search)
+        answer = guest.call(OP_SEARCH, search)
+        check("SearchResponse" if "error" not in answer else "ErrorResponse", answer)
 
 
 # Module shape (docs/abi.md section 1) and the sample games' size targets.

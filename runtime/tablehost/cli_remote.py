@@ -21,8 +21,9 @@ from typing import Any
 import grpc
 import orjson
 
-from tablehost.bots import RandomBot
+from tablehost.bots import SearchBot, is_search_bot, make_bot, parse_bot_list
 from tablehost.client import ApiError, ServerUnreachable, TablehostClient
+from tablehost.guest import GuestPool
 
 DEFAULT_ADDRESS = "127.0.0.1:50051"
 DEFAULT_DATA = "tablehost-data"
@@ -377,8 +378,19 @@ class _BotRun:
         return " and ".join(waits) or "nobody (no seat is active)"
 
 
-def _play_seat(address: str, run: _BotRun, token: str, seed: int | None, timeout_s: float) -> dict[str, Any]:
-    """One bot: watch the match with ``token`` and play a random offered action on each turn.
+def _play_seat(
+    address: str,
+    run: _BotRun,
+    token: str,
+    seed: int | None,
+    timeout_s: float,
+    bot_name: str = "random",
+    pool: GuestPool | None = None,
+) -> dict[str, Any]:
+    """One bot: watch the match with ``token`` and play an offered action on each turn.
+
+    ``bot_name`` picks the bot (:mod:`tablehost.bots`); a search bot searches inside ``pool``
+    (the match's module, loaded here) on the view this seat's token receives, nothing more.
 
     Returns:
         The bot's final view.
@@ -387,7 +399,9 @@ def _play_seat(address: str, run: _BotRun, token: str, seed: int | None, timeout
         BotError: the token is not a seat token of the match (its first view has no viewer),
             or the server refused something (the token named, the server's status kept).
     """
-    bot = RandomBot(seed)
+    bot = make_bot(bot_name, seed)
+    if isinstance(bot, SearchBot) and pool is None:
+        raise BotError(grpc.StatusCode.INVALID_ARGUMENT, f"bot {bot_name} needs the game module: pass --module")
     last: dict[str, Any] = {}
     client = TablehostClient(address, token, timeout_s=timeout_s)
     run.enlist(client)
@@ -408,8 +422,13 @@ def _play_seat(address: str, run: _BotRun, token: str, seed: int | None, timeout
             offered = [a for a in view["actions"] if a["intent"] != "undo"]
             if not offered or view["viewer"] not in view["active_player_ids"]:
                 continue
+            if isinstance(bot, SearchBot):
+                assert pool is not None
+                choice = bot.choose_in_view(pool, view["state"], offered, view["viewer"])
+            else:
+                choice = bot.choose(offered)
             try:
-                client.submit(run.match_id, bot.choose(offered)["action"], view["version"])
+                client.submit(run.match_id, choice["action"], view["version"])
             except ApiError as exc:
                 if exc.status != grpc.StatusCode.FAILED_PRECONDITION:
                     raise
@@ -456,8 +475,10 @@ def run_bots(
     timeout_s: float = 30.0,
     give_up_s: float = DEFAULT_GIVE_UP_S,
     notice_every_s: float = NOTICE_EVERY_S,
+    bots: list[str] | None = None,
+    pool: GuestPool | None = None,
 ) -> list[dict[str, Any]]:
-    """Play a match with one random bot per seat token (one thread each) until game over.
+    """Play a match with one bot per seat token (one thread each) until game over.
 
     Fails fast: the first bot that fails stops the others (their watch streams are cancelled).
     While the match does not change, a line on stderr says what it waits for every
@@ -471,6 +492,8 @@ def run_bots(
         timeout_s: deadline of each request, seconds.
         give_up_s: give up when the match did not change for this long, seconds.
         notice_every_s: how often to say what the match waits for, seconds.
+        bots: one bot name per token (default all ``random``); ``mcts:N``/``ismcts:N`` need ``pool``.
+        pool: the match's module, for search bots (each searches on its own seat's view).
 
     Returns:
         Each bot's final view, in token order (all with ``game_over`` true).
@@ -493,7 +516,8 @@ def run_bots(
     def play(number: int, token: str) -> None:
         try:
             results[number] = _play_seat(
-                address, run, token, None if seed is None else seed + number, timeout_s
+                address, run, token, None if seed is None else seed + number, timeout_s,
+                bots[number] if bots else "random", pool,
             )
         except BaseException as exc:  # noqa: BLE001 - handed to the caller below
             if not run.stop.is_set():  # errors of bots being halted are not news
@@ -536,13 +560,29 @@ def run_bots(
 
 @_guarded
 def cmd_bots(args: argparse.Namespace) -> int:
-    """Seat a random bot on each token (one thread each) and play the match to the end."""
+    """Seat a bot on each token (one thread each) and play the match to the end."""
     tokens = [t.strip() for t in args.tokens.split(",") if t.strip()]
     if not tokens:
         raise SystemExit("tablehost: --tokens needs at least one seat token")
     if args.timeout <= 0:
         raise SystemExit("tablehost: --timeout must be a positive number of seconds")
-    final = run_bots(args.address, args.match, tokens, args.seed, give_up_s=args.timeout)[0]
+    bots = parse_bot_list(args.bots, len(tokens))
+    pool = None
+    if args.module:
+        from tablehost.module import load_module
+
+        try:
+            data = Path(args.module).read_bytes()
+        except OSError as exc:
+            raise SystemExit(f"tablehost: cannot read module {args.module}: {exc.strerror}") from None
+        pool = GuestPool(load_module(data, name=Path(args.module).stem))
+    elif any(is_search_bot(name) for name in bots):
+        raise SystemExit("tablehost: search bots (mcts:N, ismcts:N) need the game module: pass --module GAME.wasm")
+    try:
+        final = run_bots(args.address, args.match, tokens, args.seed, give_up_s=args.timeout, bots=bots, pool=pool)[0]
+    finally:
+        if pool is not None:
+            pool.close()
     if args.json:
         _dump(final)
     else:
@@ -605,10 +645,17 @@ def register(commands: Any) -> None:
     _client_options(record)
     record.set_defaults(func=cmd_record)
 
-    bots = commands.add_parser("bots", help="play a server match with random bots, one per seat token")
+    bots = commands.add_parser("bots", help="play a server match with bots, one per seat token")
     bots.add_argument("--match", required=True, help="the match id")
     bots.add_argument("--tokens", required=True, help="comma-separated seat tokens, one bot each")
     bots.add_argument("--seed", type=int, help="seed of the first bot (the next get +1, +2, ...)")
+    bots.add_argument(
+        "--bots",
+        "--bot",
+        default="random",
+        help="bot per token, comma-separated, or one for all: random, first, mcts:N, ismcts:N",
+    )
+    bots.add_argument("--module", help="the match's .wasm module (needed by mcts:N and ismcts:N)")
     bots.add_argument(
         "--timeout",
         type=float,

@@ -47,7 +47,10 @@ from tablehost.types import ActionDict, AvailableActionDict, PlayerId, Seed, Sta
 log = structlog.get_logger(__name__)
 
 OP_SETUP, OP_ACTIONS, OP_STEP, OP_SCORES, OP_GAME_OVER = 1, 2, 3, 4, 5
-OP_NAMES = {OP_SETUP: "setup", OP_ACTIONS: "actions", OP_STEP: "step", OP_SCORES: "scores", OP_GAME_OVER: "game_over"}
+OP_PLAYOUT, OP_SEARCH = 6, 7
+"""ABI v1.1 ops (docs/abi.md "playout", "search"); their answers are checked by :mod:`tablehost.inguest`."""
+OP_NAMES = {OP_SETUP: "setup", OP_ACTIONS: "actions", OP_STEP: "step", OP_SCORES: "scores", OP_GAME_OVER: "game_over",
+            OP_PLAYOUT: "playout", OP_SEARCH: "search"}
 
 SDK_REF_CACHE_SIZE = 16
 """Entries of the SDK's state cache (docs/abi.md "State references"); mirrored per instance."""
@@ -134,14 +137,17 @@ class Guest:
         self._panic = RawFunc(raw, _func(exports, "tablehost_panic_message"), 1)
         self._buffer_ptr = 0
         self._buffer_bytes = 0
+        self._scale = 1
         self._memory_at_start = raw.memory_bytes()
 
-    def call(self, op: int, request: dict[str, Any]) -> dict[str, Any]:
+    def call(self, op: int, request: dict[str, Any], *, scale: int = 1) -> dict[str, Any]:
         """Run one op: serialise ``request``, cross once, parse and shape-check the response.
 
         Args:
-            op: an op code (``OP_SETUP`` ... ``OP_GAME_OVER``).
+            op: an op code (``OP_SETUP`` ... ``OP_SEARCH``).
             request: the op's request object (docs/abi.md "Ops").
+            scale: the call's fuel and wall-clock budgets are ``scale`` times the per-call
+                ones (a playout of N games, a search of many iterations; >= 1).
 
         Returns:
             The parsed response object, ``printed`` included when the game printed.
@@ -154,7 +160,7 @@ class Guest:
         """
         op_name = OP_NAMES.get(op, str(op))
         try:
-            response = _parse_response(self._cross(op, orjson.dumps(request)), op_name)
+            response = _parse_response(self._cross(op, orjson.dumps(request), scale), op_name)
             error = response.get("error")
             if error is not None:
                 _raise_guest_error(error, response, op_name, by_ref="state_ref" in request)
@@ -182,7 +188,7 @@ class Guest:
         """Record that the SDK no longer holds ``ref``."""
         self.refs.pop(ref, None)
 
-    def _cross(self, op: int, payload: bytes) -> bytes:
+    def _cross(self, op: int, payload: bytes, scale: int = 1) -> bytes:
         size = len(payload)
         if size > self._buffer_bytes:
             self._replace_buffer(size)
@@ -192,7 +198,8 @@ class Guest:
         ctypes.memmove(raw.base + self._buffer_ptr, payload, size)
         op_name = OP_NAMES.get(op, str(op))
         self._memory_at_start = raw.memory_bytes()
-        self._arm(self.limits.fuel_per_call)
+        self._scale = scale
+        self._arm(self.limits.fuel_per_call * scale, scale)
         with WasmErrors(self, op_name):
             packed = self._call.call(op, self._buffer_ptr, size).i64
         return self._read_packed(packed, op_name)
@@ -233,9 +240,9 @@ class Guest:
         assert self._raw is not None
         return ctypes.string_at(self._raw.base + out_ptr, out_len)
 
-    def _arm(self, fuel: int) -> None:
+    def _arm(self, fuel: int, scale: int = 1) -> None:
         assert self._raw is not None
-        self._raw.arm(fuel, TICKER.deadline_ticks(self.limits.wall_ms))
+        self._raw.arm(fuel, TICKER.deadline_ticks(self.limits.wall_ms * scale))
 
     def _memory_bytes(self) -> int:
         assert self._raw is not None
@@ -306,7 +313,7 @@ def classify_failure(guest: Guest, exc: wasmtime.Trap | wasmtime.WasmtimeError, 
     budget = BUDGET_BY_TRAP.get(code) if code is not None else None
     if budget is not None:
         return BudgetExceeded(
-            f"guest {op_name} ran out of its {budget} budget ({_budget_value(guest.limits, budget)})",
+            f"guest {op_name} ran out of its {budget} budget ({_budget_value(guest.limits, budget, guest._scale)})",
             budget=budget, op=op_name, printed=printed, trap=code.name.lower() if code else None,
         )
     if message is not None:
@@ -321,10 +328,10 @@ def classify_failure(guest: Guest, exc: wasmtime.Trap | wasmtime.WasmtimeError, 
     return GuestTrap(f"guest {op_name} trapped: {detail}", trap=trap, op=op_name, printed=printed)
 
 
-def _budget_value(limits: Limits, budget: str) -> str:
+def _budget_value(limits: Limits, budget: str, scale: int = 1) -> str:
     return {
-        "fuel": f"{limits.fuel_per_call} fuel",
-        "wall_ms": f"{limits.wall_ms} ms",
+        "fuel": f"{limits.fuel_per_call * scale} fuel",
+        "wall_ms": f"{limits.wall_ms * scale} ms",
         "stack": f"{limits.stack_bytes} bytes of stack",
         "memory": f"{limits.memory_bytes} bytes",
     }.get(budget, budget)
@@ -539,6 +546,55 @@ class GuestPool:
             BudgetExceeded, GuestPanic, GuestTrap, GuestProtocolError: the call failed.
         """
         return self._run(OP_GAME_OVER, state_ref, get_state, {})
+
+    def run_scaled(
+        self,
+        op: int,
+        fields: dict[str, Any],
+        *,
+        scale: int,
+        state_ref: str | None = None,
+        get_state: Callable[[], StateDict] | None = None,
+    ) -> dict[str, Any]:
+        """Run an ABI v1.1 op (``playout``, ``search``) under ``scale`` times the per-call budgets.
+
+        Args:
+            op: ``OP_PLAYOUT`` or ``OP_SEARCH``.
+            fields: the request's members (no ``state``/``state_ref``: those come from the next two).
+            scale: budget multiplier, >= 1 (e.g. the number of games asked for).
+            state_ref: the state to run from, sent alone to the instance that holds it.
+            get_state: returns the full state when it must be sent (required with ``state_ref``).
+
+        Returns:
+            The parsed response (only its being an object is checked here; the caller checks the rest).
+
+        Raises:
+            ValueError: ``scale`` below 1.
+            BudgetExceeded, GuestPanic, GuestTrap, GuestProtocolError: the call failed.
+        """
+        if scale < 1:
+            raise ValueError(f"scale must be at least 1, got {scale}")
+        guest, holds_ref = self._acquire(state_ref)
+        try:
+            if state_ref is not None and holds_ref:
+                try:
+                    response = guest.call(op, {"state_ref": state_ref, **fields}, scale=scale)
+                except StateMiss:
+                    guest.forget(state_ref)
+                    holds_ref = False
+            if state_ref is None or not holds_ref:
+                request = dict(fields) if get_state is None else {"state": get_state(), **fields}
+                response = guest.call(op, request, scale=scale)
+        except GuestError as exc:
+            log.warning("guest.call_failed", module=self.module.name, op=OP_NAMES[op], code=exc.code,
+                        budget=getattr(exc, "budget", None), error=str(exc))
+            self._release(guest)
+            raise
+        except BaseException:
+            self._release(guest)
+            raise
+        self._release(guest)
+        return response
 
     def discard_ref(self, state_ref: str) -> None:
         """Stop routing ``state_ref`` to an instance (the next call with it sends the full state)."""

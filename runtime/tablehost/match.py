@@ -456,12 +456,14 @@ class Match:
         *,
         expected_version: int | None = None,
         seed: Seed | None = None,
+        pick_below: Callable[[int], int] | None = None,
     ) -> MoveRecord:
         """Apply an action given in ``player_id``'s view addresses (what clients send).
 
         A click on a group of indistinguishable hidden pieces becomes one of the offered
-        pieces of that group, picked with :mod:`secrets`; the pick is recorded and counts as
-        randomness (the move cannot be undone).
+        pieces of that group, picked with :mod:`secrets` (or ``pick_below(n)``, a number in
+        ``0..n``, for seeded simulations); the pick is recorded and counts as randomness (the
+        move cannot be undone).
 
         Raises:
             as :meth:`submit`; NotOffered also when the view action matches nothing offered.
@@ -475,7 +477,7 @@ class Match:
 
         def pick(n: int) -> int:
             choices.append(n)
-            return secrets.randbelow(n)
+            return pick_below(n) if pick_below is not None else secrets.randbelow(n)
 
         action = resolve_view_action(self.state, player_id, view_action, self._actions.get(player_id, []), pick)
         return self.submit(

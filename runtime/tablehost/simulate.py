@@ -1,7 +1,11 @@
-"""Many bot games of one module across worker processes, with a summary a researcher can use.
+"""Many bot games of one module across worker processes or a Ray cluster, with a summary a
+researcher can use.
 
 Each game's seed derives from the simulation seed (SplitMix64 output *i* for game *i*), so
-the same seed, module and bots give the same results whatever the number of workers.
+the same seed, module and bots give the same results whatever the number of workers, the
+batch size or the machines. Games run host-driven (every move a guest call, any bots,
+``tablehost.selfplay``) or, with ``in_guest``, whole batches inside the guest with one
+``playout`` call each (``random``/``first`` policies, :mod:`tablehost.inguest`).
 """
 
 from __future__ import annotations
@@ -19,8 +23,9 @@ from tablehost.errors import TablehostError
 from tablehost.guest import GuestPool
 from tablehost.limits import DEFAULT_LIMITS, Limits
 from tablehost.module import load_module
+from tablehost.inguest import POLICIES, playouts
 from tablehost.rng import Rng
-from tablehost.selfplay import play_game
+from tablehost.selfplay import LOWER_WINS_KEY, default_players, play_game
 
 
 @dataclass
@@ -77,34 +82,144 @@ class Summary:
 MAX_WORKERS = 64
 """More worker processes than this only thrash; ``--workers`` is capped here and at the game count."""
 
-_worker_pool: GuestPool | None = None
-_worker_sha = ""
+DEFAULT_BATCH = 32
+"""Games per in-guest ``playout`` call, and per Ray task (host-driven games go one per job locally)."""
 
 
-def _init_worker(module_path: str, limits: Limits) -> None:
-    global _worker_pool, _worker_sha
+@dataclass(frozen=True)
+class Batch:
+    """Consecutive games of a simulation, run by one worker (picklable).
+
+    Attributes:
+        first: index of the first game; ``seeds[k]`` is the seed of game ``first + k``.
+        seeds: the games' seeds.
+        bots: one bot name per seat.
+        max_plies: a game not over by then is a failure.
+        in_guest: play every game inside the guest with one ``playout`` call (``random``/``first``
+            only) instead of move by move from the host.
+    """
+
+    first: int
+    seeds: tuple[int, ...]
+    bots: tuple[str, ...]
+    max_plies: int
+    in_guest: bool = False
+
+
+class _Worker:
+    """What one process keeps between batches: the module's pool, loaded once."""
+
+    pool: GuestPool | None = None
+    sha256 = ""
+    lower_wins: bool | None = None
+
+
+_worker = _Worker()
+
+
+def _init_worker(module_bytes: bytes, name: str, limits: Limits) -> None:
+    """Load the module into this process (once per module: Ray reuses worker processes)."""
     logs.configure(level="warning", json=False)
-    module = load_module(Path(module_path).read_bytes(), limits=limits, name=Path(module_path).stem)
-    _worker_pool = GuestPool(module, limits)
-    _worker_sha = module.sha256
+    module = load_module(module_bytes, limits=limits, name=name)
+    if _worker.pool is not None and _worker.sha256 == module.sha256:
+        return
+    _worker.pool = GuestPool(module, limits)
+    _worker.sha256 = module.sha256
+    _worker.lower_wins = None
 
 
-def _run_game(job: tuple[int, int, Sequence[str], int]) -> GameOutcome:
-    index, seed, bots, max_plies = job
-    assert _worker_pool is not None
+def _failure(exc: TablehostError) -> str:
+    return f"{getattr(exc, 'code', type(exc).__name__)}: {exc}"
+
+
+def _run_game(index: int, seed: int, bots: Sequence[str], max_plies: int) -> GameOutcome:
+    assert _worker.pool is not None
     outcome = GameOutcome(index, seed)
     try:
         result = play_game(
-            _worker_pool, bots, seed, match_id=f"sim-{index}", max_plies=max_plies, module_sha256=_worker_sha
+            _worker.pool, bots, seed, match_id=f"sim-{index}", max_plies=max_plies, module_sha256=_worker.sha256
         )
     except TablehostError as exc:
-        code = getattr(exc, "code", type(exc).__name__)
-        outcome.error = f"{code}: {exc}"
+        outcome.error = _failure(exc)
         return outcome
     outcome.plies, outcome.winners, outcome.finished = result.plies, result.winners, result.finished
     if not result.finished:
         outcome.error = f"simulate/unfinished: no game over after {max_plies} plies"
     return outcome
+
+
+def _lower_score_wins(players: list[dict[str, Any]]) -> bool:
+    """The game's ``meta_data.lower_score_wins``, read once from a setup (seed 0)."""
+    assert _worker.pool is not None
+    if _worker.lower_wins is None:
+        state = _worker.pool.setup(players, 0, "sim-probe")["state"]
+        meta = state.get("meta_data") if isinstance(state, dict) else None
+        _worker.lower_wins = bool(isinstance(meta, dict) and meta.get(LOWER_WINS_KEY) is True)
+        _worker.pool.discard_ref("sim-probe")
+    return _worker.lower_wins
+
+
+def _seat_winners(scores: dict[str, Any], player_ids: list[int], lower: bool) -> list[int]:
+    firsts = []
+    for pid in player_ids:
+        points = scores.get(str(pid), {}).get("public_points") or []
+        if not points:
+            return []
+        firsts.append(float(points[0]))
+    best = min(firsts) if lower else max(firsts)
+    return [seat for seat, value in enumerate(firsts) if value == best]
+
+
+def _run_in_guest(batch: Batch) -> list[GameOutcome]:
+    """Play a batch with one ``playout`` call; when the call fails, play its games one by one
+    so each failure is pinned to its own seed."""
+    assert _worker.pool is not None
+    players = [p.to_json() for p in default_players(len(batch.bots))]
+    player_ids = [p["player_id"] for p in players]
+    try:
+        lower = _lower_score_wins(players)
+        games = playouts(_worker.pool, batch.seeds, batch.bots, players=players, max_plies=batch.max_plies)
+    except TablehostError as exc:
+        if len(batch.seeds) == 1:
+            return [GameOutcome(batch.first, batch.seeds[0], error=_failure(exc))]
+        return [
+            outcome
+            for k, seed in enumerate(batch.seeds)
+            for outcome in _run_in_guest(Batch(batch.first + k, (seed,), batch.bots, batch.max_plies, True))
+        ]
+    outcomes = []
+    for k, game in enumerate(games):
+        outcome = GameOutcome(batch.first + k, batch.seeds[k], plies=game.plies, finished=game.game_over)
+        if game.game_over:
+            outcome.winners = _seat_winners(game.scores, player_ids, lower)
+        elif game.cut == "stuck":
+            outcome.error = f"match/stuck: no active player is offered an action after {game.plies} plies"
+        else:
+            outcome.error = f"simulate/unfinished: no game over after {batch.max_plies} plies"
+        outcomes.append(outcome)
+    return outcomes
+
+
+def run_batch(batch: Batch) -> list[GameOutcome]:
+    """Play one batch in this worker (after :func:`_init_worker`); an outcome per game, in order."""
+    if batch.in_guest:
+        return _run_in_guest(batch)
+    return [_run_game(batch.first + k, seed, batch.bots, batch.max_plies) for k, seed in enumerate(batch.seeds)]
+
+
+def _init_and_run(module_bytes: bytes, name: str, limits: Limits, batch: Batch) -> list[GameOutcome]:
+    _init_worker(module_bytes, name, limits)
+    return run_batch(batch)
+
+
+def _batches(
+    bots: Sequence[str], seed: int, games: int, max_plies: int, in_guest: bool, size: int
+) -> Iterator[Batch]:
+    """The games in batches of ``size`` (the last may be smaller); lazy: games may be many."""
+    rng = Rng(seed)
+    for first in range(0, games, size):
+        seeds = tuple(rng.next_u64() for _ in range(min(size, games - first)))
+        yield Batch(first, seeds, tuple(bots), max_plies, in_guest)
 
 
 def run_games(
@@ -116,29 +231,52 @@ def run_games(
     workers: int = 1,
     max_plies: int = 10_000,
     limits: Limits = DEFAULT_LIMITS,
+    in_guest: bool = False,
+    batch_size: int | None = None,
+    ray_address: str | None = None,
+    use_ray: bool = False,
 ) -> Iterator[GameOutcome]:
     """Play ``games`` games and yield each outcome as it finishes (any order).
 
-    ``workers`` is capped at the number of games and at :data:`MAX_WORKERS`.
+    Game *i*'s seed is output *i* of ``Rng(seed)`` however the games are spread, so the same
+    seed gives the same outcomes for any ``workers``, batch size, or Ray cluster.
+
+    Args:
+        in_guest: play each batch inside the guest (bots ``random``/``first`` only).
+        batch_size: games per batch (default :data:`DEFAULT_BATCH` in the guest or on Ray, else 1).
+        use_ray: spread the batches over Ray: the cluster at ``ray_address``, or a local one
+            started for this run (``workers`` CPUs) when it is None.
 
     Raises:
-        ValueError: ``games`` or ``workers`` below 1.
+        ValueError: ``games``, ``workers`` or ``batch_size`` below 1, or a bot the guest cannot
+            play in-guest.
         ModuleError: the module is not valid (before any game starts).
+        ImportError: ``use_ray`` without the ``ray`` package (``pip install tablehost[ray]``).
     """
-    load_module(Path(module_path).read_bytes(), limits=limits)  # fail fast, warm the compiled cache
-    if games < 1 or workers < 1:
-        raise ValueError(f"games and workers must be at least 1 (got {games} games, {workers} workers)")
+    data = Path(module_path).read_bytes()
+    load_module(data, limits=limits)  # fail fast, warm the compiled cache
+    if games < 1 or workers < 1 or (batch_size is not None and batch_size < 1):
+        raise ValueError(f"games, workers and batch size must be at least 1 (got {games}, {workers}, {batch_size})")
+    if in_guest and any(b not in POLICIES for b in bots):
+        raise ValueError(f"--in-guest plays only the policies {', '.join(POLICIES)}, not {','.join(bots)}")
+    size = batch_size or (DEFAULT_BATCH if in_guest or use_ray else 1)
     workers = min(workers, games, MAX_WORKERS)
-    rng = Rng(seed)
-    jobs = ((i, rng.next_u64(), list(bots), max_plies) for i in range(games))  # lazy: games may be many
+    name = Path(module_path).stem
+    batches = _batches(bots, seed, games, max_plies, in_guest, size)
+    if use_ray:
+        from tablehost.ray_runner import run_on_ray
+
+        yield from run_on_ray(_init_and_run, data, name, limits, batches, address=ray_address, cpus=workers)
+        return
     if workers == 1:
-        _init_worker(str(module_path), limits)
-        for job in jobs:
-            yield _run_game(job)
+        _init_worker(data, name, limits)
+        for batch in batches:
+            yield from run_batch(batch)
         return
     context = multiprocessing.get_context("spawn")
-    with context.Pool(workers, initializer=_init_worker, initargs=(str(module_path), limits)) as pool:
-        yield from pool.imap_unordered(_run_game, jobs, chunksize=max(1, min(16, games // (workers * 8))))
+    with context.Pool(workers, initializer=_init_worker, initargs=(data, name, limits)) as pool:
+        for outcomes in pool.imap_unordered(run_batch, batches, chunksize=max(1, min(16, games // (size * workers * 8)))):
+            yield from outcomes
 
 
 def summarize(
@@ -184,10 +322,21 @@ def simulate(
     max_plies: int = 10_000,
     limits: Limits = DEFAULT_LIMITS,
     progress: bool = False,
+    in_guest: bool = False,
+    batch_size: int | None = None,
+    ray_address: str | None = None,
+    use_ray: bool = False,
 ) -> Summary:
-    """Run a whole simulation and summarise it; ``progress`` shows a bar on stderr."""
+    """Run a whole simulation and summarise it; ``progress`` shows a bar on stderr.
+
+    The arguments are :func:`run_games`'s; the same seed gives the same summary (timings aside)
+    whatever ``workers``, ``batch_size`` and ``use_ray``.
+    """
     started = time.perf_counter()
-    stream = run_games(module_path, bots, seed, games, workers=workers, max_plies=max_plies, limits=limits)
+    stream = run_games(
+        module_path, bots, seed, games, workers=workers, max_plies=max_plies, limits=limits, in_guest=in_guest,
+        batch_size=batch_size, ray_address=ray_address, use_ray=use_ray,
+    )
     if progress:
         from tqdm import tqdm
 

@@ -1,0 +1,109 @@
+"""How strong the search bots are, measured with ``simulate`` (the issue's figures).
+
+For each row: ``simulate`` with the search bot in seat 1 against ``random`` in the others, then
+the same with the seats swapped, and the search bot's wins, draws and losses (or, for hearts
+and dominoes, its mean first score against the random seats' mean). Also: the fuel one
+1,000-iteration reversi search uses against the default per-call budget.
+
+Usage: python bench/search_strength.py [--games N] [--workers W] [ROW ...]
+Rows: ttt, reversi, checkers, dominoes, hearts (default: all).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+from tablehost import logs
+from tablehost.guest import GuestPool
+from tablehost.limits import DEFAULT_LIMITS
+from tablehost.module import load_module
+from tablehost.selfplay import play_game
+
+DIST = Path(__file__).resolve().parent.parent / "sample_games" / "dist"
+ROWS: dict[str, tuple[str, str, int]] = {
+    "ttt": ("tic_tac_toe", "mcts:300", 2),
+    "reversi": ("reversi", "mcts:300", 2),
+    "checkers": ("checkers", "mcts:200", 2),
+    "dominoes": ("dominoes", "ismcts:50", 2),
+    "hearts": ("hearts", "ismcts:20", 4),
+}
+
+
+def first_points(result: Any) -> list[float]:
+    return [float(result.scores[str(p.player_id)]["public_points"][0]) for p in result.match.players]
+
+
+def measure(game: str, bot: str, seats: int, games: int) -> dict[str, Any]:
+    """Play ``games`` games, the search bot in seat ``i % seats``; its record and mean scores."""
+    pool = GuestPool(load_module((DIST / f"{game}.wasm").read_bytes(), name=game))
+    wins = draws = losses = failures = 0
+    mine: list[float] = []
+    theirs: list[float] = []
+    started = time.perf_counter()
+    for i in range(games):
+        seat = i % seats
+        bots = ["random"] * seats
+        bots[seat] = bot
+        try:
+            result = play_game(pool, bots, 1000 + i)
+        except Exception as exc:  # noqa: BLE001 - counted and shown
+            failures += 1
+            print(f"  game {i}: {exc}")
+            continue
+        points = first_points(result)
+        mine.append(points[seat])
+        theirs.extend(p for s, p in enumerate(points) if s != seat)
+        if seat in result.winners:
+            draws += result.draw
+            wins += not result.draw
+        else:
+            losses += 1
+    pool.close()
+    return {
+        "game": game, "bot": bot, "games": games, "wins": wins, "draws": draws, "losses": losses,
+        "failures": failures, "bot_mean": round(statistics.fmean(mine), 2) if mine else None,
+        "random_mean": round(statistics.fmean(theirs), 2) if theirs else None,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+
+
+def reversi_search_fuel(iterations: int = 1000) -> tuple[int, float]:
+    """Fuel and seconds one ``iterations``-iteration search of the reversi opening takes."""
+    from tablehost.inguest import search
+
+    module = load_module((DIST / "reversi.wasm").read_bytes(), name="reversi")
+    pool = GuestPool(module)
+    match = play_game(pool, ["first", "first"], 1, max_plies=0).match
+    mover = match.active_player_ids[0]
+    view = match.view(mover)
+    guest, _ = pool._acquire(None)  # noqa: SLF001 - a bench peeks at the instance's fuel
+    pool._release(guest)  # noqa: SLF001
+    started = time.perf_counter()
+    search(pool, view.state, mover, view.actions, algorithm="mcts", iterations=iterations, seed=1)
+    seconds = time.perf_counter() - started
+    scale = -(-iterations // 20)
+    assert guest._raw is not None  # noqa: SLF001
+    left = guest._raw._store.get_fuel()  # noqa: SLF001
+    return DEFAULT_LIMITS.fuel_per_call * scale - left, seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--games", type=int, default=20, help="games per row (default 20)")
+    parser.add_argument("rows", nargs="*", default=list(ROWS), help="rows to run")
+    args = parser.parse_args()
+    logs.configure(level="error", json=False)
+    for row in args.rows:
+        game, bot, seats = ROWS[row]
+        print(measure(game, bot, seats, args.games), flush=True)
+    fuel, seconds = reversi_search_fuel()
+    print(f"reversi mcts:1000 opening decision: {fuel:,} fuel ({fuel / DEFAULT_LIMITS.fuel_per_call:.2f} of one "
+          f"default per-call budget of {DEFAULT_LIMITS.fuel_per_call:,}), {seconds * 1000:.0f} ms")
+
+
+if __name__ == "__main__":
+    main()
