@@ -296,9 +296,13 @@ def test_playout_and_search_traffic_matches_the_schemas(path: Path) -> None:
     from_ref = {"state_ref": "m/v0", "seeds": [3], "policies": ["first"]}
     check("PlayoutRequest", from_ref)
     check("PlayoutResponse", guest.call(OP_PLAYOUT, from_ref))
+    from tablehost.table import apply_patches, normalize_state
+    from tablehost.view import view_state
+
     mover = int(next(iter(setup["actions"])))
-    state = setup["state"]
-    view = {**state, "log": []}
+    state = normalize_state(setup["state"])
+    apply_patches(state, setup["patches"])
+    view = view_state(state, mover)
     for algorithm in ("mcts", "ismcts"):
         search = {"view": view, "player_id": mover, "algorithm": algorithm, "iterations": 5, "seed": 9}
         check("SearchRequest", search)
