@@ -80,14 +80,14 @@ def reversi_search_fuel(iterations: int = 1000) -> tuple[int, float]:
     match = play_game(pool, ["first", "first"], 1, max_plies=0).match
     mover = match.active_player_ids[0]
     view = match.view(mover)
-    guest, _ = pool._acquire(None)  # noqa: SLF001 - a bench peeks at the instance's fuel
-    pool._release(guest)  # noqa: SLF001
+    guest, _ = pool._acquire(None)
+    pool._release(guest)
     started = time.perf_counter()
     search(pool, view.state, mover, view.actions, algorithm="mcts", iterations=iterations, seed=1)
     seconds = time.perf_counter() - started
     scale = -(-iterations // 20)
-    assert guest._raw is not None  # noqa: SLF001
-    left = guest._raw._store.get_fuel()  # noqa: SLF001
+    assert guest._raw is not None
+    left = guest._raw._store.get_fuel()
     return DEFAULT_LIMITS.fuel_per_call * scale - left, seconds
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from tablehost.errors import GuestProtocolError
 from tablehost.guest import OP_PLAYOUT, OP_SEARCH, GuestPool
@@ -173,7 +173,7 @@ def _refuse(what: str, op: str, response: dict[str, Any]) -> GuestProtocolError:
     return GuestProtocolError(f"guest {op} answer {what}", op=op, printed=printed if isinstance(printed, str) else "")
 
 
-def _is_count(value: Any) -> bool:
+def _is_count(value: Any) -> TypeGuard[int]:
     return type(value) is int and value >= 0
 
 

@@ -21,9 +21,9 @@ from typing import Any
 from tablehost import logs
 from tablehost.errors import TablehostError
 from tablehost.guest import GuestPool
+from tablehost.inguest import POLICIES, playouts
 from tablehost.limits import DEFAULT_LIMITS, Limits
 from tablehost.module import load_module
-from tablehost.inguest import POLICIES, playouts
 from tablehost.rng import Rng
 from tablehost.selfplay import LOWER_WINS_KEY, default_players, play_game
 
