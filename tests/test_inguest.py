@@ -176,8 +176,8 @@ def test_search_bots_are_handed_only_their_seats_view(
     assert hidden_groups, "the views held hidden groups"
 
 
-def scramble_hidden_from(state: dict[str, Any], seat: int, order: list[int]) -> dict[str, Any]:
-    """``state`` with the faces of every piece hidden from ``seat`` dealt out again in ``order``."""
+def scramble_hidden_from(state: dict[str, Any], seat: int, shuffle: Any) -> dict[str, Any]:
+    """``state`` with the faces of the pieces hidden from ``seat`` dealt among them again."""
     import orjson
 
     copy = orjson.loads(orjson.dumps(state))
@@ -187,8 +187,8 @@ def scramble_hidden_from(state: dict[str, Any], seat: int, order: list[int]) -> 
             viewer = piece.get("owner") if piece.get("owner") is not None else space.get("owner")
             if piece.get("private_kind") is not None and viewer != seat:
                 hidden.append(piece)
-    faces = [hidden[i % len(hidden)]["private_kind"] for i in order[: len(hidden)]] if hidden else []
-    faces += [p["private_kind"] for p in hidden[len(faces):]]
+    faces = [piece["private_kind"] for piece in hidden]
+    shuffle.shuffle(faces)
     for piece, face in zip(hidden, faces):
         piece["private_kind"] = face
     return copy
@@ -203,10 +203,7 @@ def test_decisions_ignore_what_the_seat_may_not_see(seed: int, plies: int, shuff
         return
     seat = match.active_player_ids[0]
     state = match.state
-    count = sum(len(s["pieces"]) for s in state["spaces"])
-    order = list(range(count))
-    shuffle.shuffle(order)
-    other = scramble_hidden_from(state, seat, order)
+    other = scramble_hidden_from(state, seat, shuffle)
     offered = match.actions_for(seat)
     view, other_view = view_state(state, seat), view_state(other, seat)
     assert view == other_view

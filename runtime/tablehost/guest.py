@@ -114,6 +114,7 @@ class Guest:
         self.refs: OrderedDict[str, None] = OrderedDict()
         self.broken = False
         self._raw: RawStore | None = None
+        self._scale = 1  # budget multiplier of the call in progress (see ``call``)
         if module.info.initial_memory_bytes > limits.memory_bytes:
             raise BudgetExceeded(
                 f"module needs {module.info.initial_memory_bytes} bytes of memory at start, "
@@ -137,7 +138,6 @@ class Guest:
         self._panic = RawFunc(raw, _func(exports, "tablehost_panic_message"), 1)
         self._buffer_ptr = 0
         self._buffer_bytes = 0
-        self._scale = 1
         self._memory_at_start = raw.memory_bytes()
 
     def call(self, op: int, request: dict[str, Any], *, scale: int = 1) -> dict[str, Any]:
