@@ -16,14 +16,16 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 import orjson
 
 from tablehost.bots import SearchBot, is_search_bot, make_bot, parse_bot_list
 from tablehost.client import ApiError, ServerUnreachable, TablehostClient
-from tablehost.guest import GuestPool
+
+if TYPE_CHECKING:  # loaded only for search bots: a client needs no wasm engine otherwise
+    from tablehost.guest import GuestPool
 
 DEFAULT_ADDRESS = "127.0.0.1:50051"
 DEFAULT_DATA = "tablehost-data"
@@ -569,6 +571,7 @@ def cmd_bots(args: argparse.Namespace) -> int:
     bots = parse_bot_list(args.bots, len(tokens))
     pool = None
     if args.module:
+        from tablehost.guest import GuestPool
         from tablehost.module import load_module
 
         try:
