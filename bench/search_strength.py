@@ -33,7 +33,7 @@ ROWS: dict[str, tuple[str, str, int]] = {
     "reversi": ("reversi", "mcts:300", 2),
     "checkers": ("checkers", "mcts:100", 2),
     "dominoes": ("dominoes", "ismcts:50", 2),
-    "hearts": ("hearts", "ismcts:20", 4),
+    "hearts": ("hearts", "ismcts:10", 4),
 }
 
 
@@ -78,7 +78,7 @@ def measure(game: str, bot: str, seats: int, games: int, wall_ms: int) -> dict[s
 
 def reversi_search_fuel(iterations: int = 1000) -> tuple[int, float]:
     """Fuel and seconds one ``iterations``-iteration search of the reversi opening takes."""
-    from tablehost.inguest import search
+    from tablehost.inguest import ITERATIONS_PER_BUDGET, search
 
     module = load_module((DIST / "reversi.wasm").read_bytes(), name="reversi")
     pool = GuestPool(module)
@@ -90,7 +90,7 @@ def reversi_search_fuel(iterations: int = 1000) -> tuple[int, float]:
     started = time.perf_counter()
     search(pool, view.state, mover, view.actions, algorithm="mcts", iterations=iterations, seed=1)
     seconds = time.perf_counter() - started
-    scale = -(-iterations // 20)
+    scale = -(-iterations // ITERATIONS_PER_BUDGET)
     assert guest._raw is not None
     left = guest._raw._store.get_fuel()
     return DEFAULT_LIMITS.fuel_per_call * scale - left, seconds

@@ -33,12 +33,13 @@ POLICIES = ("random", "first")
 ALGORITHMS = ("mcts", "ismcts")
 """Searches the ``search`` op knows: UCT on the view, or information-set MCTS."""
 
-ITERATIONS_PER_BUDGET = 20
+ITERATIONS_PER_BUDGET = 5
 """A search gets one per-call budget (fuel, wall clock) per this many iterations, at least one.
 
 Sized for the costliest sample game: an ISMCTS iteration of hearts (a sampled deal, the tree,
-up to 200 random moves) costs a few million fuel; a reversi iteration far less (1,000 reversi
-iterations fit in one budget: bench/search_strength.py measures it)."""
+up to 200 random moves) costs about 13 million fuel, so 5 fit in one 200-million budget with
+room to spare; reversi (2.9 million an iteration) and checkers (5.2 million) fit too
+(bench/search_strength.py measures a 1,000-iteration reversi search)."""
 
 MAX_GAMES_PER_CALL = 4096
 """Most games one ``playout`` call may ask for (the SDK's own cap)."""
