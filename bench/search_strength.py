@@ -78,22 +78,20 @@ def measure(game: str, bot: str, seats: int, games: int, wall_ms: int) -> dict[s
 
 def reversi_search_fuel(iterations: int = 1000) -> tuple[int, float]:
     """Fuel and seconds one ``iterations``-iteration search of the reversi opening takes."""
-    from tablehost.inguest import ITERATIONS_PER_BUDGET, search
+    from tablehost.guest import OP_SEARCH, Guest
+    from tablehost.guest.instance import CallBudget
+    from tablehost.inguest import ITERATIONS_PER_BUDGET
 
-    module = load_module((DIST / "reversi.wasm").read_bytes(), name="reversi")
-    pool = GuestPool(module)
-    match = play_game(pool, ["first", "first"], 1, max_plies=0).match
+    limits = dataclasses.replace(DEFAULT_LIMITS, wall_ms=600_000)
+    module = load_module((DIST / "reversi.wasm").read_bytes(), name="reversi", limits=limits)
+    match = play_game(GuestPool(module, limits), ["first", "first"], 1, max_plies=0).match
     mover = match.active_player_ids[0]
-    view = match.view(mover)
-    guest, _ = pool._acquire(None)
-    pool._release(guest)
+    request = {"view": match.view(mover).state, "player_id": mover, "algorithm": "mcts",
+               "iterations": iterations, "seed": 1}
+    guest = Guest(module, limits)
     started = time.perf_counter()
-    search(pool, view.state, mover, view.actions, algorithm="mcts", iterations=iterations, seed=1)
-    seconds = time.perf_counter() - started
-    scale = -(-iterations // ITERATIONS_PER_BUDGET)
-    assert guest._raw is not None
-    left = guest._raw._store.get_fuel()
-    return DEFAULT_LIMITS.fuel_per_call * scale - left, seconds
+    guest.call(OP_SEARCH, request, CallBudget.start(limits, -(-iterations // ITERATIONS_PER_BUDGET)))
+    return guest.last_stats.fuel, time.perf_counter() - started
 
 
 def main() -> None:

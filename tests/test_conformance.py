@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tablehost.conformance import hidden_kinds_served
 from tablehost.guest import GuestPool
 from tablehost.match import Match, MoveRecord
 from tablehost.module import load_module
@@ -39,17 +40,6 @@ def pool_for(name: str) -> GuestPool:
     return GuestPool(_modules[name])
 
 
-def strings_in(value: Any) -> list[str]:
-    """Every string (keys and values) in a JSON value."""
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for k, v in value.items() for s in [k, *strings_in(v)]]
-    if isinstance(value, list):
-        return [s for item in value for s in strings_in(item)]
-    return []
-
-
 def viewer_of(space: dict[str, Any], piece: dict[str, Any]) -> int | None:
     return piece["owner"] if piece.get("owner") is not None else space.get("owner")
 
@@ -60,26 +50,9 @@ def assert_no_leak(match: Match, viewer: int | None, move: MoveRecord | None = N
     Older log lines are history: a card played face up in an earlier round may be hidden again
     after a new deal, so only the log lines this move wrote are checked with the current state.
     """
-    state = match.state
-    visible: set[str] = set()
-    hidden: set[str] = set()
-    for space in state["spaces"]:
-        for piece in space["pieces"]:
-            visible.add(piece["public_kind"])
-            kind = piece.get("private_kind")
-            if kind is None:
-                continue
-            (visible if viewer is not None and viewer_of(space, piece) == viewer else hidden).add(kind)
-    secret = {k for k in hidden - visible if len(k) >= 2}
-    served = match.view(viewer)
-    new_lines = [] if move is None else [p["entry"] for p in move.patches if p["op"] == "log"]
-    lines = [line.get("for_player", {}).get(str(viewer), line["text"]) for line in new_lines]
-    shown = {k: v for k, v in served.state.items() if k != "log"}
-    text = "\x00".join(strings_in({"state": shown, "actions": served.actions, "scores": served.scores}))
-    # A move may turn a card face up and then hide it again (the last trick, then a new deal).
-    shown_during = {p["kind"] for p in (move.patches if move else []) if p["op"] == "set_public_kind"}
-    leaked = [k for k in secret if k in text] + [k for k in secret - shown_during if any(k in t for t in lines)]
+    leaked = hidden_kinds_served(match, viewer, move)
     assert not leaked, f"viewer {viewer} was served hidden kinds {leaked} at version {match.version}"
+    served = match.view(viewer)
     for space in served.state["spaces"]:
         for index, piece in enumerate(space["pieces"]):
             if "count" in piece:

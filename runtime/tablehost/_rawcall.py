@@ -15,6 +15,9 @@ bindings keep their argument types. Errors surface exactly as from ``Func.__call
 from __future__ import annotations
 
 import ctypes
+import itertools
+import weakref
+from collections.abc import Callable
 from typing import Any
 
 import wasmtime
@@ -35,9 +38,49 @@ _func_call_unchecked = _bind(
     "wasmtime_func_call_unchecked", _c_void_p, [_c_void_p, _c_void_p, _c_void_p, _c_size_t, _c_void_p]
 )
 _set_fuel = _bind("wasmtime_context_set_fuel", _c_void_p, [_c_void_p, _c_uint64])
+_get_fuel = _bind("wasmtime_context_get_fuel", _c_void_p, [_c_void_p, _c_void_p])
 _set_epoch_deadline = _bind("wasmtime_context_set_epoch_deadline", None, [_c_void_p, _c_uint64])
 _memory_data = _bind("wasmtime_memory_data", _c_void_p, [_c_void_p, _c_void_p])
 _memory_data_size = _bind("wasmtime_memory_data_size", _c_size_t, [_c_void_p, _c_void_p])
+
+
+_DeadlineCallback = ctypes.CFUNCTYPE(
+    _c_void_p, _c_void_p, _c_void_p, ctypes.POINTER(_c_uint64), ctypes.POINTER(ctypes.c_uint8)
+)
+_Finalizer = ctypes.CFUNCTYPE(None, _c_void_p)
+_set_deadline_callback = _bind(
+    "wasmtime_store_epoch_deadline_callback", None, [_c_void_p, _DeadlineCallback, _c_void_p, _Finalizer]
+)
+_error_new = _bind("wasmtime_error_new", _c_void_p, [ctypes.c_char_p])
+_UPDATE_DEADLINE_CONTINUE = 0
+
+_deadline_handlers: dict[int, Callable[[], int | None]] = {}
+_handler_keys = itertools.count(1)
+
+
+def _on_deadline(context: int, env: int, delta: Any, kind: Any) -> int | None:
+    """wasmtime calls this on the wasm thread when a store's epoch deadline is reached."""
+    del context
+    try:
+        handler = _deadline_handlers.get(env)
+        ticks = handler() if handler is not None else None
+    except Exception:  # noqa: BLE001  (an exception cannot cross into wasmtime: stop the call instead)
+        ticks = None
+    if ticks is None:
+        error: int = _error_new(b"tablehost: the call's wall-clock budget ran out")
+        return error
+    delta[0] = ticks
+    kind[0] = _UPDATE_DEADLINE_CONTINUE
+    return None
+
+
+def _forget_handler(env: int) -> None:
+    _deadline_handlers.pop(env, None)
+
+
+# Module-level so the C function pointers outlive every store that uses them.
+_ON_DEADLINE = _DeadlineCallback(_on_deadline)
+_FORGET_HANDLER = _Finalizer(_forget_handler)
 
 
 def _raise_error(address: int) -> None:
@@ -59,6 +102,7 @@ class RawStore:
         self.context = ctypes.cast(store._context(), _c_void_p).value
         self._memory_address = ctypes.addressof(memory._memory)
         self.base: int = _memory_data(self.context, self._memory_address) or 0
+        self._fuel = _c_uint64()
 
     def arm(self, fuel: int, deadline_ticks: int) -> None:
         """Set the fuel (units) and epoch deadline (ticks after now) of the next call.
@@ -70,6 +114,34 @@ class RawStore:
         if error:
             _raise_error(error)
         _set_epoch_deadline(self.context, deadline_ticks)
+
+    def fuel_left(self) -> int:
+        """Fuel (units) left in the store since the last :meth:`arm`.
+
+        Raises:
+            wasmtime.WasmtimeError: the engine does not consume fuel.
+        """
+        error = _get_fuel(self.context, ctypes.addressof(self._fuel))
+        if error:
+            _raise_error(error)
+        return self._fuel.value
+
+    def on_deadline(self, handler: Callable[[], int | None]) -> None:
+        """Call ``handler`` on the wasm thread whenever the epoch deadline is reached.
+
+        ``handler`` returns how many more ticks the call may run, or ``None`` to stop it: the
+        call then fails with a :class:`wasmtime.WasmtimeError`. It is held weakly through its
+        object (a bound method), so the store does not keep its owner alive.
+        """
+        owner = weakref.WeakMethod(handler)  # type: ignore[arg-type]
+        key = next(_handler_keys)
+
+        def call() -> int | None:
+            method = owner()
+            return None if method is None else method()
+
+        _deadline_handlers[key] = call
+        _set_deadline_callback(ctypes.cast(self._store.ptr(), _c_void_p), _ON_DEADLINE, key, _FORGET_HANDLER)
 
     def memory_bytes(self) -> int:
         """The memory's current size in bytes."""

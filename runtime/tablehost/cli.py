@@ -1,6 +1,7 @@
 """The ``tablehost`` command.
 
-Local commands run the host in this process: ``inspect``, ``play``, ``simulate``, ``replay``.
+Local commands run the host in this process: ``inspect``, ``play``, ``simulate``, ``replay``,
+``check``. Every command that runs guests takes the budget options of :mod:`tablehost.cli_budgets`.
 Server commands (``serve``, ``upload``, ``create``, ``view``, ``act``, ``watch``, ``bots``,
 ``demo``) are registered by :mod:`tablehost.cli_remote`. Every command prints a clear
 message and exits non-zero on bad input; ``tablehost COMMAND --help`` documents each.
@@ -19,10 +20,12 @@ from typing import Any
 import orjson
 
 from tablehost import logs
+from tablehost._stacks import on_big_stack
 from tablehost.bots import parse_bot_list
+from tablehost.cli_budgets import add_budget_options, describe_limits, limits_from_args
+from tablehost.conformance import check_module, format_report
 from tablehost.errors import TablehostError
 from tablehost.guest import GuestPool, check_instantiates
-from tablehost.limits import DEFAULT_LIMITS
 from tablehost.match import Match, MoveRecord
 from tablehost.module import load_module, validate_module
 from tablehost.record import load_record, replay, state_at, view_at
@@ -48,9 +51,9 @@ def _read_module_bytes(path: str) -> bytes:
 def cmd_inspect(args: argparse.Namespace) -> int:
     """Validate a module and print its exports, sizes, initial memory and the budgets."""
     data = _read_module_bytes(args.module)
-    info = validate_module(data, DEFAULT_LIMITS)
-    check_instantiates(load_module(data))  # it must also compile and instantiate within the budgets
-    limits = DEFAULT_LIMITS
+    limits = limits_from_args(args)
+    info = validate_module(data, limits)
+    check_instantiates(load_module(data, limits=limits))  # it must also compile and instantiate within the budgets
     report = {
         "module": args.module,
         "sha256": info.sha256,
@@ -59,14 +62,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         "imports": info.imports,
         "initial_memory_bytes": info.initial_memory_bytes,
         "max_memory_bytes": info.max_memory_bytes,
-        "budgets": {
-            "wall_ms": limits.wall_ms,
-            "fuel_per_call": limits.fuel_per_call,
-            "memory_bytes": limits.memory_bytes,
-            "stack_bytes": limits.stack_bytes,
-            "module_bytes": limits.module_bytes,
-            "response_bytes": limits.response_bytes,
-        },
+        "budgets": describe_limits(limits),
     }
     if args.json:
         print(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode())
@@ -95,19 +91,24 @@ def cmd_play(args: argparse.Namespace) -> int:
     if args.record and not Path(args.record).resolve().parent.is_dir():
         raise SystemExit(f"tablehost: cannot write the record: no folder {Path(args.record).parent}")
     data = _read_module_bytes(args.module)
-    module = load_module(data, name=Path(args.module).stem)
+    limits = limits_from_args(args)
+    module = load_module(data, limits=limits, name=Path(args.module).stem)
     seed = args.seed if args.seed is not None else secrets.randbits(64)
-    pool = GuestPool(module)
+    pool = GuestPool(module, limits)
     try:
-        result = play_game(
-            pool,
-            bots,
-            seed,
-            match_id=f"play-{seed}",
-            max_plies=args.max_plies,
-            module_sha256=module.sha256,
-            module_name=module.name,
-            on_move=None if args.quiet else _print_move,
+        # The whole game on one big-stack thread: guest calls then need no hop each.
+        result = on_big_stack(
+            limits.stack_bytes,
+            lambda: play_game(
+                pool,
+                bots,
+                seed,
+                match_id=f"play-{seed}",
+                max_plies=args.max_plies,
+                module_sha256=module.sha256,
+                module_name=module.name,
+                on_move=None if args.quiet else _print_move,
+            ),
         )
     finally:
         pool.close()
@@ -145,6 +146,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         args.games,
         workers=args.workers,
         max_plies=args.max_plies,
+        limits=limits_from_args(args),
         progress=not args.json and sys.stderr.isatty(),
         in_guest=args.in_guest,
         batch_size=args.batch,
@@ -193,14 +195,16 @@ def cmd_replay(args: argparse.Namespace) -> int:
         return 0
     if not args.module:
         raise SystemExit("tablehost: --verify needs the module: pass --module FILE.wasm")
-    module = load_module(_read_module_bytes(args.module))
+    limits = limits_from_args(args)
+    module = load_module(_read_module_bytes(args.module), limits=limits)
     if record.module_sha256 and module.sha256 != record.module_sha256:
         raise SystemExit(
             f"tablehost: {args.module} has sha256 {module.sha256}, the record needs {record.module_sha256}"
         )
-    pool = GuestPool(module)
+    # Fuel decides as it did live; the wall clock is widened so a busy machine cannot fail a move.
+    pool = GuestPool(module, limits.for_replay())
     try:
-        result = replay(record, pool)
+        result = on_big_stack(limits.stack_bytes, lambda: replay(record, pool))
     finally:
         pool.close()
     if result.ok:
@@ -208,6 +212,24 @@ def cmd_replay(args: argparse.Namespace) -> int:
         return 0
     print(f"MISMATCH at version {result.first_difference}: {result.detail}")
     return EXIT_FAILED
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Play seeded random games, re-run every call in a fresh instance, report differences, leaks, budgets."""
+    _require_at_least("--games", args.games, 1)
+    _require_at_least("--players", args.players, 1)
+    _require_at_least("--max-plies", args.max_plies, 1)
+    limits = limits_from_args(args)
+    module = load_module(_read_module_bytes(args.module), limits=limits, name=Path(args.module).stem)
+    seed = args.seed if args.seed is not None else 1
+    report = check_module(
+        module, games=args.games, seed=seed, players=args.players, max_plies=args.max_plies, limits=limits
+    )
+    if args.json:
+        print(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2).decode())
+    else:
+        print(format_report(report))
+    return 0 if report.ok else EXIT_FAILED
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -228,6 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
     inspect = commands.add_parser("inspect", help="validate a module and show its exports and budgets")
     inspect.add_argument("module", help="path to a .wasm module")
     inspect.add_argument("--json", action="store_true", help="print JSON")
+    add_budget_options(inspect, replaying=True)
     inspect.set_defaults(func=cmd_inspect)
 
     play = commands.add_parser("play", help="play one local match with bots")
@@ -240,6 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--record", help="write the match record (JSON) to this file")
     play.add_argument("--max-plies", type=int, default=10_000, help="stop after this many moves")
     play.add_argument("--quiet", action="store_true", help="do not print each move")
+    add_budget_options(play)
     play.set_defaults(func=cmd_play)
 
     sim = commands.add_parser("simulate", help="run many bot games and summarise them")
@@ -267,6 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ADDRESS",
         help="spread the batches over Ray: the cluster at ADDRESS, or a local Ray when none is given",
     )
+    add_budget_options(sim)
     sim.set_defaults(func=cmd_simulate)
 
     rep = commands.add_parser("replay", help="show, verify or rewind a match record")
@@ -275,7 +300,20 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--module", help="the module file (needed by --verify)")
     rep.add_argument("--at", type=int, help="print the state after this many events (version)")
     rep.add_argument("--viewer", help="with --at: print this player's view (an id, or 'spectator')")
+    add_budget_options(rep, replaying=True)
     rep.set_defaults(func=cmd_replay)
+
+    check = commands.add_parser(
+        "check", help="conformance report: determinism in fresh instances, leaks, budget use per op"
+    )
+    check.add_argument("module", help="path to a .wasm module")
+    check.add_argument("--games", type=int, default=10, help="seeded random games to play (default 10)")
+    check.add_argument("--seed", type=int, help="64-bit seed of the games (default 1)")
+    check.add_argument("--players", type=int, default=2, help="seats per game (default 2)")
+    check.add_argument("--max-plies", type=int, default=2_000, help="cut a game off after this many moves")
+    check.add_argument("--json", action="store_true", help="print the report as JSON")
+    add_budget_options(check)
+    check.set_defaults(func=cmd_check)
 
     demo = commands.add_parser("demo", help="run a server and bot matches of every sample game over gRPC")
     demo.add_argument("--dist", default="sample_games/dist", help="folder of .wasm modules")

@@ -22,6 +22,7 @@ import grpc
 import orjson
 
 from tablehost.bots import SearchBot, is_search_bot, make_bot, parse_bot_list
+from tablehost.cli_budgets import add_budget_options, limits_from_args
 from tablehost.client import ApiError, ServerUnreachable, TablehostClient
 
 if TYPE_CHECKING:  # loaded only for search bots: a client needs no wasm engine otherwise
@@ -146,12 +147,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """Run a server until interrupted."""
     from tablehost.api.server import serve
 
+    if args.check_uploads < 0 or args.check_players < 1:
+        raise SystemExit("tablehost: --check-uploads must be at least 0 and --check-players at least 1")
     return serve(
         args.listen,
         args.data,
+        limits=limits_from_args(args),
         max_workers=args.max_workers,
         synchronous=args.sync.upper(),
         log_level=args.log_level,
+        check_uploads=args.check_uploads,
+        check_players=args.check_players,
     )
 
 
@@ -608,6 +614,12 @@ def register(commands: Any) -> None:
         help="SQLite sync: full survives power loss, normal only a killed process (default full)",
     )
     serve.add_argument("--log-level", default="info", help="debug, info, warning or error")
+    serve.add_argument(
+        "--check-uploads", type=int, default=0, metavar="GAMES",
+        help="refuse an upload unless `tablehost check` passes this many games (default 0: no check)",
+    )
+    serve.add_argument("--check-players", type=int, default=2, help="seats per game of that check (default 2)")
+    add_budget_options(serve, replaying=True)
     serve.set_defaults(func=cmd_serve)
 
     upload = commands.add_parser("upload", help="upload a module to a server (admin token)")

@@ -95,7 +95,8 @@ def run_demo(dist: Path, data_dir: Path | None = None, seed: int = 1) -> int:
             final = played["final"]
             points = {s: v.get("public_points") for s, v in sorted(final.get("scores", {}).items())}
             record = parse_record(admin.record(played["match_id"]))
-            verdict = replay(record, GuestPool(load_module(path.read_bytes(), name=name)))
+            module = load_module(path.read_bytes(), name=name)
+            verdict = replay(record, GuestPool(module, module.limits.for_replay()))  # fuel decides
             ok = final.get("game_over") and verdict.ok
             failures += 0 if ok else 1
             print(

@@ -9,7 +9,9 @@ stable string ``code`` (``"area/reason"``) that the API maps to a gRPC status::
     │   ├── GuestPanic              guest/panic       the game panicked (message + printed)
     │   ├── GuestTrap               guest/trap        a wasm trap that was not a panic
     │   ├── BudgetExceeded          guest/budget      a budget ran out (``budget`` names which)
-    │   └── GuestProtocolError      guest/protocol    a malformed or oversized response
+    │   ├── GuestProtocolError      guest/protocol    a malformed or oversized response
+    │   ├── ModuleQuarantined       module/quarantined  calls kept failing: no calls for a while
+    │   └── ModuleBusy              module/busy       every call slot of the module stayed taken
     ├── PatchError                  table/bad_patch   a patch does not fit the state
     ├── RecordError                 record/invalid    a match record cannot be read or replayed
     └── MatchError                  match/*           a platform rule refused a request
@@ -90,6 +92,22 @@ class GuestProtocolError(GuestError):
     code = "guest/protocol"
     guest_code: str | None = None
     """The guest's own error code when it answered ``{"error": {"code": ...}}``, else ``None``."""
+
+
+class ModuleQuarantined(GuestError):
+    """The module's calls kept failing (budgets, traps, panics), so it gets no calls for a while.
+
+    ``retry_after_ms`` says when calls are accepted again (milliseconds from the refusal).
+    """
+
+    code = "module/quarantined"
+    retry_after_ms: int = 0
+
+
+class ModuleBusy(GuestError):
+    """Every one of the module's concurrent-call slots stayed taken for a whole wall-clock budget."""
+
+    code = "module/busy"
 
 
 class RecordError(TablehostError):

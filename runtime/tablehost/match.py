@@ -413,15 +413,33 @@ class Match:
                 player_id=player_id,
             )
         move_seed = draw_seed() if seed is None else seed
+        next_ref = f"{self.match_id}:{self.version + 1}"
         response = self.pool.step(
             self.state_ref,
             lambda: self.table.state,
-            f"{self.match_id}:{self.version + 1}",
+            next_ref,
             player_id,
             action,
             move_seed,
             want_state=self.check_mirror,
         )
+        try:
+            return self._accept_move(player_id, action, move_seed, response, view_action, picked)
+        except BaseException:
+            # Refused after the guest ran: what it cached under next_ref must never come back.
+            self.pool.discard_ref(next_ref)
+            raise
+
+    def _accept_move(
+        self,
+        player_id: PlayerId,
+        action: ActionDict,
+        move_seed: Seed,
+        response: dict[str, Any],
+        view_action: ActionDict | None,
+        picked: bool,
+    ) -> MoveRecord:
+        """Check, journal and apply the guest's answer to a move; raises (changing nothing) to refuse it."""
         move = MoveRecord(
             seq=self.version + 1,
             player_id=player_id,
@@ -438,11 +456,7 @@ class Match:
             # Check, make durable, then apply: the apply cannot fail after the check, and a
             # failed journal write leaves the match as it was.
             self.table.check(move.patches)
-            try:
-                self.journal("move", move.to_json())
-            except BaseException:
-                self.pool.discard_ref(f"{self.match_id}:{move.seq}")
-                raise
+            self.journal("move", move.to_json())
         self._commit_move(move, self._position() if move.undoable else None)
         self._take_outcome(response)
         if self.check_mirror:

@@ -3,7 +3,13 @@
 A game module is a core wasm module with no imports and the exports of docs/abi.md.
 :func:`validate_module` checks the bytes without compiling; :func:`load_module` validates,
 then loads compiled code from the on-disk cache (keyed by the module's sha256, the wasmtime
-version, the engine settings and the host machine) or compiles and stores it.
+version, the engine settings and the host machine) or compiles and stores it. With
+``isolated=True`` (uploads) validation and compilation run in a child process under
+``limits.compile_ms`` and ``limits.compile_memory_bytes`` (:mod:`tablehost._compile_child`);
+this process only maps the artifact the child wrote.
+
+Artifacts are loaded with ``Module.deserialize_file``, so wasmtime maps the file and can
+initialise each instance's memory copy-on-write from it (a cheap instantiation per match).
 
 The cache directory must be writable only by the host's user: compiled code read from it is
 executed as is.
@@ -11,14 +17,20 @@ executed as is.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.metadata
+import json
 import os
 import platform
+import signal
+import subprocess
+import sys
 import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import structlog
 import wasmtime
@@ -214,6 +226,7 @@ def load_module(
     limits: Limits = DEFAULT_LIMITS,
     cache_dir: Path | None = None,
     name: str | None = None,
+    isolated: bool = False,
 ) -> GameModule:
     """Validate ``data`` and return it compiled, from the disk cache when possible.
 
@@ -221,15 +234,21 @@ def load_module(
         data: the module bytes.
         limits: budgets the module is validated and compiled under.
         cache_dir: compiled-code cache directory; default ``$TABLEHOST_CACHE_DIR``, else
-            ``~/.cache/tablehost/modules``. A cache that cannot be written only costs a recompile.
+            ``~/.cache/tablehost/modules``. A cache that cannot be written only costs a recompile
+            (but an ``isolated`` load needs it).
         name: display name for logs and tools.
+        isolated: validate and compile in a child process capped at ``limits.compile_ms`` and
+            ``limits.compile_memory_bytes`` (untrusted uploads).
 
     Returns:
         The :class:`GameModule`.
 
     Raises:
-        ModuleError: validation failed, or wasmtime could not compile the module.
+        ModuleError: validation failed, wasmtime could not compile the module, or (isolated)
+            compilation went over its time or memory cap.
     """
+    if isolated:
+        return _load_isolated(data, limits, _cache_dir(cache_dir), name)
     info = validate_module(data, limits)
     engine = make_engine(limits)
     path = _cache_dir(cache_dir) / f"{cache_key(info.sha256, limits)}.cwasm"
@@ -250,6 +269,76 @@ def load_module(
         limits=limits,
         from_cache=from_cache,
     )
+
+
+def _load_isolated(data: bytes, limits: Limits, cache_dir: Path, name: str | None) -> GameModule:
+    """:func:`load_module` with validation and compilation in a capped child process."""
+    digest = hashlib.sha256(data).hexdigest()
+    if len(data) > limits.module_bytes:
+        raise ModuleError(f"module is {len(data)} bytes, over the {limits.module_bytes}-byte limit", sha256=digest)
+    engine = make_engine(limits)
+    path = cache_dir / f"{cache_key(digest, limits)}.cwasm"
+    info_json = _compile_in_child(data, limits, path, digest)
+    compiled = _read_cached(engine, path)
+    if compiled is None:
+        raise ModuleError("the compiled module could not be stored in the cache", sha256=digest)
+    info = ModuleInfo(**info_json)
+    log.info("module.loaded", sha256=digest, name=name, from_cache=False, size_bytes=info.size_bytes, isolated=True)
+    return GameModule(info=info, name=name or digest[:12], engine=engine, wasm_module=compiled, limits=limits)
+
+
+def _compile_in_child(data: bytes, limits: Limits, artifact: Path, digest: str) -> dict[str, Any]:
+    """Run :mod:`tablehost._compile_child`; return the ModuleInfo fields it printed.
+
+    Raises:
+        ModuleError: the module is invalid, or the child went over ``compile_ms`` or
+            ``compile_memory_bytes`` (it is killed at the time cap).
+    """
+    artifact.parent.mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, "-m", "tablehost._compile_child", json.dumps(dataclasses.asdict(limits)), str(artifact)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1]),
+                                                        os.environ.get("PYTHONPATH", "")])}
+    with subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    ) as child:
+        try:
+            out, err = child.communicate(data, timeout=limits.compile_ms / 1000.0)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.communicate()
+            raise ModuleError(
+                f"validating and compiling the module took longer than its {limits.compile_ms} ms cap",
+                sha256=digest, budget="compile_ms",
+            ) from None
+    lines = out.decode(errors="replace").strip().splitlines()
+    answer = _last_json(lines)
+    if child.returncode == 0 and answer is not None and "sha256" in answer:
+        return answer
+    if answer is not None and "error" in answer:
+        raise ModuleError(str(answer["error"]), sha256=digest)
+    text = err.decode(errors="replace")
+    if any(sign in text for sign in _OUT_OF_MEMORY_SIGNS) or child.returncode in (-signal.SIGABRT, -signal.SIGKILL):
+        raise ModuleError(
+            f"validating and compiling the module needed more than its {limits.compile_memory_bytes // (1024 * 1024)} "
+            f"MiB memory cap", sha256=digest, budget="compile_memory_bytes",
+        )
+    last = text.strip().splitlines()[-1] if text.strip() else f"exit status {child.returncode}"
+    raise ModuleError(f"compiling the module failed: {last}", sha256=digest)
+
+
+_OUT_OF_MEMORY_SIGNS = ("MemoryError", "memory allocation", "can't start new thread", "Cannot allocate memory")
+"""What a child capped by ``RLIMIT_AS`` writes when the cap stops it."""
+
+
+def _last_json(lines: list[str]) -> dict[str, Any] | None:
+    for line in reversed(lines):
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
 
 
 def cache_key(sha256: str, limits: Limits) -> str:
@@ -274,12 +363,11 @@ def _cache_dir(explicit: Path | None) -> Path:
 
 
 def _read_cached(engine: wasmtime.Engine, path: Path) -> wasmtime.Module | None:
-    try:
-        encoded = path.read_bytes()
-    except OSError:
+    if not path.is_file():
         return None
     try:
-        return wasmtime.Module.deserialize(engine, encoded)
+        # Mapped from the file: instance memories can be initialised copy-on-write from it.
+        return wasmtime.Module.deserialize_file(engine, str(path))
     except wasmtime.WasmtimeError as exc:
         # Incompatible or damaged artifact: recompile and overwrite it.
         log.warning("module.cache_unusable", path=str(path), error=_first_line(exc))

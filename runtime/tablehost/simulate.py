@@ -6,6 +6,10 @@ the same seed, module and bots give the same results whatever the number of work
 batch size or the machines. Games run host-driven (every move a guest call, any bots,
 ``tablehost.selfplay``) or, with ``in_guest``, whole batches inside the guest with one
 ``playout`` call each (``random``/``first`` policies, :mod:`tablehost.inguest`).
+
+A worker process that dies (killed, out of memory) never hangs the run: every game that was in
+flight in the broken worker pool is reported as a failure with its seed, and the remaining
+games go to a fresh pool. Games run on a big-stack thread of their worker (:mod:`tablehost._stacks`).
 """
 
 from __future__ import annotations
@@ -14,11 +18,14 @@ import multiprocessing
 import statistics
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tablehost import logs
+from tablehost._stacks import on_big_stack
 from tablehost.errors import TablehostError
 from tablehost.guest import GuestPool
 from tablehost.inguest import POLICIES, playouts
@@ -84,6 +91,9 @@ MAX_WORKERS = 64
 
 DEFAULT_BATCH = 32
 """Games per in-guest ``playout`` call, and per Ray task (host-driven games go one per job locally)."""
+
+IN_FLIGHT_PER_WORKER = 4
+"""Batches submitted ahead per worker process (the rest are drawn lazily)."""
 
 
 @dataclass(frozen=True)
@@ -201,10 +211,16 @@ def _run_in_guest(batch: Batch) -> list[GameOutcome]:
 
 
 def run_batch(batch: Batch) -> list[GameOutcome]:
-    """Play one batch in this worker (after :func:`_init_worker`); an outcome per game, in order."""
-    if batch.in_guest:
-        return _run_in_guest(batch)
-    return [_run_game(batch.first + k, seed, batch.bots, batch.max_plies) for k, seed in enumerate(batch.seeds)]
+    """Play one batch in this worker (after :func:`_init_worker`) on a big-stack thread; an
+    outcome per game, in order."""
+    assert _worker.pool is not None
+
+    def play() -> list[GameOutcome]:
+        if batch.in_guest:
+            return _run_in_guest(batch)
+        return [_run_game(batch.first + k, seed, batch.bots, batch.max_plies) for k, seed in enumerate(batch.seeds)]
+
+    return on_big_stack(_worker.pool.limits.stack_bytes, play)
 
 
 def _init_and_run(module_bytes: bytes, name: str, limits: Limits, batch: Batch) -> list[GameOutcome]:
@@ -273,10 +289,51 @@ def run_games(
         for batch in batches:
             yield from run_batch(batch)
         return
+    yield from _run_in_processes(data, name, limits, batches, workers)
+
+
+def _run_in_processes(
+    data: bytes, name: str, limits: Limits, batches: Iterator[Batch], workers: int
+) -> Iterator[GameOutcome]:
+    """Run ``batches`` on ``workers`` spawned processes; a broken pool fails its in-flight games and is replaced."""
     context = multiprocessing.get_context("spawn")
-    with context.Pool(workers, initializer=_init_worker, initargs=(data, name, limits)) as pool:
-        for outcomes in pool.imap_unordered(run_batch, batches, chunksize=max(1, min(16, games // (size * workers * 8)))):
-            yield from outcomes
+    exhausted = False
+    while True:
+        executor = ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
+                                       initargs=(data, name, limits))
+        in_flight: dict[Future[list[GameOutcome]], Batch] = {}
+        broken = False
+        try:
+            while True:
+                while not exhausted and len(in_flight) < workers * IN_FLIGHT_PER_WORKER:
+                    batch = next(batches, None)
+                    if batch is None:
+                        exhausted = True
+                        break
+                    in_flight[executor.submit(run_batch, batch)] = batch
+                if not in_flight:
+                    return
+                done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+                for future in done:
+                    batch = in_flight.pop(future)
+                    try:
+                        yield from future.result()
+                    except BrokenProcessPool:
+                        broken = True
+                        yield from _died(batch)
+                if broken:
+                    for batch in in_flight.values():
+                        yield from _died(batch)
+                    break
+        finally:
+            executor.shutdown(wait=not broken, cancel_futures=True)
+
+
+def _died(batch: Batch) -> list[GameOutcome]:
+    return [
+        GameOutcome(batch.first + k, seed, error="simulate/worker_died: a worker process died while this game was in flight")
+        for k, seed in enumerate(batch.seeds)
+    ]
 
 
 def summarize(

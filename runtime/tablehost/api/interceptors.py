@@ -35,6 +35,8 @@ STATUS_BY_CODE: dict[str, grpc.StatusCode] = {
     "response/too_large": grpc.StatusCode.RESOURCE_EXHAUSTED,
     "module/invalid": grpc.StatusCode.INVALID_ARGUMENT,
     "module/unknown": grpc.StatusCode.NOT_FOUND,
+    "module/quarantined": grpc.StatusCode.UNAVAILABLE,
+    "module/busy": grpc.StatusCode.RESOURCE_EXHAUSTED,
     "match/unknown": grpc.StatusCode.NOT_FOUND,
     "match/over": grpc.StatusCode.FAILED_PRECONDITION,
     "match/not_your_turn": grpc.StatusCode.FAILED_PRECONDITION,

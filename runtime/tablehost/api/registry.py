@@ -25,11 +25,12 @@ import structlog
 from tablehost.api.auth import ADMIN, Principal, ensure_admin_token, hash_token, new_token
 from tablehost.api.faults import InvalidRequest, PermissionDenied, Unauthenticated, UnknownModule
 from tablehost.api.validation import check_color, check_module_name, check_username
-from tablehost.errors import UnknownMatch
+from tablehost.conformance import check_module
+from tablehost.errors import ModuleError, UnknownMatch
 from tablehost.guest import GuestPool, check_instantiates
 from tablehost.limits import DEFAULT_LIMITS, Limits
 from tablehost.match import Match, MatchView, PlayerInfo
-from tablehost.module import load_module
+from tablehost.module import GameModule, load_module
 from tablehost.store import MatchStore, SeatRow, StoredModule
 from tablehost.view import view_actions
 
@@ -97,6 +98,27 @@ class ServedView:
     ``ServedView`` per viewer and version, so the form is built once too)."""
 
 
+def _require_check(module: GameModule, games: int, players: int, limits: Limits) -> None:
+    """Refuse ``module`` unless ``tablehost check`` finds no difference, leak or failure.
+
+    Raises:
+        ModuleError: with the first finding.
+    """
+    report = check_module(module, games=games, seed=1, players=players, limits=limits)
+    if report.ok:
+        return
+    if report.differences:
+        first = report.differences[0]
+        finding = (f"call {first.call} ({first.op}) of game {first.game} answered differently in a fresh "
+                   f"instance at {first.path}: {first.played} then {first.fresh}")
+    elif report.leaks:
+        leak = report.leaks[0]
+        finding = f"viewer {leak.viewer} was served hidden kinds {leak.kinds} in game {leak.game}"
+    else:
+        finding = report.failures[0]
+    raise ModuleError(f"the module failed tablehost check: {finding}", sha256=module.sha256)
+
+
 class MatchRegistry:
     """Every module and match of one data directory, served to authenticated principals.
 
@@ -104,6 +126,8 @@ class MatchRegistry:
         data_dir: the server's data directory (database, admin token, compiled-code cache).
         limits: guest budgets for every module.
         synchronous: the store's SQLite sync mode (``"FULL"`` or ``"NORMAL"``).
+        check_uploads: games of ``tablehost check`` an upload must pass (0: no check).
+        check_players: seats per game of that check.
 
     On construction the admin token is created if missing and every stored match is resumed;
     a match that cannot be resumed is logged (``match.resume_failed``) and left out.
@@ -114,10 +138,18 @@ class MatchRegistry:
     """
 
     def __init__(
-        self, data_dir: Path | str, *, limits: Limits = DEFAULT_LIMITS, synchronous: str = "FULL"
+        self,
+        data_dir: Path | str,
+        *,
+        limits: Limits = DEFAULT_LIMITS,
+        synchronous: str = "FULL",
+        check_uploads: int = 0,
+        check_players: int = 2,
     ) -> None:
         self.data_dir = Path(data_dir)
         self.limits = limits
+        self.check_uploads = check_uploads
+        self.check_players = check_players
         self.store = MatchStore(self.data_dir, synchronous=synchronous)
         self.admin_token_path, admin_token = ensure_admin_token(self.data_dir)
         self._lock = threading.Lock()
@@ -133,18 +165,29 @@ class MatchRegistry:
     # ------------------------------------------------------------ lifecycle
 
     def _resume_all(self) -> None:
-        for record in self.store.load_records():
-            match_id = record["match_id"]
-            try:
-                pool = self._pool(record["module"]["sha256"])
-                match = Match.resume(pool, record, journal=self.store.journal_for(match_id))
-            except Exception as exc:  # noqa: BLE001 - one broken match must not keep the others from being served
-                log.error(
-                    "match.resume_failed", match_id=match_id, error=str(exc), error_type=type(exc).__name__
-                )
-                continue
-            self._matches[match_id] = LiveMatch(match, threading.Condition())
-            log.info("match.resumed", match_id=match_id, version=match.version, game_over=match.game_over)
+        # Resuming asks the guest about states it answered before: fuel decides, and the wall
+        # clock is widened (a restart on a busy machine must not lose matches for time alone).
+        resume_pools: dict[str, GuestPool] = {}
+        try:
+            for record in self.store.load_records():
+                match_id = record["match_id"]
+                try:
+                    sha256 = record["module"]["sha256"]
+                    pool = self._pool(sha256)
+                    if sha256 not in resume_pools:
+                        resume_pools[sha256] = GuestPool(pool.module, pool.limits.for_replay())
+                    match = Match.resume(resume_pools[sha256], record, journal=self.store.journal_for(match_id))
+                    match.pool = pool  # moves from now on run under the live budgets
+                except Exception as exc:  # noqa: BLE001 - one broken match must not keep the others from being served
+                    log.error(
+                        "match.resume_failed", match_id=match_id, error=str(exc), error_type=type(exc).__name__
+                    )
+                    continue
+                self._matches[match_id] = LiveMatch(match, threading.Condition())
+                log.info("match.resumed", match_id=match_id, version=match.version, game_over=match.game_over)
+        finally:
+            for resume_pool in resume_pools.values():
+                resume_pool.close()
 
     def close_watchers(self) -> None:
         """Wake every watcher so its stream ends (before stopping the server); no new watch waits."""
@@ -201,12 +244,18 @@ class MatchRegistry:
         Raises:
             PermissionDenied: not the admin token.
             InvalidRequest: the name is over 200 characters or has a control character.
-            ModuleError: not a valid ABI v1 module.
+            ModuleError: not a valid ABI v1 module, its validation and compilation went over
+                ``compile_ms`` or ``compile_memory_bytes`` (they run in a capped child process),
+                or (``check_uploads``) it failed ``tablehost check``.
         """
         _require_admin(principal, "upload modules")
         check_module_name(name)
-        module = load_module(data, limits=self.limits, cache_dir=self.data_dir / "cache", name=name or None)
+        module = load_module(
+            data, limits=self.limits, cache_dir=self.data_dir / "cache", name=name or None, isolated=True
+        )
         check_instantiates(module, self.limits)  # a start function that loops or traps is refused here
+        if self.check_uploads:
+            _require_check(module, self.check_uploads, self.check_players, self.limits)
         stored = self.store.put_module(
             module.sha256, name or f"module-{module.sha256[:12]}", data, module.info.exports, _utc_now()
         )

@@ -120,6 +120,8 @@ def serve(
     max_workers: int = DEFAULT_MAX_WORKERS,
     synchronous: str = "FULL",
     log_level: str = "info",
+    check_uploads: int = 0,
+    check_players: int = 2,
 ) -> int:
     """Run a server until SIGINT or SIGTERM (``tablehost serve``).
 
@@ -133,7 +135,10 @@ def serve(
     logs.configure(level=log_level)
     try:
         host, _ = check_address(listen, listening=True)
-        registry = MatchRegistry(data_dir, limits=limits, synchronous=synchronous)
+        registry = MatchRegistry(
+            data_dir, limits=limits, synchronous=synchronous, check_uploads=check_uploads,
+            check_players=check_players,
+        )
     except (ValueError, DataDirUnusable) as exc:
         print(f"tablehost: {exc}", file=sys.stderr)
         return EXIT_CANNOT_START

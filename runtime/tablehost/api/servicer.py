@@ -52,8 +52,9 @@ def _view(served: ServedView, max_bytes: int) -> pb.MatchView:
     message: pb.MatchView | None = served.wire.get("pb")
     if message is None:
         message = convert.view_to_proto(served.match_id, served.viewer, served.view, served.score_labels)
-        served.wire["pb"] = message
+        # Size first: another thread that finds "pb" must find its size too.
         served.wire["bytes"] = message.ByteSize()
+        served.wire["pb"] = message
     _check_size("this view", served.wire["bytes"], max_bytes)
     return message
 

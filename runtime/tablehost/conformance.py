@@ -1,0 +1,400 @@
+"""``tablehost check``: the conformance report a game author runs before uploading.
+
+Seeded random games are played on the host as a server would play them (each match on its own
+warm instance, states passed by reference); every guest call is recorded with the full state
+it applied to. Then every call is run again in a fresh instance of its own, from the full
+state, and the answers are compared key for key (patches, scores, game over, offers, the SDK's
+state). A module that keeps anything between calls besides its state cache (a counter, a
+``HashMap`` whose iteration order depends on history, leftovers of an earlier request) answers
+differently and is reported with the first difference. After every move every viewer's view is
+checked for private parts it may not see (:func:`hidden_kinds_served`). Budget use per op
+(fuel, wall-clock time, memory) comes from the fresh-instance runs.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import orjson
+
+from tablehost._stacks import on_big_stack
+from tablehost.errors import GuestError, TablehostError
+from tablehost.guest import OP_ACTIONS, OP_GAME_OVER, OP_NAMES, OP_SCORES, OP_SETUP, OP_STEP, Guest, GuestPool
+from tablehost.limits import Limits
+from tablehost.match import Match, MoveRecord
+from tablehost.module import GameModule
+from tablehost.rng import Rng
+from tablehost.selfplay import play_game
+from tablehost.types import StateDict
+
+MAX_DIFFERENCES = 20
+"""Differences kept in a report (the first one matters most)."""
+
+
+@dataclass(frozen=True)
+class Difference:
+    """A call whose answer in a fresh instance differs from its answer during play.
+
+    Attributes:
+        game: game number (0-based); ``seed`` its seed (``play --seed`` replays it).
+        call: the call's number within its game (0 = setup).
+        op: the op name.
+        path: where the answers first differ, e.g. ``"patches[2].value"``.
+        played: the value during play at ``path`` (JSON text, cut to 200 characters).
+        fresh: the value in the fresh instance at ``path`` (same form).
+    """
+
+    game: int
+    seed: int
+    call: int
+    op: str
+    path: str
+    played: str
+    fresh: str
+
+
+@dataclass(frozen=True)
+class Leak:
+    """Private kinds a viewer was served although it may not see them.
+
+    Attributes:
+        game, seed: the game; ``version``: the match version after the move.
+        viewer: the player id, or ``None`` for a spectator.
+        kinds: the hidden ``private_kind`` values found in what the viewer was served.
+    """
+
+    game: int
+    seed: int
+    version: int
+    viewer: int | None
+    kinds: list[str]
+
+
+@dataclass(frozen=True)
+class OpBudget:
+    """Budget use of one op over all its fresh-instance runs.
+
+    Attributes:
+        op: the op name; ``calls``: how many ran.
+        fuel_max, fuel_mean: fuel units per call.
+        wall_ms_max, wall_ms_mean: wall-clock milliseconds per call.
+        memory_bytes_max: the largest linear memory after a call, bytes.
+    """
+
+    op: str
+    calls: int
+    fuel_max: int
+    fuel_mean: float
+    wall_ms_max: float
+    wall_ms_mean: float
+    memory_bytes_max: int
+
+
+@dataclass
+class CheckReport:
+    """What ``tablehost check`` found.
+
+    Attributes:
+        module: the module's name; ``sha256`` its digest.
+        games, seed, players: what was played (game *i* has seed ``Rng(seed)`` output *i*).
+        calls: guest calls recorded and re-run.
+        differences: the first :data:`MAX_DIFFERENCES` differing calls; ``difference_count`` all.
+        leaks: every leak found.
+        failures: ``"game G (seed S): code: message"`` for every game that failed to play.
+        budgets: per op name.
+    """
+
+    module: str
+    sha256: str
+    games: int
+    seed: int
+    players: int
+    calls: int = 0
+    difference_count: int = 0
+    differences: list[Difference] = field(default_factory=list)
+    leaks: list[Leak] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    budgets: dict[str, OpBudget] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        """No difference, no leak and no failure."""
+        return not (self.difference_count or self.leaks or self.failures)
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as a JSON-ready dict (``check --json``)."""
+        return {**asdict(self), "ok": self.ok}
+
+
+class _RecordingPool:
+    """A :class:`GuestPool` stand-in: each call is delegated, then run again in a fresh instance and compared.
+
+    The fresh run happens before the answer is returned, so the state it is given is exactly
+    the one the played call applied to (the match has not applied the answer yet).
+    """
+
+    def __init__(
+        self, pool: GuestPool, module: GameModule, game: int, game_seed: int, report: CheckReport,
+        stats: dict[str, list[tuple[int, float, int]]],
+    ) -> None:
+        self.pool = pool
+        self.limits = pool.limits
+        self._module = module
+        self._game = game
+        self._game_seed = game_seed
+        self._report = report
+        self._stats = stats
+        self._number = 0
+
+    def discard_ref(self, state_ref: str) -> None:
+        self.pool.discard_ref(state_ref)
+
+    def setup(self, players: list[dict[str, Any]], seed: int, next_ref: str) -> dict[str, Any]:
+        answer = self.pool.setup(players, seed, next_ref)
+        self._compare(OP_SETUP, {"players": players, "seed": seed, "next_ref": next_ref}, answer)
+        return answer
+
+    def step(
+        self, state_ref: str, get_state: Callable[[], StateDict], next_ref: str, player_id: int,
+        action: dict[str, Any], seed: int, *, want_state: bool = False,
+    ) -> dict[str, Any]:
+        answer = self.pool.step(state_ref, get_state, next_ref, player_id, action, seed, want_state=want_state)
+        fields: dict[str, Any] = {"next_ref": next_ref, "player_id": player_id, "action": action, "seed": seed}
+        if want_state:
+            fields["want_state"] = True
+        self._compare(OP_STEP, {"state": get_state(), **fields}, answer)
+        return answer
+
+    def actions(self, state_ref: str, get_state: Callable[[], StateDict], player_id: int) -> list[Any]:
+        actions = self.pool.actions(state_ref, get_state, player_id)
+        self._compare(OP_ACTIONS, {"state": get_state(), "player_id": player_id}, {"actions": actions})
+        return actions
+
+    def scores(self, state_ref: str, get_state: Callable[[], StateDict]) -> dict[str, Any]:
+        answer = self.pool.scores(state_ref, get_state)
+        self._compare(OP_SCORES, {"state": get_state()}, answer)
+        return answer
+
+    def game_over(self, state_ref: str, get_state: Callable[[], StateDict]) -> dict[str, Any]:
+        answer = self.pool.game_over(state_ref, get_state)
+        self._compare(OP_GAME_OVER, {"state": get_state()}, answer)
+        return answer
+
+    def _compare(self, op: int, request: dict[str, Any], played: dict[str, Any]) -> None:
+        """Run ``request`` in a fresh instance; count its budget use; record a difference from ``played``."""
+        op_name = OP_NAMES[op]
+        number, self._number = self._number, self._number + 1
+        guest = Guest(self._module, self.limits)
+        try:
+            fresh = guest.call(op, request)
+        except GuestError as exc:
+            fresh = {"error": f"{exc.code}: {exc}"}
+        if guest.last_stats is not None:
+            last = guest.last_stats
+            self._stats.setdefault(op_name, []).append((last.fuel, last.wall_ms, last.memory_bytes))
+        if op == OP_ACTIONS and "actions" in fresh:
+            fresh = {"actions": fresh["actions"]}
+        report = self._report
+        report.calls += 1
+        difference = first_difference(_comparable(played), _comparable(fresh))
+        if difference is None:
+            return
+        report.difference_count += 1
+        if len(report.differences) < MAX_DIFFERENCES:
+            path, was, now = difference
+            report.differences.append(Difference(self._game, self._game_seed, number, op_name, path, was, now))
+
+
+def check_module(
+    module: GameModule,
+    *,
+    games: int = 10,
+    seed: int = 1,
+    players: int = 2,
+    max_plies: int = 2_000,
+    limits: Limits | None = None,
+) -> CheckReport:
+    """Play ``games`` seeded random games, re-run every call in a fresh instance, look for leaks.
+
+    Args:
+        module: the compiled module.
+        games: games to play (>= 1); game *i* is seeded with output *i* of ``Rng(seed)``.
+        seed: the check's seed (0 <= seed < 2**64).
+        players: seats per game (bots choose at random among the offered actions).
+        max_plies: a game still running after this many moves is cut off (not a failure).
+        limits: budgets (default the module's).
+
+    Returns:
+        The :class:`CheckReport`.
+
+    Raises:
+        ValueError: ``games`` or ``players`` below 1.
+    """
+    if games < 1 or players < 1:
+        raise ValueError(f"games and players must be at least 1 (got {games} games, {players} players)")
+    limits = limits or module.limits
+    return on_big_stack(limits.stack_bytes, lambda: _check(module, games, seed, players, max_plies, limits))
+
+
+def _check(module: GameModule, games: int, seed: int, players: int, max_plies: int, limits: Limits) -> CheckReport:
+    report = CheckReport(module.name, module.sha256, games, seed, players)
+    stats: dict[str, list[tuple[int, float, int]]] = {}
+    rng = Rng(seed)
+    pool = GuestPool(module, limits)
+    try:
+        for game in range(games):
+            game_seed = rng.next_u64()
+            recorder = _RecordingPool(pool, module, game, game_seed, report, stats)
+
+            def on_move(match: Match, move: MoveRecord, game: int = game, game_seed: int = game_seed) -> None:
+                for viewer in [None, *(p.player_id for p in match.players)]:
+                    kinds = hidden_kinds_served(match, viewer, move)
+                    if kinds:
+                        report.leaks.append(Leak(game, game_seed, match.version, viewer, kinds))
+
+            try:  # the recorder stands in for the pool: it delegates, then re-runs in a fresh instance
+                play_game(
+                    recorder,  # type: ignore[arg-type]
+                    ["random"] * players,
+                    game_seed,
+                    match_id=f"check-{game}",
+                    max_plies=max_plies,
+                    module_sha256=module.sha256,
+                    check_mirror=True,
+                    on_move=on_move,
+                )
+            except TablehostError as exc:
+                report.failures.append(f"game {game} (seed {game_seed}): {exc.code}: {exc}")
+    finally:
+        pool.close()
+    report.budgets = {op: _summarise(op, runs) for op, runs in sorted(stats.items())}
+    return report
+
+
+def first_difference(left: Any, right: Any) -> tuple[str, str, str] | None:
+    """The first place two JSON values differ: ``(path, left at path, right at path)``, or None.
+
+    Values are equal when their canonical JSON is (so ``1`` and ``1.0`` differ). Dict keys are
+    visited in sorted order, lists index by index; values are shown as JSON text cut to 200
+    characters.
+    """
+    if orjson.dumps(left, option=orjson.OPT_SORT_KEYS) == orjson.dumps(right, option=orjson.OPT_SORT_KEYS):
+        return None
+    return _difference(left, right, "")
+
+
+def _difference(left: Any, right: Any, path: str) -> tuple[str, str, str] | None:
+    if isinstance(left, dict) and isinstance(right, dict):
+        for key in sorted(set(left) | set(right)):
+            where = f"{path}.{key}" if path else str(key)
+            if key not in left or key not in right:
+                return where, _short(left.get(key, "<absent>")), _short(right.get(key, "<absent>"))
+            found = _difference(left[key], right[key], where)
+            if found is not None:
+                return found
+        return None
+    if isinstance(left, list) and isinstance(right, list):
+        for index, (a, b) in enumerate(zip(left, right)):
+            found = _difference(a, b, f"{path}[{index}]")
+            if found is not None:
+                return found
+        if len(left) != len(right):
+            return f"{path}.length", str(len(left)), str(len(right))
+        return None
+    if type(left) is not type(right) or left != right:
+        return path or "(answer)", _short(left), _short(right)
+    return None
+
+
+def hidden_kinds_served(match: Match, viewer: int | None, move: MoveRecord | None = None) -> list[str]:
+    """Private kinds hidden from ``viewer`` that appear in what ``viewer`` is served now.
+
+    A kind counts as hidden when some piece carries it privately and ``viewer`` is not that
+    piece's viewer (DESIGN.md "Viewers of a piece"), and no piece the viewer may see shows it
+    (publicly or privately). The view's state, actions and scores are searched; of the log, only
+    the lines ``move`` wrote (older lines are history: a card played face up may be dealt face
+    down again), skipping kinds the move itself turned face up.
+
+    Args:
+        match: the match after ``move``.
+        viewer: a player id, or ``None`` for a spectator.
+        move: the move just applied, if any.
+
+    Returns:
+        The leaked kinds, sorted; empty when nothing leaked.
+    """
+    state = match.state
+    visible: set[str] = set()
+    hidden: set[str] = set()
+    for space in state["spaces"]:
+        for piece in space["pieces"]:
+            visible.add(piece["public_kind"])
+            kind = piece.get("private_kind")
+            if kind is None:
+                continue
+            owner = piece["owner"] if piece.get("owner") is not None else space.get("owner")
+            (visible if viewer is not None and owner == viewer else hidden).add(kind)
+    secret = {k for k in hidden - visible if len(k) >= 2}
+    if not secret:
+        return []
+    served = match.view(viewer)
+    patches = move.patches if move is not None else []
+    lines = [p["entry"] for p in patches if p["op"] == "log"]
+    texts = [line.get("for_player", {}).get(str(viewer), line["text"]) for line in lines]
+    shown = {k: v for k, v in served.state.items() if k != "log"}
+    text = orjson.dumps({"state": shown, "actions": served.actions, "scores": served.scores}).decode()
+    turned_up = {p["kind"] for p in patches if p["op"] == "set_public_kind"}
+    leaked = {k for k in secret if k in text} | {k for k in secret - turned_up if any(k in t for t in texts)}
+    return sorted(leaked)
+
+
+def _comparable(answer: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in answer.items() if k != "printed"}
+
+
+def _short(value: Any) -> str:
+    text = orjson.dumps(value, default=str).decode()
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _summarise(op: str, runs: list[tuple[int, float, int]]) -> OpBudget:
+    return OpBudget(
+        op=op,
+        calls=len(runs),
+        fuel_max=max(r[0] for r in runs),
+        fuel_mean=round(statistics.fmean(r[0] for r in runs), 1),
+        wall_ms_max=round(max(r[1] for r in runs), 3),
+        wall_ms_mean=round(statistics.fmean(r[1] for r in runs), 3),
+        memory_bytes_max=max(r[2] for r in runs),
+    )
+
+
+def format_report(report: CheckReport) -> str:
+    """The report as the text ``tablehost check`` prints."""
+    lines = [
+        (
+            f"{report.module} ({report.sha256[:12]}): {report.games} games of {report.players} players, "
+            f"seed {report.seed}, {report.calls} calls re-run in fresh instances"
+        ),
+        f"  differences: {report.difference_count}",
+    ]
+    for d in report.differences[:5]:
+        lines.append(f"    game {d.game} (seed {d.seed}) call {d.call} {d.op}: {d.path}: played {d.played}, "
+                     f"fresh {d.fresh}")
+    lines.append(f"  leaks: {len(report.leaks)}")
+    for leak in report.leaks[:5]:
+        who = "spectator" if leak.viewer is None else f"player {leak.viewer}"
+        lines.append(f"    game {leak.game} (seed {leak.seed}) version {leak.version}: {who} saw {leak.kinds}")
+    lines.append(f"  failures: {len(report.failures)}")
+    lines.extend(f"    {failure}" for failure in report.failures[:5])
+    lines.append("  budget use per op (fresh instance, full state):")
+    lines.append(f"    {'op':10s} {'calls':>6s} {'fuel max':>12s} {'fuel mean':>12s} {'ms max':>8s} {'ms mean':>8s} "
+                 f"{'memory max':>12s}")
+    for b in report.budgets.values():
+        lines.append(f"    {b.op:10s} {b.calls:6d} {b.fuel_max:12d} {b.fuel_mean:12.0f} {b.wall_ms_max:8.2f} "
+                     f"{b.wall_ms_mean:8.2f} {b.memory_bytes_max:12d}")
+    lines.append("OK" if report.ok else "FAILED")
+    return "\n".join(lines)

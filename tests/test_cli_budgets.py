@@ -1,0 +1,52 @@
+"""The budget options shared by every command that runs guests (tablehost.cli_budgets)."""
+
+from __future__ import annotations
+
+import argparse
+
+import orjson
+import pytest
+
+from fixtures_guest import guest_wasm
+from tablehost import cli
+from tablehost.cli_budgets import add_budget_options, limits_from_args
+from tablehost.limits import DEFAULT_LIMITS, KiB, MiB
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_budget_options(parser, replaying=True)
+    return parser.parse_args(argv)
+
+
+def test_options_beat_the_environment_which_beats_the_defaults() -> None:
+    environ = {"TABLEHOST_WALL_MS": "900", "TABLEHOST_FUEL": "1234", "TABLEHOST_STACK_KIB": "1024"}
+    limits = limits_from_args(parse(["--wall-ms", "40", "--memory-mib", "8", "--wall-factor", "3"]), environ)
+
+    assert (limits.wall_ms, limits.fuel_per_call, limits.memory_bytes) == (40, 1234, 8 * MiB)
+    assert limits.stack_bytes == 1024 * KiB and limits.replay_wall_factor == 3
+    assert limits.response_bytes == DEFAULT_LIMITS.response_bytes
+    assert limits_from_args(parse([]), {}) == DEFAULT_LIMITS
+
+
+@pytest.mark.parametrize(("argv", "environ", "named"), [
+    (["--fuel", "0"], {}, "--fuel"),
+    ([], {"TABLEHOST_WALL_MS": "-5"}, "TABLEHOST_WALL_MS"),
+    ([], {"TABLEHOST_MEMORY_MIB": "lots"}, "TABLEHOST_MEMORY_MIB"),
+])
+def test_a_bad_budget_names_its_option_or_variable(argv: list[str], environ: dict[str, str], named: str) -> None:
+    with pytest.raises(SystemExit, match=named):
+        limits_from_args(parse(argv), environ)
+
+
+def test_inspect_prints_the_budgets_in_force(tmp_path, capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    module = tmp_path / "echo.wasm"
+    module.write_bytes(guest_wasm())
+    monkeypatch.setenv("TABLEHOST_FUEL", "5000000")
+    monkeypatch.setenv("TABLEHOST_CACHE_DIR", str(tmp_path / "cache"))
+
+    assert cli.main(["inspect", str(module), "--json", "--wall-ms", "75", "--stack-kib", "256"]) == 0
+
+    budgets = orjson.loads(capsys.readouterr().out)["budgets"]
+    assert (budgets["wall_ms"], budgets["fuel_per_call"], budgets["stack_bytes"]) == (75, 5_000_000, 256 * KiB)
+    assert budgets["replay_wall_factor"] == DEFAULT_LIMITS.replay_wall_factor
