@@ -316,10 +316,10 @@ def test_a_failing_batch_pins_each_failure_to_its_seed(cache_dir: Path, tmp_path
 
 def test_playout_budget_grows_with_the_games() -> None:
     pool = pool_for("reversi")
-    tight = dataclasses.replace(pool.limits, fuel_per_call=2_000_000)
+    tight = dataclasses.replace(pool.limits, fuel_per_call=20_000)
     small = GuestPool(pool.module, tight)
     from tablehost.errors import BudgetExceeded
 
     with pytest.raises(BudgetExceeded) as caught:
         inguest.playouts(small, [1, 2, 3], ["random"], players=seats(2))
-    assert "6000000 fuel" in str(caught.value)
+    assert f"{3 * inguest.MOVE_BUDGETS_PER_GAME * 20_000} fuel" in str(caught.value)

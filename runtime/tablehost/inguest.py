@@ -12,8 +12,9 @@ before it is used; anything off is a :class:`~tablehost.errors.GuestProtocolErro
   one of the actions the host itself offers the seat in its view, ``iterations`` the number
   asked, ``0 <= visits <= iterations``.
 
-Budgets: a call's fuel and wall clock are the per-call budgets times the games asked for
-(``playout``) or times one per :data:`ITERATIONS_PER_BUDGET` iterations (``search``).
+Budgets: a call's fuel and wall clock are the per-move budgets times
+:data:`MOVE_BUDGETS_PER_GAME` per game asked for (``playout``), or times one per
+:data:`ITERATIONS_PER_BUDGET` iterations (``search``).
 """
 
 from __future__ import annotations
@@ -33,13 +34,17 @@ POLICIES = ("random", "first")
 ALGORITHMS = ("mcts", "ismcts")
 """Searches the ``search`` op knows: UCT on the view, or information-set MCTS."""
 
-ITERATIONS_PER_BUDGET = 5
-"""A search gets one per-call budget (fuel, wall clock) per this many iterations, at least one.
+ITERATIONS_PER_BUDGET = 2
+"""A search gets one per-move budget (fuel, wall clock) per this many iterations, at least one.
 
 Sized for the costliest sample game: an ISMCTS iteration of hearts (a sampled deal, the tree,
-up to 200 random moves) costs about 13 million fuel, so 5 fit in one 200-million budget with
-room to spare; reversi (2.9 million an iteration) and checkers (5.2 million) fit too
+up to 200 random moves) costs about 13 million fuel, so 2 fit in one default 50-million budget
+with room to spare; reversi (2.9 million an iteration) and checkers (5.2 million) fit easily
 (bench/search_strength.py measures a 1,000-iteration reversi search)."""
+
+MOVE_BUDGETS_PER_GAME = 20
+"""A ``playout`` call gets this many per-move budgets (fuel, wall clock) per game it plays: a whole
+game of hearts (some 700 moves of about 60,000 fuel each) fits in 20 default move budgets."""
 
 MAX_GAMES_PER_CALL = 4096
 """Most games one ``playout`` call may ask for (the SDK's own cap)."""
@@ -106,11 +111,12 @@ def playouts(
     if players is not None:
         fields["players"] = list(players)
         seated = [str(p["player_id"]) for p in players]
-        response = _run(pool, OP_PLAYOUT, fields, scale=len(seeds))
+        response = _run(pool, OP_PLAYOUT, fields, scale=len(seeds) * MOVE_BUDGETS_PER_GAME)
     else:
         assert get_state is not None
         seated = [str(p["player_id"]) for p in get_state()["players"]]
-        response = _run(pool, OP_PLAYOUT, fields, scale=len(seeds), state_ref=state_ref, get_state=get_state)
+        response = _run(pool, OP_PLAYOUT, fields, scale=len(seeds) * MOVE_BUDGETS_PER_GAME, state_ref=state_ref,
+                        get_state=get_state)
     return check_playout_answer(response, len(seeds), seated, max_plies)
 
 
