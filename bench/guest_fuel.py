@@ -26,7 +26,7 @@ import wasmtime
 from tablehost.table import Table
 
 DIST = Path(__file__).resolve().parent.parent / "sample_games" / "dist"
-SEATS = {"tic_tac_toe": 2, "reversi": 2, "checkers": 2, "dominoes": 4, "hearts": 4}
+SEATS = {"tic_tac_toe": 2, "reversi": 2, "checkers": 2, "dominoes": 4, "hearts": 4, "backgammon": 2, "spades": 4, "holdem": 6, "risk": 4}
 OPS = {"setup": 1, "actions": 2, "step": 3, "scores": 4, "game_over": 5}
 FUEL = 10**15
 """Fuel given to every call: far more than any call uses, so ``FUEL - remaining`` is its cost."""

@@ -35,7 +35,7 @@ def test_inspect_reports_the_module(capsys: pytest.CaptureFixture[str]) -> None:
 
 @pytest.mark.parametrize("game", sorted(p.stem for p in DIST.glob("*.wasm")))
 def test_every_record_written_by_play_verifies(capsys: pytest.CaptureFixture[str], tmp_path: Path, game: str) -> None:
-    players = {"hearts": "4", "dominoes": "3"}.get(game, "2")
+    players = {"hearts": "4", "dominoes": "3", "spades": "4"}.get(game, "2")
     record = tmp_path / "r.json"
     module = str(DIST / f"{game}.wasm")
     code, out, _ = run(capsys, "play", module, "--players", players, "--seed", "5", "--record", str(record), "--quiet")

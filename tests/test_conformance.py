@@ -27,9 +27,19 @@ from tablehost.table import canonical_json
 from tablehost.view import view_actions, view_state
 
 DIST = Path(__file__).resolve().parent.parent / "sample_games" / "dist"
-PLAYERS = {"tic_tac_toe": [2], "reversi": [2], "checkers": [2], "dominoes": [2, 3, 4], "hearts": [4]}
+PLAYERS = {
+    "tic_tac_toe": [2],
+    "reversi": [2],
+    "checkers": [2],
+    "dominoes": [2, 3, 4],
+    "hearts": [4],
+    "backgammon": [2],
+    "spades": [4],
+    "holdem": [2, 4, 9],
+    "risk": [2, 3],
+}
 CASES = [(name, n) for name, counts in PLAYERS.items() for n in counts if (DIST / f"{name}.wasm").exists()]
-MAX_PLIES = {"hearts": 5000}
+MAX_PLIES = {"hearts": 5000, "backgammon": 5000, "spades": 3000, "risk": 5000}
 
 _modules: dict[str, Any] = {}
 
@@ -102,7 +112,12 @@ def offered_in(other: dict[str, Any], state: dict[str, Any], offered: list[dict[
             space = next(s for s in state["spaces"] if s["space_id"] == action["space_id"])
             twin = next(s for s in other["spaces"] if s["space_id"] == action["space_id"])
             piece = canonical_json(space["pieces"][action["index"]])
-            index = next(i for i, p in enumerate(twin["pieces"]) if canonical_json(p) == piece)
+            # Equal pieces are interchangeable: keep the index when the twin holds an equal
+            # piece there (backgammon's checkers on a point all look alike).
+            same_place = action["index"] < len(twin["pieces"]) and canonical_json(twin["pieces"][action["index"]]) == piece
+            index = action["index"] if same_place else next(
+                i for i, p in enumerate(twin["pieces"]) if canonical_json(p) == piece
+            )
             offer = {**offer, "action": {**action, "index": index}}
         moved.append(offer)
     return moved

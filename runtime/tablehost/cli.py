@@ -118,7 +118,13 @@ def cmd_play(args: argparse.Namespace) -> int:
         score = match.scores.get(str(player.player_id), {})
         print(f"  player {player.player_id} ({bots[player.player_id - 1]}): {score.get('public_points')}")
     if result.finished and result.winners:
-        print("draw" if result.draw else f"winner: player {match.players[result.winners[0]].player_id}")
+        ids = [str(match.players[seat].player_id) for seat in result.winners]
+        if result.draw:
+            print("draw")
+        elif len(ids) == 1:
+            print(f"winner: player {ids[0]}")
+        else:
+            print(f"winners (one team): players {', '.join(ids)}")
     if args.record:
         try:
             Path(args.record).write_bytes(orjson.dumps(match.record(), option=orjson.OPT_INDENT_2))

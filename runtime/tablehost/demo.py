@@ -22,7 +22,7 @@ from tablehost.guest import GuestPool
 from tablehost.module import load_module
 from tablehost.record import parse_record, replay
 
-PLAYERS = {"tic_tac_toe": 2, "reversi": 2, "checkers": 2, "dominoes": 3, "hearts": 4}
+PLAYERS = {"tic_tac_toe": 2, "reversi": 2, "checkers": 2, "dominoes": 3, "hearts": 4, "backgammon": 2, "spades": 4, "holdem": 6, "risk": 3}
 """Seats per sample game in the demo (other modules found in the folder get 2)."""
 
 

@@ -24,6 +24,10 @@ COLORS = ("#c0392b", "#2c3e50", "#27ae60", "#f39c12", "#8e44ad", "#16a085", "#d3
 LOWER_WINS_KEY = "lower_score_wins"
 """``meta_data`` key a game sets to ``true`` when the lowest first score wins (hearts)."""
 
+TEAMS_KEY = "teams"
+"""``meta_data`` key of a partnership game: lists of 0-based seat indexes playing together
+(spades: ``[[0, 2], [1, 3]]``). Partners sharing the best score won together; it is no draw."""
+
 
 def default_players(count: int) -> list[PlayerInfo]:
     """Seats 1..count named ``seat1``.. with the default colours. Raises ``ValueError`` if count < 1."""
@@ -41,6 +45,7 @@ class GameResult:
         plies: moves applied.
         scores: final scores keyed by player id (decimal string).
         winners: seat indexes (0-based) with the best first score; empty when the game has no scores.
+        teams: the game's partnerships (``meta_data["teams"]``), seat indexes; empty when none.
         finished: the game reached game over (False when ``max_plies`` cut it off).
         match: the match itself (its record, history and state).
     """
@@ -51,11 +56,33 @@ class GameResult:
     winners: list[int]
     finished: bool
     match: Match = field(repr=False)
+    teams: list[list[int]] = field(default_factory=list)
 
     @property
     def draw(self) -> bool:
-        """More than one seat shares the best score."""
-        return len(self.winners) > 1
+        """More than one seat shares the best score, and they are not all one team."""
+        return is_draw(self.winners, self.teams)
+
+
+def is_draw(winners: Sequence[int], teams: Sequence[Sequence[int]]) -> bool:
+    """Whether seats ``winners`` (0-based) sharing the best score make a draw: more than one
+    of them, not all in one of ``teams``."""
+    if len(winners) < 2:
+        return False
+    return not any(set(winners) <= set(team) for team in teams)
+
+
+def teams_of(match: Match) -> list[list[int]]:
+    """The partnerships a game declares in ``meta_data["teams"]`` (lists of 0-based seat
+    indexes); empty when it declares none or the value is not such a list."""
+    value = match.state["meta_data"].get(TEAMS_KEY)
+    if not isinstance(value, list):
+        return []
+    seats = range(len(match.players))
+    teams = [team for team in value if isinstance(team, list)]
+    if len(teams) != len(value) or any(not (isinstance(s, int) and s in seats) for t in teams for s in t):
+        return []
+    return teams
 
 
 def play_game(
@@ -131,7 +158,7 @@ def play_game(
         plies += 1
         if on_move is not None:
             on_move(match, move)
-    return GameResult(seed, plies, match.scores, winners(match), match.game_over, match)
+    return GameResult(seed, plies, match.scores, winners(match), match.game_over, match, teams_of(match))
 
 
 def _has_move(offered: list[dict[str, Any]]) -> bool:

@@ -43,7 +43,8 @@ class GameOutcome:
         index: game number (0-based).
         seed: the game's seed; ``play --seed`` with it reproduces the game.
         plies: moves applied.
-        winners: seat indexes with the best score (several = a draw).
+        winners: seat indexes with the best score (several = a draw, unless one team).
+        draw: several seats share the best score and they are not partners.
         finished: reached game over within the ply cap.
         error: ``"code: message"`` when the game failed, else None.
     """
@@ -52,6 +53,7 @@ class GameOutcome:
     seed: int
     plies: int = 0
     winners: list[int] = field(default_factory=list)
+    draw: bool = False
     finished: bool = False
     error: str | None = None
 
@@ -62,7 +64,8 @@ class Summary:
 
     Attributes:
         games: games played; ``failures`` lists every failed or unfinished game with its seed.
-        wins: outright wins per seat (index = seat); ``draws``: games whose best score was shared.
+        wins: outright wins per seat (index = seat; both partners of a winning team count one);
+            ``draws``: games whose best score was shared by seats that are not one team.
         plies_mean, plies_median, plies_max: over finished games.
         moves_per_second, games_per_second: over the wall-clock time of the whole run.
     """
@@ -153,6 +156,7 @@ def _run_game(index: int, seed: int, bots: Sequence[str], max_plies: int) -> Gam
         outcome.error = _failure(exc)
         return outcome
     outcome.plies, outcome.winners, outcome.finished = result.plies, result.winners, result.finished
+    outcome.draw = result.draw
     if not result.finished:
         outcome.error = f"simulate/unfinished: no game over after {max_plies} plies"
     return outcome
@@ -347,10 +351,11 @@ def summarize(
     for outcome in outcomes:
         if outcome.error is not None:
             continue
-        if len(outcome.winners) == 1:
-            wins[outcome.winners[0]] += 1
-        elif outcome.winners:
+        if outcome.draw:
             draws += 1
+        else:
+            for seat in outcome.winners:  # one seat, or partners who won together
+                wins[seat] += 1
     total_moves = sum(o.plies for o in outcomes)
     return Summary(
         module=module,

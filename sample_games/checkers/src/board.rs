@@ -89,58 +89,28 @@ impl Checker {
     }
 }
 
-/// A square index, 0 (`a1`) ..= 63 (`h8`).
-pub type Square = u8;
-
-const SQUARE_NAMES: [&str; 64] = [
-    "a1", "b1", "c1", "d1", "e1", "f1", "g1", "h1", //
-    "a2", "b2", "c2", "d2", "e2", "f2", "g2", "h2", //
-    "a3", "b3", "c3", "d3", "e3", "f3", "g3", "h3", //
-    "a4", "b4", "c4", "d4", "e4", "f4", "g4", "h4", //
-    "a5", "b5", "c5", "d5", "e5", "f5", "g5", "h5", //
-    "a6", "b6", "c6", "d6", "e6", "f6", "g6", "h6", //
-    "a7", "b7", "c7", "d7", "e7", "f7", "g7", "h7", //
-    "a8", "b8", "c8", "d8", "e8", "f8", "g8", "h8", //
-];
-
-/// The name of `square` (`"a1"` ..= `"h8"`), which is also its space id.
-pub fn square_name(square: Square) -> &'static str {
-    SQUARE_NAMES[square as usize]
-}
+use tablehost_sdk::board::{Direction, EIGHT_BY_EIGHT};
+pub use tablehost_sdk::board::{square_name, Square};
 
 /// The dark square named `name`; `None` for a light square or anything else.
 pub fn parse_square(name: &str) -> Option<Square> {
-    match name.as_bytes() {
-        [file @ b'a'..=b'h', rank @ b'1'..=b'8'] if (file - b'a' + rank - b'1') % 2 == 0 => {
-            Some((rank - b'1') * 8 + (file - b'a'))
-        }
-        _ => None,
-    }
+    tablehost_sdk::board::parse_square(name).filter(|&square| is_dark(square))
+}
+
+/// Whether `square` is one of the 32 playable (dark) squares: file + rank even.
+fn is_dark(square: Square) -> bool {
+    (EIGHT_BY_EIGHT.file_of(square) + EIGHT_BY_EIGHT.rank_of(square)) % 2 == 0
 }
 
 /// The 32 playable squares, `a1` first, rank by rank.
 pub fn dark_squares() -> impl Iterator<Item = Square> {
-    (0..64u8).filter(|square| (square % 8 + square / 8) % 2 == 0)
+    EIGHT_BY_EIGHT.squares().filter(|&square| is_dark(square))
 }
 
 /// The rank of `square`, 0 (rank 1) ..= 7 (rank 8).
 pub fn rank_of(square: Square) -> u8 {
-    square / 8
+    EIGHT_BY_EIGHT.rank_of(square)
 }
-
-/// The square `steps` diagonal steps from `square` towards (`file_step`,
-/// `rank_step`), each ±1; `None` when that leaves the board.
-fn diagonal(square: Square, file_step: i8, rank_step: i8, steps: i8) -> Option<Square> {
-    let file = (square % 8) as i8 + file_step * steps;
-    let rank = (square / 8) as i8 + rank_step * steps;
-    if (0..8).contains(&file) && (0..8).contains(&rank) {
-        Some((rank * 8 + file) as Square)
-    } else {
-        None
-    }
-}
-
-const FILE_STEPS: [i8; 2] = [-1, 1];
 
 /// One hop of a piece: a plain move, or a jump over `captures`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -195,12 +165,14 @@ impl Board {
         self.cells.iter().flatten().filter(|c| c.colour == colour && !c.captured).count()
     }
 
-    /// The rank steps a piece may take: forward only for a man, both ways for a king.
-    fn rank_steps(checker: Checker) -> &'static [i8] {
+    /// The diagonals a piece may move along: forward only for a man, both
+    /// ways for a king (forward first, west before east: the order moves are offered in).
+    fn directions(checker: Checker) -> &'static [Direction] {
+        use Direction::{NorthEast, NorthWest, SouthEast, SouthWest};
         match (checker.king, checker.colour) {
-            (true, _) => &[1, -1],
-            (false, Colour::Dark) => &[1],
-            (false, Colour::Light) => &[-1],
+            (true, _) => &[NorthWest, NorthEast, SouthWest, SouthEast],
+            (false, Colour::Dark) => &[NorthWest, NorthEast],
+            (false, Colour::Light) => &[SouthWest, SouthEast],
         }
     }
 
@@ -212,16 +184,14 @@ impl Board {
             Some(mover) => mover,
             None => return,
         };
-        for &rank_step in Board::rank_steps(mover) {
-            for file_step in FILE_STEPS {
-                let over = diagonal(square, file_step, rank_step, 1);
-                let to = diagonal(square, file_step, rank_step, 2);
-                if let (Some(over), Some(to)) = (over, to) {
-                    let victim = self.at(over);
-                    let capturable = matches!(victim, Some(v) if v.colour != mover.colour && !v.captured);
-                    if capturable && self.at(to).is_none() {
-                        out.push(Step { from: square, to, captures: Some(over) });
-                    }
+        for &direction in Board::directions(mover) {
+            let over = EIGHT_BY_EIGHT.step(square, direction, 1);
+            let to = EIGHT_BY_EIGHT.step(square, direction, 2);
+            if let (Some(over), Some(to)) = (over, to) {
+                let victim = self.at(over);
+                let capturable = matches!(victim, Some(v) if v.colour != mover.colour && !v.captured);
+                if capturable && self.at(to).is_none() {
+                    out.push(Step { from: square, to, captures: Some(over) });
                 }
             }
         }
@@ -234,12 +204,10 @@ impl Board {
             Some(mover) => mover,
             None => return,
         };
-        for &rank_step in Board::rank_steps(mover) {
-            for file_step in FILE_STEPS {
-                if let Some(to) = diagonal(square, file_step, rank_step, 1) {
-                    if self.at(to).is_none() {
-                        out.push(Step { from: square, to, captures: None });
-                    }
+        for &direction in Board::directions(mover) {
+            if let Some(to) = EIGHT_BY_EIGHT.step(square, direction, 1) {
+                if self.at(to).is_none() {
+                    out.push(Step { from: square, to, captures: None });
                 }
             }
         }

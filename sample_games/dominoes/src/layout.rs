@@ -8,12 +8,11 @@
 //! has its face as public kind, no private kind, and public state `left` and
 //! `right`: the pips of the end facing each way along the line.
 
+use tablehost_sdk::face_down::{face_of, faces_in};
+pub use tablehost_sdk::face_down::{hand_of, BACK};
 use tablehost_sdk::{json, GameConfig, Map, Piece, PlayerId, Space, StartingPlayer, Table, Value};
 
 use crate::tile::Tile;
-
-/// The public kind of a face-down tile.
-pub const BACK: &str = "back";
 /// The space of the tiles not yet drawn.
 pub const BONEYARD: &str = "boneyard";
 /// The space of the tiles played, left end first.
@@ -29,11 +28,6 @@ pub const POINTS: &str = "points";
 pub const MIN_PLAYERS: usize = 2;
 /// Most players at the table.
 pub const MAX_PLAYERS: usize = 4;
-
-/// The space holding `player`'s hand.
-pub fn hand_of(player: PlayerId) -> String {
-    format!("hand-{}", player)
-}
 
 /// Tiles dealt to each hand: 7 with two players, 5 with three or four.
 pub fn tiles_per_hand(player_count: usize) -> usize {
@@ -79,47 +73,22 @@ pub fn config(players: &[PlayerId]) -> GameConfig {
 
 /// A tile lying face down: everyone sees a back, its viewers see `tile`.
 pub fn face_down(tile: Tile) -> Piece {
-    Piece::new(BACK).hiding(tile.face())
+    tablehost_sdk::face_down::face_down(&tile)
 }
 
 /// The tile a piece really is, if the code running may see it.
 pub fn tile_of(piece: &Piece) -> Option<Tile> {
-    match &piece.private_kind {
-        Some(face) => Tile::parse(face),
-        None => Tile::parse(&piece.public_kind),
-    }
+    face_of(piece)
 }
 
 /// The tiles in `player`'s hand, with their indexes in the hand space.
 pub fn hand_tiles(table: &Table, player: PlayerId) -> Vec<(usize, Tile)> {
-    table
-        .space(&hand_of(player))
-        .pieces
-        .iter()
-        .enumerate()
-        .filter_map(|(index, piece)| tile_of(piece).map(|tile| (index, tile)))
-        .collect()
+    faces_in(table, &hand_of(player))
 }
 
 /// The pips left in `player`'s hand.
 pub fn hand_pips(table: &Table, player: PlayerId) -> u32 {
     hand_tiles(table, player).iter().map(|(_, tile)| tile.pips()).sum()
-}
-
-/// The player after `player` in seat order, wrapping round.
-pub fn next_player(table: &Table, player: PlayerId) -> PlayerId {
-    let seats = table.players();
-    seats[(table.seat_of(player) + 1) % seats.len()]
-}
-
-/// How `player` is named in the log.
-pub fn name_of(table: &Table, player: PlayerId) -> String {
-    let username = &table.player(player).username;
-    if username.is_empty() {
-        format!("player {}", player)
-    } else {
-        username.clone()
-    }
 }
 
 /// The round's result once it is over (`{"winner": id|null, "reason": ...}`), else None.

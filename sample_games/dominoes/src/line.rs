@@ -1,5 +1,6 @@
 //! The line of play: its two open ends and where a tile may be laid.
 
+use tablehost_sdk::face_down::turn_face_up;
 use tablehost_sdk::{json, PlayerId, Table, Value};
 
 use crate::layout::{hand_of, LINE};
@@ -79,8 +80,7 @@ pub fn lay_tile(table: &mut Table, player: PlayerId, index: usize, end: End) -> 
         }
         End::Right => table.move_piece(&hand, index, LINE),
     };
-    table.set_public_kind(LINE, at, tile.face());
-    table.set_private_kind(LINE, at, None);
+    turn_face_up(table, LINE, at);
     table.set_piece_public_state(LINE, at, "left", json!(left));
     table.set_piece_public_state(LINE, at, "right", json!(right));
     tile

@@ -1,14 +1,10 @@
 //! The start and the end of a round: the deal, the lead, and the count.
 
+use tablehost_sdk::face_down::{self, turn_face_up};
 use tablehost_sdk::{json, LogEntry, PlayerId, Rng, Table};
 
-use crate::layout::{hand_of, hand_pips, hand_tiles, name_of, tile_of, tiles_per_hand, BONEYARD, POINTS, RESULT};
+use crate::layout::{hand_of, hand_pips, hand_tiles, tiles_per_hand, BONEYARD, POINTS, RESULT};
 use crate::tile::Tile;
-
-/// A uniformly random index into a space of `len` pieces (`len >= 1`).
-pub fn random_index(rng: &mut Rng, len: usize) -> usize {
-    rng.below(len as u64) as usize
-}
 
 /// Deals `tiles_per_hand` tiles to every hand, one at a time in seat order,
 /// each drawn from a random position of the boneyard.
@@ -16,13 +12,8 @@ pub fn random_index(rng: &mut Rng, len: usize) -> usize {
 /// The boneyard is a collection, so its order is never shown; drawing random
 /// positions is what makes the deal random.
 pub fn deal(table: &mut Table, rng: &mut Rng) {
-    let players = table.players();
-    for _ in 0..tiles_per_hand(players.len()) {
-        for &player in &players {
-            let index = random_index(rng, table.space(BONEYARD).pieces.len());
-            table.move_piece(BONEYARD, index, &hand_of(player));
-        }
-    }
+    let hands: Vec<String> = table.players().into_iter().map(hand_of).collect();
+    face_down::deal(table, rng, BONEYARD, &hands, tiles_per_hand(hands.len()));
 }
 
 /// The tile a hand would lead with: its highest ranked tile (see `Tile::lead_rank`).
@@ -49,7 +40,7 @@ pub fn leader(table: &Table) -> PlayerId {
 pub fn start_round(table: &mut Table) {
     let first = leader(table);
     table.set_active_players(vec![first]);
-    let text = format!("{} holds the highest tile and leads", name_of(table, first));
+    let text = format!("{} holds the highest tile and leads", table.player_name(first));
     table.log(LogEntry::new(text));
 }
 
@@ -107,11 +98,11 @@ pub fn end_round(table: &mut Table, ending: Ending) {
             let points = points_for(table, player);
             table.set_player_public_state(player, POINTS, json!(points));
             match ending {
-                Ending::Domino(_) => format!("{} dominoes and scores {}", name_of(table, player), points),
+                Ending::Domino(_) => format!("{} dominoes and scores {}", table.player_name(player), points),
                 Ending::Blocked => {
                     format!(
                         "The line is blocked: {} holds the fewest pips and scores {}",
-                        name_of(table, player),
+                        table.player_name(player),
                         points
                     )
                 }
@@ -129,9 +120,7 @@ fn reveal_hands(table: &mut Table) {
     for player in table.players() {
         let hand = hand_of(player);
         for index in 0..table.space(&hand).pieces.len() {
-            let tile = tile_of(table.piece(&hand, index)).expect("the rules see every hand");
-            table.set_public_kind(&hand, index, tile.face());
-            table.set_private_kind(&hand, index, None);
+            turn_face_up(table, &hand, index);
         }
     }
 }

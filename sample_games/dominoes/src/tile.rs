@@ -1,5 +1,7 @@
 //! A domino tile of the double-six set and its names.
 
+use tablehost_sdk::face_down::Face;
+
 /// The highest pip value on one end of a double-six tile.
 pub const MAX_PIPS: u8 = 6;
 
@@ -81,6 +83,16 @@ impl Tile {
     /// total wins, then the higher end (so the order is total: no two tiles tie).
     pub fn lead_rank(self) -> (bool, u32, u8) {
         (self.is_double(), self.pips(), self.high)
+    }
+}
+
+impl Face for Tile {
+    fn face(&self) -> String {
+        Tile::face(*self)
+    }
+
+    fn parse_face(face: &str) -> Option<Tile> {
+        Tile::parse(face)
     }
 }
 

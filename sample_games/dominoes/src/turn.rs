@@ -17,7 +17,7 @@
 
 use tablehost_sdk::{json, Action, AvailableAction, Button, LogEntry, PlayerId, Table};
 
-use crate::layout::{hand_of, hand_tiles, name_of, next_player, result, tile_of, BONEYARD, LINE, PASSES_IN_A_ROW};
+use crate::layout::{hand_of, hand_tiles, result, tile_of, BONEYARD, LINE, PASSES_IN_A_ROW};
 use crate::line::{lay_tile, open_ends, placements, End};
 use crate::round::{best_lead, end_round, Ending};
 use crate::tile::Tile;
@@ -149,7 +149,7 @@ fn play_tile(table: &mut Table, player: PlayerId, index: usize, end: End) {
     table.set_space_public_state(LINE, PASSES_IN_A_ROW, json!(0));
     let text = format!(
         "{} played {} on the {} end",
-        name_of(table, player),
+        table.player_name(player),
         tile.face(),
         end.name()
     );
@@ -157,7 +157,7 @@ fn play_tile(table: &mut Table, player: PlayerId, index: usize, end: End) {
     if table.space(&hand_of(player)).pieces.is_empty() {
         end_round(table, Ending::Domino(player));
     } else {
-        let next = next_player(table, player);
+        let next = table.seat_after(player, 1);
         table.set_active_players(vec![next]);
     }
 }
@@ -168,7 +168,7 @@ fn draw(table: &mut Table, player: PlayerId, index: usize) {
     let hand = hand_of(player);
     let at = table.move_piece(BONEYARD, index, &hand);
     let face = tile_of(table.piece(&hand, at)).map(Tile::face).unwrap_or_default();
-    let name = name_of(table, player);
+    let name = table.player_name(player);
     table.log(LogEntry::new(format!("{} drew a tile", name)).for_player(player, format!("You drew {}", face)));
 }
 
@@ -181,12 +181,12 @@ fn pass(table: &mut Table, player: PlayerId) {
         .unwrap_or(0)
         + 1;
     table.set_space_public_state(LINE, PASSES_IN_A_ROW, json!(passes));
-    let text = format!("{} passed", name_of(table, player));
+    let text = format!("{} passed", table.player_name(player));
     table.log(LogEntry::new(text));
     if passes as usize >= table.players().len() {
         end_round(table, Ending::Blocked);
     } else {
-        let next = next_player(table, player);
+        let next = table.seat_after(player, 1);
         table.set_active_players(vec![next]);
     }
 }

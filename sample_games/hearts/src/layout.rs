@@ -14,12 +14,11 @@
 //! `lower_score_wins`. Each player's public state holds `score`, the points
 //! of the rounds already finished.
 
+use tablehost_sdk::face_down::{face_of, faces_in};
+pub use tablehost_sdk::face_down::{hand_of, list_faces as list_cards, BACK};
 use tablehost_sdk::{json, GameConfig, Map, Piece, PlayerId, Space, StartingPlayer, Table, Value};
 
-use crate::card::Card;
-
-/// The public kind of a face-down card.
-pub const BACK: &str = "back";
+use crate::card::{self, Card};
 /// Where the cards wait face down between deals.
 pub const DECK: &str = "deck";
 /// The trick in play.
@@ -64,11 +63,6 @@ impl Phase {
     }
 }
 
-/// The space holding `player`'s hand.
-pub fn hand_of(player: PlayerId) -> String {
-    format!("hand-{}", player)
-}
-
 /// The space holding the cards `player` chose to pass.
 pub fn pass_pile_of(player: PlayerId) -> String {
     format!("pass-{}", player)
@@ -87,7 +81,7 @@ pub fn config(players: &[PlayerId]) -> GameConfig {
     assert_eq!(players.len(), PLAYERS, "hearts is for exactly 4 players");
     let mut spaces = vec![Space::new(DECK, "deck")
         .collection()
-        .with_pieces(Card::deck().into_iter().map(face_down))];
+        .with_pieces(card::deck().into_iter().map(face_down))];
     for &player in players {
         spaces.push(Space::new(hand_of(player), "hand").collection().owned_by(player));
         spaces.push(Space::new(pass_pile_of(player), "pass").collection().owned_by(player));
@@ -109,51 +103,17 @@ pub fn config(players: &[PlayerId]) -> GameConfig {
 
 /// A card lying face down: everyone sees a back, its viewers see `card`.
 pub fn face_down(card: Card) -> Piece {
-    Piece::new(BACK).hiding(card.face())
+    tablehost_sdk::face_down::face_down(&card)
 }
 
 /// The card a piece really is, if the code running may see it.
 pub fn card_of(piece: &Piece) -> Option<Card> {
-    match &piece.private_kind {
-        Some(face) => Card::parse(face),
-        None => Card::parse(&piece.public_kind),
-    }
+    face_of(piece)
 }
 
 /// The cards of space `space_id` with their indexes (only those visible here).
 pub fn cards_in(table: &Table, space_id: &str) -> Vec<(usize, Card)> {
-    table
-        .pieces(space_id)
-        .iter()
-        .enumerate()
-        .filter_map(|(index, piece)| card_of(piece).map(|card| (index, card)))
-        .collect()
-}
-
-/// Names a list of cards for the log: `"2C, 5H and QS"`.
-pub fn list_cards(cards: &[Card]) -> String {
-    let faces: Vec<String> = cards.iter().map(|card| card.face()).collect();
-    match faces.split_last() {
-        Some((last, rest)) if !rest.is_empty() => format!("{} and {}", rest.join(", "), last),
-        Some((last, _)) => last.clone(),
-        None => String::new(),
-    }
-}
-
-/// How `player` is named in the log.
-pub fn name_of(table: &Table, player: PlayerId) -> String {
-    let username = &table.player(player).username;
-    if username.is_empty() {
-        format!("player {}", player)
-    } else {
-        username.clone()
-    }
-}
-
-/// The player `steps` seats after `player` (to the left, wrapping round).
-pub fn seat_after(table: &Table, player: PlayerId, steps: usize) -> PlayerId {
-    let players = table.players();
-    players[(table.seat_of(player) + steps) % players.len()]
+    faces_in(table, space_id)
 }
 
 /// The current phase. Panics on a state hearts did not write.
@@ -190,6 +150,6 @@ pub fn score_of(table: &Table, player: PlayerId) -> u32 {
 pub fn points_taken(table: &Table, player: PlayerId) -> u32 {
     cards_in(table, &taken_by(player))
         .iter()
-        .map(|(_, card)| card.points())
+        .map(|&(_, card)| card::points(card))
         .sum()
 }

@@ -100,7 +100,8 @@ impl Game for Hearts {
     /// pass piles and the deck. Only counts constrain the deal: a player who
     /// showed out of a suit may still be dealt one (a simplification).
     fn sample_hidden(view: &Table, _viewer: PlayerId, rng: &mut Rng) -> Option<State> {
-        let faces: Vec<String> = card::Card::deck().into_iter().map(|card| card.face()).collect();
+        use tablehost_sdk::face_down::Face;
+        let faces: Vec<String> = card::deck().into_iter().map(|card| card.face()).collect();
         Some(tablehost_sdk::hidden::deal_unseen(view, layout::BACK, &faces, rng))
     }
 }

@@ -11,7 +11,7 @@
 use tablehost_sdk::{Action, AvailableAction, Button, LogEntry, PlayerId, Table};
 
 use crate::card::Card;
-use crate::layout::{cards_in, hand_of, list_cards, name_of, pass_pile_of, round_number, seat_after};
+use crate::layout::{cards_in, hand_of, list_cards, pass_pile_of, round_number};
 
 /// Cards each player passes.
 pub const CARDS_TO_PASS: usize = 3;
@@ -66,7 +66,7 @@ pub fn current_direction(table: &Table) -> Direction {
 
 /// Who receives `player`'s cards this round.
 pub fn receiver_of(table: &Table, player: PlayerId) -> PlayerId {
-    seat_after(table, player, current_direction(table).seats_on())
+    table.seat_after(player, current_direction(table).seats_on())
 }
 
 /// What `player` may do while choosing: select a hand card (while fewer than
@@ -78,12 +78,12 @@ pub fn passing_actions(table: &Table, player: PlayerId) -> Vec<AvailableAction> 
     let mut actions = Vec::new();
     if chosen.len() < CARDS_TO_PASS {
         for (index, card) in cards_in(table, &hand) {
-            let label = format!("Select {} to pass", card.face());
+            let label = format!("Select {} to pass", card.name());
             actions.push(AvailableAction::choice(Action::piece_click(hand.clone(), index), label));
         }
     }
     for (index, card) in &chosen {
-        let label = format!("Withdraw {}", card.face());
+        let label = format!("Withdraw {}", card.name());
         actions.push(AvailableAction::cancel(
             Action::piece_click(pile.clone(), *index),
             label,
@@ -126,7 +126,7 @@ pub fn commit(table: &mut Table, player: PlayerId) -> bool {
     table.set_active_players(waiting);
     table.log(LogEntry::new(format!(
         "{} chose three cards to pass",
-        name_of(table, player)
+        table.player_name(player)
     )));
     done
 }
@@ -145,7 +145,7 @@ pub fn exchange(table: &mut Table) {
         while !table.pieces(&pass_pile_of(passer)).is_empty() {
             table.move_piece(&pass_pile_of(passer), 0, &hand_of(receiver));
         }
-        let text = format!("You received {} from {}", list_cards(&received), name_of(table, passer));
+        let text = format!("You received {} from {}", list_cards(&received), table.player_name(passer));
         entry = entry.for_player(receiver, text);
     }
     table.log(entry);

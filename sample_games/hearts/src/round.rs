@@ -1,10 +1,11 @@
 //! A round: gather and deal, pass (or not), thirteen tricks, then the count.
 
+use tablehost_sdk::face_down::{self, turn_face_down};
 use tablehost_sdk::{json, LogEntry, PlayerId, Rng, Table, Value};
 
 use crate::card::{Card, TWO_OF_CLUBS};
 use crate::layout::{
-    cards_in, hand_of, name_of, points_taken, round_number, score_of, set_phase, taken_by, Phase, BACK, DECK,
+    cards_in, hand_of, points_taken, round_number, score_of, set_phase, taken_by, Phase, DECK,
     GAME_END_POINTS, HEARTS_BROKEN, PASS_DIRECTION, PLAYED_BY, ROUND, SCORE,
 };
 use crate::passing::{current_direction, Direction};
@@ -41,9 +42,8 @@ pub fn start_round(table: &mut Table, rng: &mut Rng) {
 fn gather(table: &mut Table) {
     for player in table.players() {
         let pile = taken_by(player);
-        while let Some((_, card)) = cards_in(table, &pile).first().copied() {
-            table.set_private_kind(&pile, 0, Some(&card.face()));
-            table.set_public_kind(&pile, 0, BACK);
+        while !cards_in(table, &pile).is_empty() {
+            turn_face_down(table, &pile, 0);
             table.set_piece_public_state(&pile, 0, PLAYED_BY, Value::Null);
             table.move_piece(&pile, 0, DECK);
         }
@@ -54,13 +54,8 @@ fn gather(table: &mut Table) {
 /// from a random position of the deck (a collection shows no order, so the
 /// random positions are what make the deal random).
 fn deal(table: &mut Table, rng: &mut Rng) {
-    let players = table.players();
-    for _ in 0..HAND_SIZE {
-        for &player in &players {
-            let index = rng.below(table.pieces(DECK).len());
-            table.move_piece(DECK, index, &hand_of(player));
-        }
-    }
+    let hands: Vec<String> = table.players().into_iter().map(hand_of).collect();
+    face_down::deal(table, rng, DECK, &hands, HAND_SIZE);
 }
 
 /// Play begins: the holder of the 2♣ leads.
@@ -70,7 +65,7 @@ pub fn start_play(table: &mut Table) {
     table.set_active_players(vec![leader]);
     table.log(LogEntry::new(format!(
         "{} leads the first trick",
-        name_of(table, leader)
+        table.player_name(leader)
     )));
 }
 
@@ -112,10 +107,10 @@ pub fn end_round(table: &mut Table, rng: &mut Rng) {
     for (player, points) in round_points(&taken) {
         let total = score_of(table, player) + points;
         table.set_player_public_state(player, SCORE, json!(total));
-        summary.push(format!("{} +{} = {}", name_of(table, player), points, total));
+        summary.push(format!("{} +{} = {}", table.player_name(player), points, total));
     }
     if let Some((moon, _)) = taken.iter().find(|(_, points)| *points == ALL_POINTS) {
-        table.log(LogEntry::new(format!("{} shot the moon", name_of(table, *moon))));
+        table.log(LogEntry::new(format!("{} shot the moon", table.player_name(*moon))));
     }
     table.log(LogEntry::new(format!("End of round: {}", summary.join(", "))));
     if is_game_end(table) {

@@ -1,10 +1,11 @@
 //! Tricks: what may be led and followed, and who takes the trick.
 
+use tablehost_sdk::face_down::turn_face_up;
 use tablehost_sdk::{Action, AvailableAction, LogEntry, PlayerId, Table};
 
-use crate::card::{Card, Suit, TWO_OF_CLUBS};
+use crate::card::{points, Card, Suit, TWO_OF_CLUBS};
 use crate::layout::{
-    card_of, cards_in, hand_of, hearts_broken, name_of, seat_after, taken_by, HEARTS_BROKEN, PLAYED_BY, PLAYERS, TRICK,
+    card_of, cards_in, hand_of, hearts_broken, taken_by, HEARTS_BROKEN, PLAYED_BY, PLAYERS, TRICK,
 };
 
 /// Whether the trick in play is the round's first (no trick has been taken yet).
@@ -39,7 +40,7 @@ pub fn legal_plays(table: &Table, player: PlayerId) -> Vec<usize> {
             if !following.is_empty() || !first_trick {
                 following
             } else {
-                only(&hand, |card| card.points() == 0)
+                only(&hand, |card| points(card) == 0)
             }
         }
     };
@@ -65,7 +66,7 @@ pub fn playing_actions(table: &Table, player: PlayerId) -> Vec<AvailableAction> 
     legal_plays(table, player)
         .into_iter()
         .map(|index| {
-            let face = card_of(table.piece(&hand, index)).map(Card::face).unwrap_or_default();
+            let face = card_of(table.piece(&hand, index)).map(Card::name).unwrap_or_default();
             AvailableAction::confirm(Action::piece_click(hand.clone(), index), format!("Play {}", face))
         })
         .collect()
@@ -77,16 +78,15 @@ pub fn play_card(table: &mut Table, player: PlayerId, index: usize) -> Card {
     let hand = hand_of(player);
     let card = card_of(table.piece(&hand, index)).expect("the rules see the player's hand");
     let at = table.move_piece(&hand, index, TRICK);
-    table.set_public_kind(TRICK, at, card.face());
-    table.set_private_kind(TRICK, at, None);
+    turn_face_up(table, TRICK, at);
     table.set_piece_public_state(TRICK, at, PLAYED_BY, player);
     if card.suit == Suit::Hearts && !hearts_broken(table) {
         table.set_meta(HEARTS_BROKEN, true);
     }
     table.log(LogEntry::new(format!(
         "{} played {}",
-        name_of(table, player),
-        card.face()
+        table.player_name(player),
+        card.name()
     )));
     card
 }
@@ -115,11 +115,11 @@ pub fn collect_trick(table: &mut Table) -> PlayerId {
     while !table.pieces(TRICK).is_empty() {
         table.move_piece(TRICK, 0, &taken_by(winner));
     }
-    table.log(LogEntry::new(format!("{} takes the trick", name_of(table, winner))));
+    table.log(LogEntry::new(format!("{} takes the trick", table.player_name(winner))));
     winner
 }
 
 /// Who plays next to an unfinished trick: the next seat to the left.
 pub fn next_to_play(table: &Table, player: PlayerId) -> PlayerId {
-    seat_after(table, player, 1)
+    table.seat_after(player, 1)
 }

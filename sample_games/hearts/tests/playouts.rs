@@ -54,7 +54,7 @@ fn check_cards_conserved(table: &Table) {
         .spaces
         .iter()
         .flat_map(|space| space.pieces.iter())
-        .map(|piece| card_of(piece).expect("the rules see every card").face())
+        .map(|piece| card_of(piece).expect("the rules see every card").name())
         .collect();
     let distinct: BTreeSet<&String> = faces.iter().collect();
     assert_eq!((faces.len(), distinct.len()), (52, 52));

@@ -87,7 +87,7 @@ fn cards(faces: &str) -> Vec<Card> {
 }
 
 fn face_up(card: Card, played_by: u32) -> Piece {
-    Piece::new(card.face()).with_public(PLAYED_BY, played_by)
+    Piece::new(card.name()).with_public(PLAYED_BY, played_by)
 }
 
 /// The faces `player` may play now.
@@ -95,7 +95,7 @@ fn playable(table: &Table, player: u32) -> Vec<String> {
     Hearts::available_actions(table, player)
         .into_iter()
         .map(|offered| match offered.action {
-            Action::PieceClick { space_id, index } => card_of(table.piece(&space_id, index)).unwrap().face(),
+            Action::PieceClick { space_id, index } => card_of(table.piece(&space_id, index)).unwrap().name(),
             other => panic!("a card play is a piece click, not {:?}", other),
         })
         .collect()
@@ -105,7 +105,7 @@ fn playable(table: &Table, player: u32) -> Vec<String> {
 fn play_card(table: &mut Table, player: u32, face: &str) {
     let index = cards_in(table, &hand_of(player))
         .into_iter()
-        .find(|(_, c)| c.face() == face)
+        .find(|(_, c)| c.name() == face)
         .unwrap()
         .0;
     play::<Hearts>(table, player, &Action::piece_click(hand_of(player), index), 7);
@@ -251,7 +251,7 @@ fn once_all_have_passed_the_cards_change_hands_and_each_is_told_privately() {
         .find(|e| e.text.starts_with("Everyone passed"))
         .unwrap();
     assert_eq!(exchange.text, "Everyone passed three cards left");
-    let faces: Vec<String> = chosen[0].iter().map(|c| c.face()).collect();
+    let faces: Vec<String> = chosen[0].iter().map(|c| c.name()).collect();
     let told_bob = &exchange.for_player[&BOB.to_string()];
     assert!(
         faces.iter().all(|face| told_bob.contains(face.as_str())),
@@ -422,7 +422,7 @@ fn the_highest_card_of_the_suit_led_takes_the_trick_and_leads_next() {
     assert!(table.pieces(TRICK).is_empty());
     let taken: Vec<String> = cards_in(&table, &taken_by(DAN))
         .into_iter()
-        .map(|(_, c)| c.face())
+        .map(|(_, c)| c.name())
         .collect();
     assert_eq!(taken, vec!["5D", "2D", "AS", "KD"]);
     assert_eq!(table.active_players(), &[DAN]);

@@ -3,6 +3,7 @@
 
 use hearts::layout::card_of;
 use hearts::Hearts;
+use tablehost_sdk::face_down::Face;
 use tablehost_sdk::mcts::{search, Budget, Search};
 use tablehost_sdk::{new_match, play, Game, PlayerId, Rng, State, Table};
 

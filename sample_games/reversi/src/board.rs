@@ -38,90 +38,7 @@ impl Colour {
     }
 }
 
-/// A square index, 0 (`a1`) ..= 63 (`h8`).
-pub type Square = u8;
-
-/// The space id of every square, indexed by [`Square`].
-const SQUARE_NAMES: [&str; 64] = [
-    "a1", "b1", "c1", "d1", "e1", "f1", "g1", "h1", //
-    "a2", "b2", "c2", "d2", "e2", "f2", "g2", "h2", //
-    "a3", "b3", "c3", "d3", "e3", "f3", "g3", "h3", //
-    "a4", "b4", "c4", "d4", "e4", "f4", "g4", "h4", //
-    "a5", "b5", "c5", "d5", "e5", "f5", "g5", "h5", //
-    "a6", "b6", "c6", "d6", "e6", "f6", "g6", "h6", //
-    "a7", "b7", "c7", "d7", "e7", "f7", "g7", "h7", //
-    "a8", "b8", "c8", "d8", "e8", "f8", "g8", "h8", //
-];
-
-/// The name of `square` (`"a1"` ..= `"h8"`), which is also its space id.
-pub fn square_name(square: Square) -> &'static str {
-    SQUARE_NAMES[square as usize]
-}
-
-/// The square named `name` (file `a`..`h` then rank `1`..`8`); `None` otherwise.
-pub fn parse_square(name: &str) -> Option<Square> {
-    match name.as_bytes() {
-        [file @ b'a'..=b'h', rank @ b'1'..=b'8'] => Some((rank - b'1') * 8 + (file - b'a')),
-        _ => None,
-    }
-}
-
-/// The squares set in `set`, lowest first.
-pub fn squares(mut set: u64) -> impl Iterator<Item = Square> {
-    std::iter::from_fn(move || {
-        if set == 0 {
-            return None;
-        }
-        let square = set.trailing_zeros() as Square;
-        set &= set - 1;
-        Some(square)
-    })
-}
-
-const FILE_A: u64 = 0x0101_0101_0101_0101;
-const FILE_H: u64 = FILE_A << 7;
-
-/// The eight directions a line of discs can run in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Direction {
-    North,
-    South,
-    East,
-    West,
-    NorthEast,
-    NorthWest,
-    SouthEast,
-    SouthWest,
-}
-
-/// Every direction, for rules that look along all eight lines.
-pub const DIRECTIONS: [Direction; 8] = [
-    Direction::North,
-    Direction::South,
-    Direction::East,
-    Direction::West,
-    Direction::NorthEast,
-    Direction::NorthWest,
-    Direction::SouthEast,
-    Direction::SouthWest,
-];
-
-impl Direction {
-    /// Every square of `set` moved one step this way; steps off the board vanish
-    /// (the file masks stop a step east of file h from wrapping onto file a).
-    pub fn step(self, set: u64) -> u64 {
-        match self {
-            Direction::North => set << 8,
-            Direction::South => set >> 8,
-            Direction::East => (set << 1) & !FILE_A,
-            Direction::West => (set >> 1) & !FILE_H,
-            Direction::NorthEast => (set << 9) & !FILE_A,
-            Direction::NorthWest => (set << 7) & !FILE_H,
-            Direction::SouthEast => (set >> 7) & !FILE_A,
-            Direction::SouthWest => (set >> 9) & !FILE_H,
-        }
-    }
-}
+pub use tablehost_sdk::board::{parse_square, square_name, squares_of as squares, Direction, Square, DIRECTIONS};
 
 /// Which squares hold a dark disc and which a light one.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -184,11 +101,11 @@ impl Board {
         let mut placements = 0;
         for direction in DIRECTIONS {
             // A run of opposing discs adjacent to one of ours, grown up to 6 long.
-            let mut run = direction.step(own) & opponent;
+            let mut run = direction.shift(own) & opponent;
             for _ in 0..5 {
-                run |= direction.step(run) & opponent;
+                run |= direction.shift(run) & opponent;
             }
-            placements |= direction.step(run);
+            placements |= direction.shift(run);
         }
         placements & self.empty()
     }
@@ -211,10 +128,10 @@ impl Board {
         let mut flipped = 0;
         for direction in DIRECTIONS {
             let mut line = 0;
-            let mut cursor = direction.step(placed);
+            let mut cursor = direction.shift(placed);
             while cursor & opponent != 0 {
                 line |= cursor;
-                cursor = direction.step(cursor);
+                cursor = direction.shift(cursor);
             }
             if cursor & own != 0 {
                 flipped |= line;

@@ -9,10 +9,14 @@
 #[doc(hidden)]
 pub mod abi;
 mod action;
+pub mod board;
 mod cache;
+pub mod cards;
 mod config;
+pub mod dice;
 pub mod dispatch;
 mod dispatch_search;
+pub mod face_down;
 mod game;
 pub mod hidden;
 mod json_out;

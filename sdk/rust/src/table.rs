@@ -125,6 +125,24 @@ impl Table {
         }
     }
 
+    /// The player `steps` seats after `player` in seat order, wrapping round
+    /// (to the left at a card table). Panics when `player` is not seated.
+    pub fn seat_after(&self, player: PlayerId, steps: usize) -> PlayerId {
+        let players = &self.state.players;
+        players[(self.seat_of(player) + steps) % players.len()].player_id
+    }
+
+    /// How `player` is named in log lines: their username, or `"player <id>"`
+    /// when it is empty. Panics when `player` is not seated.
+    pub fn player_name(&self, player: PlayerId) -> String {
+        let username = &self.player(player).username;
+        if username.is_empty() {
+            format!("player {}", player)
+        } else {
+            username.clone()
+        }
+    }
+
     /// The players who may act now.
     pub fn active_players(&self) -> &[PlayerId] {
         &self.state.active_player_ids
