@@ -206,6 +206,7 @@ def _run_in_guest(batch: Batch) -> list[GameOutcome]:
         outcome = GameOutcome(batch.first + k, batch.seeds[k], plies=game.plies, finished=game.game_over)
         if game.game_over:
             outcome.winners = _seat_winners(game.scores, player_ids, lower)
+            outcome.draw = len(outcome.winners) > 1  # in-guest results know no teams
         elif game.cut == "stuck":
             outcome.error = f"match/stuck: no active player is offered an action after {game.plies} plies"
         else:
