@@ -21,8 +21,8 @@ check: ## lint and type-check the host
 proto: ## regenerate runtime/tablehost/api/_pb from proto/
 	scripts/gen-proto.sh
 
-bench: ## print host throughput, patch, gRPC latency and sandbox (switch, idle memory, refusal) figures
-	python3 bench/host_throughput.py && python3 bench/table_patch.py && python3 bench/grpc_latency.py && python3 bench/sandbox.py
+bench: ## print host throughput, patch, move cost, gRPC latency and sandbox (switch, idle memory, refusal) figures
+	python3 bench/host_throughput.py && python3 bench/table_patch.py && python3 bench/move_cost.py && python3 bench/grpc_latency.py && python3 bench/sandbox.py
 
 toolchain: ## install the Rust/wasm toolchain if missing (Debian packages)
 	scripts/install-toolchain.sh

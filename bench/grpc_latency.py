@@ -1,10 +1,15 @@
-"""SubmitAction latency and throughput of a real ``tablehost serve`` process.
+"""SubmitAction latency and throughput of real ``tablehost serve`` processes.
 
-Starts a server on a free loopback port in a fresh data directory, uploads a module
+Starts a server (``--processes N`` of them on one address, PostgreSQL only) on a free loopback
+port with a fresh store (``--store sqlite``, the default; ``--store postgresql``, a throwaway
+cluster made with initdb in a temporary folder, fsync on; or ``--store postgresql://URL`` of an
+empty database), uploads a module
 (tic-tac-toe by default), and for each load and concurrency level plays that many matches at
 once from one asyncio client process: each match repeatedly fetches the active seat's view
 (GetView, untimed) and submits a random offered action with that seat's own token
-(SubmitAction, timed from the client: request, guest step, SQLite commit, reply).
+(SubmitAction, timed from the client: request, guest step, store commit, reply). Lanes use
+``--channels`` gRPC connections between them (each its own TCP connection, so several server
+processes behind one address each get a share), and ``--clients`` client processes.
 
 Two loads are measured:
 
@@ -19,10 +24,14 @@ Two loads are measured:
 Usage::
 
     PYTHONPATH=runtime python bench/grpc_latency.py [--levels 1,10,100] [--loads saturated,paced]
-        [--pace-ms 500] [--games 3] [--sync full]
+        [--pace-ms 500] [--games 3] [--sync full] [--store sqlite|postgresql|postgresql://...]
+        [--processes N] [--channels C] [--clients K]
 
 Prints one line per load and level: matches, moves, offered moves/s (paced), p50 and p99
-SubmitAction latency in ms, moves/s, and the server's CPU use (percent of one core).
+SubmitAction latency in ms, moves/s, and the CPU use (percent of one core) of the server
+processes, of the database's processes (PostgreSQL), and of the clients; and how many moves
+were refused RESOURCE_EXHAUSTED (all of the module's call slots busy) and retried (counted with
+one client process).
 The machine is shared: note ``uptime``'s load average with the figures.
 """
 
@@ -30,12 +39,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import multiprocessing
 import os
 import random
 import subprocess
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 import grpc
@@ -47,7 +58,9 @@ from tablehost.api._pb import tablehost_pb2 as pb
 from tablehost.api._pb import tablehost_pb2_grpc as pb_grpc
 
 
-def start_server(data_dir: Path, sync: str) -> tuple[subprocess.Popen[str], str, str]:
+def start_server(
+    data_dir: Path, sync: str, store: str | None, processes: int
+) -> tuple[subprocess.Popen[str], str, str]:
     """Start ``tablehost serve``; return the process, its address and the admin token."""
     env = {
         **os.environ,
@@ -66,6 +79,8 @@ def start_server(data_dir: Path, sync: str) -> tuple[subprocess.Popen[str], str,
         sync,
         "--log-level",
         "warning",
+        *(["--store", store] if store else []),
+        *(["--processes", str(processes)] if processes > 1 else []),
     ]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
     assert proc.stdout is not None
@@ -84,8 +99,13 @@ async def play_match(
     latencies: list[float],
     rng: random.Random,
     think_s: float,
+    refusals: list[float] | None = None,
 ) -> None:
-    """Play one match to the end, timing every SubmitAction (seconds into ``latencies``)."""
+    """Play one match to the end, timing every SubmitAction (seconds into ``latencies``); a move
+    refused with RESOURCE_EXHAUSTED (every call slot of the module busy) goes into ``refusals``
+    and is tried again."""
+    if refusals is None:
+        refusals = []
     tokens = {seat.player_id: seat.token for seat in created.seats}
     view = created.view
     while not view.game_over:
@@ -96,43 +116,107 @@ async def play_match(
             match_id=created.match_id, action=rng.choice(offered).action, expected_version=view.version
         )
         started = time.perf_counter()
-        reply = await stub.SubmitAction(request, metadata=auth(tokens[player]))
+        try:
+            reply = await stub.SubmitAction(request, metadata=auth(tokens[player]))
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
+                raise
+            refusals.append(time.perf_counter() - started)  # the module's call slots were all busy
+            await asyncio.sleep(0.01)
+            continue
         latencies.append(time.perf_counter() - started)
         view = reply.view
         if think_s:
             await asyncio.sleep(think_s * rng.uniform(0.5, 1.5))
 
 
-async def run_level(
-    address: str, admin: str, module_id: str, matches: int, games: int, think_s: float
-) -> tuple[int, float, float, float]:
-    """Play ``games`` games in each of ``matches`` concurrent lanes, pausing about ``think_s`` seconds
-    between a lane's moves; return moves, p50 ms, p99 ms, moves/s."""
+async def create_matches(address: str, admin: str, module_id: str, count: int) -> list[bytes]:
+    """Create ``count`` two-seat matches; return each CreateMatchResponse serialised."""
     async with grpc.aio.insecure_channel(address) as channel:
         stub = pb_grpc.MatchServiceStub(channel)
         seats = [pb.SeatRequest(username="a"), pb.SeatRequest(username="b")]
-        created = [
-            await stub.CreateMatch(
-                pb.CreateMatchRequest(module_id=module_id, seats=seats), metadata=auth(admin)
-            )
-            for _ in range(matches * games)
-        ]
-        latencies: list[float] = []
+        request = pb.CreateMatchRequest(module_id=module_id, seats=seats)
+        slots = asyncio.Semaphore(4)  # the module's call slots: do not queue setups past them
 
-        async def lane(number: int) -> None:
-            rng = random.Random(number)
-            if think_s:  # paced matches start spread over one pause, as independent players would
-                await asyncio.sleep(think_s * rng.random())
-            for game in range(games):
-                await play_match(stub, created[number * games + game], latencies, rng, think_s)
+        async def create() -> pb.CreateMatchResponse:
+            async with slots:
+                return await stub.CreateMatch(request, metadata=auth(admin))
 
-        started = time.perf_counter()
-        await asyncio.gather(*(lane(n) for n in range(matches)))
-        elapsed = time.perf_counter() - started
+        created = await asyncio.gather(*(create() for _ in range(count)))
+    return [c.SerializeToString() for c in created]
+
+
+async def play_lanes(
+    address: str, created: list[bytes], lanes: list[int], games: int, think_s: float, channels: int
+) -> tuple[list[float], float]:
+    """Play ``games`` games in each lane of ``lanes`` concurrently over ``channels`` connections;
+    return the SubmitAction latencies (seconds) and the elapsed time."""
+    opened = [grpc.aio.insecure_channel(address) for _ in range(max(1, min(channels, len(lanes))))]
+    stubs = [pb_grpc.MatchServiceStub(channel) for channel in opened]
+    latencies: list[float] = []
+    refusals: list[float] = []
+
+    async def lane(slot: int, number: int) -> None:
+        rng = random.Random(number)
+        if think_s:  # paced matches start spread over one pause, as independent players would
+            await asyncio.sleep(think_s * rng.random())
+        for game in range(games):
+            match = pb.CreateMatchResponse.FromString(created[number * games + game])
+            await play_match(stubs[slot % len(stubs)], match, latencies, rng, think_s, refusals)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(lane(slot, n) for slot, n in enumerate(lanes)))
+    elapsed = time.perf_counter() - started
+    for channel in opened:
+        await channel.close()
+    REFUSED.append(len(refusals))
+    return latencies, elapsed
+
+
+def client_process(args: tuple[str, list[bytes], list[int], int, float, int]) -> tuple[list[float], float, float]:
+    """One client process's share (multiprocessing); returns latencies, elapsed and its CPU seconds."""
+    address, created, lanes, games, think_s, channels = args
+    latencies, elapsed = asyncio.run(play_lanes(address, created, lanes, games, think_s, channels))
+    return latencies, elapsed, time.process_time()
+
+
+def run_level(
+    address: str,
+    admin: str,
+    module_id: str,
+    matches: int,
+    games: int,
+    think_s: float,
+    channels: int,
+    clients: int,
+) -> tuple[int, float, float, float, float]:
+    """Play ``games`` games in each of ``matches`` concurrent lanes, pausing about ``think_s`` seconds
+    between a lane's moves, from ``clients`` processes; return moves, p50 ms, p99 ms, moves/s and
+    the clients' CPU seconds."""
+    created = asyncio.run(create_matches(address, admin, module_id, matches * games))
+    clients = max(1, min(clients, matches))
+    shares = [list(range(matches))[k::clients] for k in range(clients)]
+    per_client = max(1, channels // clients)
+    jobs = [(address, created, share, games, think_s, per_client) for share in shares]
+    started = time.perf_counter()
+    if clients == 1:
+        before = time.process_time()
+        latencies, _elapsed = asyncio.run(play_lanes(*jobs[0]))
+        client_cpu = time.process_time() - before
+    else:
+        with multiprocessing.get_context("spawn").Pool(clients) as pool:
+            results = pool.map(client_process, jobs)
+        latencies = [x for r in results for x in r[0]]
+        client_cpu = sum(r[2] for r in results)
+    elapsed = time.perf_counter() - started
     latencies.sort()
     p50 = latencies[len(latencies) // 2] * 1e3
     p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] * 1e3
-    return len(latencies), p50, p99, len(latencies) / elapsed
+    return len(latencies), p50, p99, len(latencies) / elapsed, client_cpu
+
+
+REFUSED: list[int] = []
+"""SubmitActions refused as RESOURCE_EXHAUSTED and retried, per lane group of this process."""
 
 
 def cpu_seconds(pid: int) -> float:
@@ -142,6 +226,18 @@ def cpu_seconds(pid: int) -> float:
     except OSError:
         return 0.0
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu_seconds(pid: int | None) -> float:
+    """CPU seconds of ``pid`` and its living children (the serve processes, the database's backends)."""
+    if pid is None:
+        return 0.0
+    total = cpu_seconds(pid)
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        children = []
+    return total + sum(tree_cpu_seconds(int(child)) for child in children)
 
 
 def main() -> int:
@@ -161,39 +257,79 @@ def main() -> int:
     parser.add_argument(
         "--sync", choices=("full", "normal"), default="full", help="the server's SQLite sync mode"
     )
+    parser.add_argument(
+        "--store",
+        default="sqlite",
+        help="sqlite (default), postgresql (a throwaway cluster, fsync on) or postgresql://URL (an empty database)",
+    )
+    parser.add_argument(
+        "--pg-fsync",
+        choices=("on", "off"),
+        default="on",
+        help="the throwaway cluster's fsync (off shows the cost of everything but the disk)",
+    )
+    parser.add_argument("--processes", type=int, default=1, help="serve processes on one address (PostgreSQL)")
+    parser.add_argument("--channels", type=int, default=16, help="gRPC connections the lanes share")
+    parser.add_argument("--clients", type=int, default=1, help="client processes the lanes are spread over")
     args = parser.parse_args()
     loads = [load.strip() for load in args.loads.split(",")]
     if not set(loads) <= {"saturated", "paced"}:
         parser.error(f"--loads takes saturated and/or paced, got {args.loads!r}")
-    with tempfile.TemporaryDirectory() as tmp:
-        proc, address, admin = start_server(Path(tmp) / "data", args.sync)
+    if args.processes > 1 and args.store == "sqlite":
+        parser.error("--processes above 1 needs --store postgresql (SQLite admits one process)")
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
+        store, db_pid = None, None
+        if args.store == "postgresql":
+            sys.path.insert(0, str(ROOT / "tests"))
+            from conftest import PostgresCluster
+
+            cluster = PostgresCluster(fsync=args.pg_fsync == "on")
+            stack.callback(cluster.stop)
+            store, db_pid = cluster.new_database(), cluster.postmaster_pid()
+        elif args.store.startswith("postgresql://"):
+            store = args.store
+        proc, address, admin = start_server(Path(tmp) / "data", args.sync, store, args.processes)
         try:
             module_id = asyncio.run(upload(address, admin, Path(args.module).read_bytes()))
+            store_name = (
+                "SQLite synchronous=" + args.sync.upper()
+                if store is None
+                else f"PostgreSQL (fsync {args.pg_fsync})"
+                if args.store == "postgresql"
+                else "PostgreSQL"
+            )
             print(
-                f"SubmitAction over gRPC, {Path(args.module).name}, synchronous={args.sync.upper()}, "
+                f"SubmitAction over gRPC, {Path(args.module).name}, {store_name}, {args.processes} serve "
+                f"process(es), {args.clients} client process(es), {args.channels} channels, "
                 f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}, pace {args.pace_ms:g} ms"
             )
             print(
                 f"{'load':>9} {'matches':>8} {'moves':>7} {'offered/s':>9} {'p50 ms':>8} {'p99 ms':>8} "
-                f"{'moves/s':>8} {'cpu %':>6}"
+                f"{'moves/s':>8} {'srv cpu%':>8} {'db cpu%':>8} {'cli cpu%':>8}"
             )
             for load in loads:
                 think_s = args.pace_ms / 1e3 if load == "paced" else 0.0
                 for level in (int(x) for x in args.levels.split(",")):
-                    cpu_before, started = cpu_seconds(proc.pid), time.perf_counter()
-                    moves, p50, p99, rate = asyncio.run(
-                        run_level(address, admin, module_id, level, args.games, think_s)
+                    server_before, db_before = tree_cpu_seconds(proc.pid), tree_cpu_seconds(db_pid)
+                    started = time.perf_counter()
+                    moves, p50, p99, rate, client_cpu = run_level(
+                        address, admin, module_id, level, args.games, think_s, args.channels, args.clients
                     )
-                    cpu = 100 * (cpu_seconds(proc.pid) - cpu_before) / (time.perf_counter() - started)
+                    elapsed = time.perf_counter() - started
+                    server = 100 * (tree_cpu_seconds(proc.pid) - server_before) / elapsed
+                    db = 100 * (tree_cpu_seconds(db_pid) - db_before) / elapsed
                     offered = f"{level / think_s:.0f}" if think_s else "-"
+                    busy = sum(REFUSED)
+                    REFUSED.clear()
                     print(
                         f"{load:>9} {level:>8} {moves:>7} {offered:>9} {p50:>8.2f} {p99:>8.2f} {rate:>8.0f} "
-                        f"{cpu:>6.0f}",
+                        f"{server:>8.0f} {db:>8.0f} {100 * client_cpu / elapsed:>8.0f}"
+                        + (f"  ({busy} refused busy, retried)" if busy else ""),
                         flush=True,
                     )
         finally:
             proc.terminate()
-            proc.wait(timeout=20)
+            proc.wait(timeout=30)
     return 0
 
 

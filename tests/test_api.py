@@ -37,6 +37,9 @@ EXPECTED_STATUS = {
     "auth/permission_denied": grpc.StatusCode.PERMISSION_DENIED,
     "request/too_many_watchers": grpc.StatusCode.RESOURCE_EXHAUSTED,
     "response/too_large": grpc.StatusCode.RESOURCE_EXHAUSTED,
+    "request/rate_limited": grpc.StatusCode.RESOURCE_EXHAUSTED,
+    "store/unavailable": grpc.StatusCode.UNAVAILABLE,
+    "store/conflict": grpc.StatusCode.ABORTED,
 }
 
 

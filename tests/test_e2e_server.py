@@ -42,13 +42,17 @@ def _env() -> dict[str, str]:
 
 
 class ServerProcess:
-    """A ``tablehost serve`` child process on a free port (``--listen 127.0.0.1:0``)."""
+    """A ``tablehost serve`` child process on a free port (``--listen 127.0.0.1:0``), with
+    ``extra`` arguments (e.g. ``--store URL``)."""
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, extra: tuple[str, ...] = ()) -> None:
         self.data_dir = data_dir
         self.log = open(data_dir.parent / f"{data_dir.name}-server.log", "ab")  # noqa: SIM115
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tablehost", "serve", "--listen", "127.0.0.1:0", "--data", str(data_dir)],
+            [
+                sys.executable, "-m", "tablehost", "serve", "--listen", "127.0.0.1:0", "--data", str(data_dir),
+                *extra,
+            ],
             stdout=subprocess.PIPE,
             stderr=self.log,
             text=True,

@@ -283,7 +283,7 @@ def test_the_abi_marker_reports_minor_version_one() -> None:
     assert _func(instance.exports(store), "tablehost_abi_v1")(store) == 1
 
 
-OP_PLAYOUT, OP_SEARCH = 6, 7
+OP_PLAYOUT, OP_SEARCH = 7, 8
 
 
 @pytest.mark.parametrize("path", SAMPLE_MODULES, ids=lambda p: p.stem)

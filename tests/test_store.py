@@ -1,4 +1,9 @@
-"""MatchStore: modules, matches, tokens and the move journal, on its own (no guest)."""
+"""The stores: modules, matches, tokens and the move journal, on their own (no guest).
+
+Every behaviour both backends promise runs on SQLite and on PostgreSQL (the ``backend``
+fixture; PostgreSQL is a throwaway cluster, tests/conftest.py). SQLite's own parts (the data
+directory, its lock and modes, group commit) follow.
+"""
 
 from __future__ import annotations
 
@@ -11,16 +16,30 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tablehost.errors import RecordError
-from tablehost.store import POSTGRESQL, SCHEMA, DataDirInUse, DataDirUnusable, MatchStore, SeatRow
+from tablehost.errors import RecordError, UnknownMatch
+from tablehost.store import (
+    POSTGRESQL,
+    SCHEMA,
+    DataDirInUse,
+    DataDirUnusable,
+    MatchStore,
+    SeatRow,
+    SqliteStore,
+    StoreConflict,
+    StoreMissingRef,
+    StoreUnavailable,
+    StoreUnusable,
+    open_store,
+)
 
 RUNTIME = Path(__file__).resolve().parents[1] / "runtime"
 
@@ -59,11 +78,58 @@ def move(seq: int, player_id: int = 1) -> dict[str, Any]:
     }
 
 
+class Backend:
+    """Where a test's store lives: ``spec`` opens it again (a restart) with :meth:`open`."""
+
+    def __init__(self, name: str, spec: str, tmp_path: Path) -> None:
+        self.name, self.spec, self.tmp_path = name, spec, tmp_path
+        self.opened: list[MatchStore] = []
+
+    def open(self) -> MatchStore:
+        store = open_store(self.spec, self.tmp_path / "data")
+        self.opened.append(store)
+        return store
+
+    def committed_version(self, match_id: str) -> int:
+        """The newest version another connection sees (only committed rows)."""
+        sql = "SELECT COALESCE(MAX(version), 0) FROM moves WHERE match_id = "
+        if self.name == "sqlite":
+            with sqlite3.connect(self.tmp_path / "data" / "tablehost.sqlite3") as reader:
+                return int(reader.execute(sql + "?", (match_id,)).fetchone()[0])
+        import psycopg
+
+        with psycopg.connect(self.spec) as reader:
+            row = reader.execute(sql + "%s", (match_id,)).fetchone()
+            assert row is not None
+            return int(row[0])
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    spec = (
+        f"sqlite:{tmp_path / 'data'}"
+        if request.param == "sqlite"
+        else request.getfixturevalue("postgres_url")
+    )
+    opened = Backend(request.param, spec, tmp_path)
+    yield opened
+    for store in opened.opened:
+        store.close()
+
+
 @pytest.fixture
-def store(tmp_path: Path) -> MatchStore:
-    s = MatchStore(tmp_path)
+def store(backend: Backend) -> MatchStore:
+    s = backend.open()
     s.put_module("a" * 64, "ttt", b"\0asm", ["memory"], "2026-11-29T21:00:00Z")
     return s
+
+
+@pytest.fixture
+def sqlite_store(tmp_path: Path) -> Iterator[SqliteStore]:
+    s = SqliteStore(tmp_path)
+    s.put_module("a" * 64, "ttt", b"\0asm", ["memory"], "2026-11-29T21:00:00Z")
+    yield s
+    s.close()
 
 
 def test_module_upload_is_idempotent_and_keeps_first_name(store: MatchStore) -> None:
@@ -77,7 +143,7 @@ def test_module_upload_is_idempotent_and_keeps_first_name(store: MatchStore) -> 
     assert store.get_module("c" * 64) is None
 
 
-def test_setup_then_moves_round_trip_through_a_reopened_store(tmp_path: Path, store: MatchStore) -> None:
+def test_setup_then_moves_round_trip_through_a_reopened_store(backend: Backend, store: MatchStore) -> None:
     seats = [SeatRow("1" * 64, "m-1", 1), SeatRow("2" * 64, "m-1", None)]
     journal = store.journal_for("m-1", seats)
     journal("setup", setup_record())
@@ -86,7 +152,7 @@ def test_setup_then_moves_round_trip_through_a_reopened_store(tmp_path: Path, st
     journal("undo", {"seq": 2, "undo_seq": 3, "at": "2026-11-29T21:00:02.000000Z"})
     store.close()
 
-    reopened = MatchStore(tmp_path)
+    reopened = backend.open()
     record = reopened.load_record("m-1")
     assert record["setup"]["seed"] == 2**64 - 1  # 64-bit seeds survive exactly
     assert [(m["seq"], m["undone"], m["undo_seq"]) for m in record["moves"]] == [
@@ -101,21 +167,21 @@ def test_setup_then_moves_round_trip_through_a_reopened_store(tmp_path: Path, st
 def test_a_duplicated_version_is_refused_and_nothing_is_written(store: MatchStore) -> None:
     store.create_match(setup_record(), [])
     store.append("m-1", "move", move(1))
-    with pytest.raises(sqlite3.IntegrityError):
+    with pytest.raises(StoreConflict):
         store.append("m-1", "move", move(1, player_id=2))
     assert [m["player_id"] for m in store.load_record("m-1")["moves"]] == [1]
 
 
 def test_a_move_of_an_unknown_match_is_refused(store: MatchStore) -> None:
-    with pytest.raises(sqlite3.IntegrityError):
+    with pytest.raises(StoreMissingRef):
         store.append("m-nope", "move", move(1))
 
 
 def test_a_match_of_an_unknown_module_is_refused_with_its_tokens(store: MatchStore) -> None:
-    with pytest.raises(sqlite3.IntegrityError):
+    with pytest.raises(StoreMissingRef):
         store.create_match(setup_record(sha256="f" * 64), [SeatRow("3" * 64, "m-1", 1)])
     assert store.load_seats() == []
-    with pytest.raises(KeyError):
+    with pytest.raises(UnknownMatch):
         store.load_record("m-1")
 
 
@@ -130,26 +196,54 @@ def test_unknown_journal_kind_and_sync_mode_are_refused(tmp_path: Path, store: M
     with pytest.raises(ValueError):
         store.append("m-1", "teleport", {})
     with pytest.raises(ValueError):
-        MatchStore(tmp_path / "other", synchronous="OFF")
+        SqliteStore(tmp_path / "other", synchronous="OFF")
 
 
-def test_concurrent_appends_are_each_committed_before_they_return(tmp_path: Path, store: MatchStore) -> None:
+def test_an_unknown_store_kind_is_refused_with_the_forms_it_takes(tmp_path: Path) -> None:
+    with pytest.raises(StoreUnusable, match="sqlite:DIR or postgresql://"):
+        open_store("mysql://x/y", tmp_path)
+
+
+def test_tokens_are_found_by_hash_and_admin_tokens_are_shared(store: MatchStore) -> None:
+    store.create_match(setup_record(), [SeatRow("5" * 64, "m-1", 1), SeatRow("6" * 64, "m-1", None)])
+    assert store.find_seat("5" * 64) == SeatRow("5" * 64, "m-1", 1)
+    assert store.find_seat("6" * 64) == SeatRow("6" * 64, "m-1", None)
+    assert store.find_seat("7" * 64) is None
+    assert not store.is_admin_token("8" * 64)
+    store.add_admin_token("8" * 64, "t")
+    store.add_admin_token("8" * 64, "t")  # a restarted server registers it again
+    assert store.is_admin_token("8" * 64)
+
+
+def test_a_claim_sees_the_stored_version_and_its_journal_commits(backend: Backend, store: MatchStore) -> None:
+    store.create_match(setup_record(), [])
+    store.append("m-1", "move", move(1))
+    with store.claim("m-1") as claim:
+        if store.shared:
+            assert claim.version == 1
+        assert [m["seq"] for m in claim.load_record()["moves"]] == [1]
+        claim.journal("move", move(2))
+        assert backend.committed_version("m-1") == 2  # committed before the journal returned
+    with store.claim("m-1") as claim, pytest.raises(StoreConflict):
+        claim.journal("move", move(2, player_id=9))
+    assert [m["player_id"] for m in store.load_record("m-1")["moves"]] == [1, 1]
+
+
+def test_concurrent_appends_are_each_committed_before_they_return(
+    backend: Backend, store: MatchStore
+) -> None:
     lanes, moves_per_lane = 6, 20
+    entries_before = store.entries
     for lane in range(lanes):
         store.create_match(setup_record(f"m-{lane}"), [])
     failures: list[str] = []
 
     def play(lane: int) -> None:
         # A second connection sees only committed rows: "returned" must imply "committed".
-        reader = sqlite3.connect(tmp_path / "tablehost.sqlite3")
         for seq in range(1, moves_per_lane + 1):
             store.append(f"m-{lane}", "move", move(seq, player_id=lane))
-            row = reader.execute(
-                "SELECT version FROM moves WHERE match_id = ? AND version = ?", (f"m-{lane}", seq)
-            ).fetchone()
-            if row is None:
+            if backend.committed_version(f"m-{lane}") < seq:
                 failures.append(f"m-{lane} move {seq} returned before it was committed")
-        reader.close()
 
     threads = [threading.Thread(target=play, args=(lane,)) for lane in range(lanes)]
     for thread in threads:
@@ -162,11 +256,11 @@ def test_concurrent_appends_are_each_committed_before_they_return(tmp_path: Path
         assert [(m["seq"], m["player_id"]) for m in stored] == [
             (s, lane) for s in range(1, moves_per_lane + 1)
         ]
-    assert store.entries == lanes * (moves_per_lane + 1)
+    assert store.entries - entries_before == lanes * (moves_per_lane + 1)
     assert store.transactions <= store.entries
 
 
-def queue_as_one_group(store: MatchStore, calls: list[Callable[[], None]]) -> list[BaseException | None]:
+def queue_as_one_group(store: SqliteStore, calls: list[Callable[[], None]]) -> list[BaseException | None]:
     """Run ``calls`` in threads, each queued in this order while the store is busy, so the
     first caller to get the connection commits all of them in one transaction; return each
     call's error (``None`` when it succeeded)."""
@@ -192,7 +286,10 @@ def queue_as_one_group(store: MatchStore, calls: list[Callable[[], None]]) -> li
     return outcomes
 
 
-def test_a_failing_entry_fails_only_its_caller_and_the_group_keeps_queue_order(store: MatchStore) -> None:
+def test_a_failing_entry_fails_only_its_caller_and_the_group_keeps_queue_order(
+    sqlite_store: SqliteStore,
+) -> None:
+    store = sqlite_store
     store.create_match(setup_record("m-1"), [])
     store.create_match(setup_record("m-2"), [])
     transactions = store.transactions
@@ -209,8 +306,8 @@ def test_a_failing_entry_fails_only_its_caller_and_the_group_keeps_queue_order(s
     )
     assert [type(error).__name__ if error else None for error in outcomes] == [
         None,
-        "IntegrityError",
-        "IntegrityError",
+        "StoreConflict",
+        "StoreMissingRef",
         None,
         None,
         None,
@@ -223,7 +320,8 @@ def test_a_failing_entry_fails_only_its_caller_and_the_group_keeps_queue_order(s
     assert SeatRow("3" * 64, "m-3", 1) in store.load_seats()
 
 
-def test_a_failed_match_creation_in_a_group_leaves_none_of_its_rows(store: MatchStore) -> None:
+def test_a_failed_match_creation_in_a_group_leaves_none_of_its_rows(sqlite_store: SqliteStore) -> None:
+    store = sqlite_store
     store.create_match(setup_record("m-1"), [])
     outcomes = queue_as_one_group(
         store,
@@ -235,8 +333,8 @@ def test_a_failed_match_creation_in_a_group_leaves_none_of_its_rows(store: Match
             lambda: store.append("m-1", "move", move(1)),
         ],
     )
-    assert isinstance(outcomes[0], sqlite3.IntegrityError) and outcomes[1] is None
-    with pytest.raises(KeyError):
+    assert isinstance(outcomes[0], StoreConflict) and outcomes[1] is None
+    with pytest.raises(UnknownMatch):
         store.load_record("m-2")
     assert store.load_seats() == []
     assert [m["seq"] for m in store.load_record("m-1")["moves"]] == [1]
@@ -253,38 +351,35 @@ def test_schema_uses_only_portable_types() -> None:
 histories = st.lists(st.booleans(), max_size=30)
 
 
-@settings(max_examples=40, deadline=None)
+# The store is shared by the examples on purpose: each example uses a match of its own.
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=histories)
-def test_record_rebuilt_from_the_journal_matches_the_history(
-    tmp_path_factory: Any, steps: list[bool]
-) -> None:
-    store = MatchStore(tmp_path_factory.mktemp("db"))
-    store.put_module("a" * 64, "ttt", b"\0asm", [], "t")
-    store.create_match(setup_record(), [])
+def test_record_rebuilt_from_the_journal_matches_the_history(store: MatchStore, steps: list[bool]) -> None:
+    match_id = "m-" + uuid.uuid4().hex  # one store serves every example
+    store.create_match(setup_record(match_id), [])
     version, live, expected = 0, [], []
     for new_move in steps:
         if new_move or not live:
             version += 1
-            store.append("m-1", "move", move(version))
+            store.append(match_id, "move", move(version))
             live.append(version)
             expected.append([version, False, None])
         else:
             undone = live.pop()
             version += 1
-            store.append("m-1", "undo", {"seq": undone, "undo_seq": version, "at": "t"})
+            store.append(match_id, "undo", {"seq": undone, "undo_seq": version, "at": "t"})
             expected[[e[0] for e in expected].index(undone)][1:] = [True, version]
-    moves = store.load_record("m-1")["moves"]
+    moves = store.load_record(match_id)["moves"]
     assert [[m["seq"], m["undone"], m["undo_seq"]] for m in moves] == expected
     assert len(moves) + sum(m["undone"] for m in moves) == version
-    store.close()
 
 
 WRITER = """
 import sys
-from tablehost.store import MatchStore
+from tablehost.store import open_store
 sys.path.insert(0, sys.argv[2])
 from test_store import move, setup_record
-store = MatchStore(sys.argv[1])
+store = open_store(sys.argv[1], "unused")
 store.put_module("a" * 64, "ttt", b"\\0asm", [], "t")
 store.create_match(setup_record(), [])
 seq = 0
@@ -295,10 +390,10 @@ while True:
 """
 
 
-def test_every_acknowledged_append_survives_sigkill(tmp_path: Path) -> None:
+def test_every_acknowledged_append_survives_sigkill(backend: Backend) -> None:
     env = {**os.environ, "PYTHONPATH": str(RUNTIME)}
     proc = subprocess.Popen(
-        [sys.executable, "-c", WRITER, str(tmp_path), str(Path(__file__).parent)],
+        [sys.executable, "-c", WRITER, backend.spec, str(Path(__file__).parent)],
         stdout=subprocess.PIPE,
         text=True,
         env=env,
@@ -312,17 +407,17 @@ def test_every_acknowledged_append_survives_sigkill(tmp_path: Path) -> None:
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     proc.stdout.close()
-    seqs = [m["seq"] for m in MatchStore(tmp_path).load_record("m-1")["moves"]]
+    seqs = [m["seq"] for m in backend.open().load_record("m-1")["moves"]]
     assert seqs == list(range(1, len(seqs) + 1))
     assert len(seqs) >= acknowledged
 
 
 def test_a_second_store_on_the_same_directory_is_refused_until_the_first_closes(tmp_path: Path) -> None:
-    first = MatchStore(tmp_path)
+    first = SqliteStore(tmp_path)
     with pytest.raises(DataDirInUse, match=re.escape(str(tmp_path.resolve()))):
-        MatchStore(tmp_path)
+        SqliteStore(tmp_path)
     first.close()
-    MatchStore(tmp_path).close()
+    SqliteStore(tmp_path).close()
 
 
 def test_a_data_directory_that_is_a_file_or_under_a_file_is_refused(tmp_path: Path) -> None:
@@ -330,15 +425,150 @@ def test_a_data_directory_that_is_a_file_or_under_a_file_is_refused(tmp_path: Pa
     a_file.write_text("not a directory")
     for path in (a_file, a_file / "below"):
         with pytest.raises(DataDirUnusable, match="cannot use .* as the data directory"):
-            MatchStore(path)
+            SqliteStore(path)
 
 
 def test_the_directory_and_database_files_are_private(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    store = MatchStore(data)
+    store = SqliteStore(data)
     store.put_module("a" * 64, "ttt", b"\0asm", [], "t")  # the WAL exists once written
     assert stat.S_IMODE(data.stat().st_mode) == 0o700
     files = [p for p in data.iterdir() if p.name.startswith("tablehost")]
     assert {p.name for p in files} >= {"tablehost.sqlite3", "tablehost.sqlite3-wal", "tablehost.lock"}
     assert {p.name: stat.S_IMODE(p.stat().st_mode) for p in files} == {p.name: 0o600 for p in files}
     store.close()
+
+
+def test_a_claim_on_postgresql_waits_for_another_process_and_then_sees_its_move(postgres_url: str) -> None:
+    """Two stores on one database stand for two server processes."""
+    first, second = open_store(postgres_url, "unused"), open_store(postgres_url, "unused")
+    try:
+        first.put_module("a" * 64, "ttt", b"\0asm", [], "t")
+        first.create_match(setup_record(), [])
+        heard: list[tuple[str, int]] = []
+        second.subscribe(lambda match_id, version: heard.append((match_id, version)))
+        second_claimed = threading.Event()
+        seen_by_second: list[int | None] = []
+
+        def claim_second() -> None:
+            with second.claim("m-1") as claim:
+                second_claimed.set()
+                seen_by_second.append(claim.version)
+
+        with first.claim("m-1") as claim:
+            assert claim.version == 0
+            waiter = threading.Thread(target=claim_second)
+            waiter.start()
+            assert not second_claimed.wait(0.5)  # held by the first "process"
+            claim.journal("move", move(1))  # commits, which ends the hold
+            assert second_claimed.wait(5)
+        waiter.join()
+        assert seen_by_second == [1]
+        deadline = time.monotonic() + 5
+        while second.latest_version("m-1") != 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert second.latest_version("m-1") == 1 and ("m-1", 1) in heard
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_killed_process_frees_its_hold_on_a_match_at_once(postgres_url: str) -> None:
+    holder = """
+import sys, time
+from tablehost.store import open_store
+store = open_store(sys.argv[1], "unused")
+with store.claim("m-1"):
+    print("held", flush=True)
+    time.sleep(60)
+"""
+    store = open_store(postgres_url, "unused")
+    try:
+        store.put_module("a" * 64, "ttt", b"\0asm", [], "t")
+        store.create_match(setup_record(), [])
+        env = {**os.environ, "PYTHONPATH": str(RUNTIME)}
+        proc = subprocess.Popen(
+            [sys.executable, "-c", holder, postgres_url], stdout=subprocess.PIPE, text=True, env=env
+        )
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        proc.stdout.close()
+        started = time.monotonic()
+        with store.claim("m-1") as claim:
+            assert claim.version == 0
+        assert time.monotonic() - started < 2.0
+    finally:
+        store.close()
+
+
+def test_a_hung_process_loses_its_hold_after_the_hold_timeout(postgres_url: str) -> None:
+    from tablehost.store.postgresql import HOLD_TIMEOUT_MS
+
+    holder = """
+import os, signal, sys
+from tablehost.store import open_store
+store = open_store(sys.argv[1], "unused")
+with store.claim("m-1"):
+    print("held", flush=True)
+    os.kill(os.getpid(), signal.SIGSTOP)  # hangs holding the match, as a frozen server would
+"""
+    store = open_store(postgres_url, "unused")
+    env = {**os.environ, "PYTHONPATH": str(RUNTIME)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", holder, postgres_url], stdout=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        store.put_module("a" * 64, "ttt", b"\0asm", [], "t")
+        store.create_match(setup_record(), [])
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+        started = time.monotonic()
+        with store.claim("m-1") as claim:
+            claim.journal("move", move(1))
+        waited = time.monotonic() - started
+        assert HOLD_TIMEOUT_MS / 1000 - 1 <= waited <= HOLD_TIMEOUT_MS / 1000 + 5
+        assert [m["seq"] for m in store.load_record("m-1")["moves"]] == [1]
+    finally:
+        proc.kill()
+        proc.wait()
+        assert proc.stdout is not None
+        proc.stdout.close()
+        store.close()
+
+
+def test_store_specs_and_urls_for_people(tmp_path: Path) -> None:
+    from tablehost.store.postgresql import redact
+
+    store = open_store(f"sqlite:{tmp_path / 'elsewhere'}", tmp_path / "data")
+    try:
+        assert store.description == f"sqlite:{(tmp_path / 'elsewhere' / 'tablehost.sqlite3').resolve()}"
+        assert (tmp_path / "elsewhere" / "tablehost.sqlite3").exists() and not (tmp_path / "data").exists()
+    finally:
+        store.close()
+    with pytest.raises(StoreUnusable, match="needs a directory"):
+        open_store("sqlite:", tmp_path)
+    assert redact("postgresql://ann:secret@db.example:5433/games") == "postgresql://ann@db.example:5433/games"
+    assert "secret" not in redact("host=db password=secret dbname=games")
+
+
+def test_a_request_waits_for_a_held_match_only_so_long(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tablehost.store import postgresql
+
+    # A short wait for this test only; the server waits LOCK_WAIT_MS.
+    monkeypatch.setattr(postgresql, "SESSION_OPTIONS", postgresql.SESSION_OPTIONS + " -c lock_timeout=300")
+    holder, waiter = open_store(postgres_url, "unused"), open_store(postgres_url, "unused")
+    try:
+        holder.put_module("a" * 64, "ttt", b"\0asm", [], "t")
+        holder.create_match(setup_record(), [])
+        with holder.claim("m-1"):
+            started = time.monotonic()
+            with pytest.raises(StoreUnavailable, match="held this match too long"), waiter.claim("m-1"):
+                pass
+            assert time.monotonic() - started < 5
+        with waiter.claim("m-1") as claim:  # free again once the holder is done
+            assert claim.version == 0
+    finally:
+        holder.close()
+        waiter.close()

@@ -22,7 +22,7 @@ import grpc
 import orjson
 
 from tablehost.bots import SearchBot, is_search_bot, make_bot, parse_bot_list
-from tablehost.cli_budgets import add_budget_options, limits_from_args
+from tablehost.cli_budgets import BUDGET_OPTIONS, add_budget_options, limits_from_args
 from tablehost.client import ApiError, ServerUnreachable, TablehostClient
 
 if TYPE_CHECKING:  # loaded only for search bots: a client needs no wasm engine otherwise
@@ -145,10 +145,39 @@ def format_view(view: dict[str, Any]) -> str:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Run a server until interrupted."""
-    from tablehost.api.server import serve
+    from tablehost.api.rate_limit import RateLimits
+    from tablehost.api.server import serve, serve_processes
 
     if args.check_uploads < 0 or args.check_players < 1:
         raise SystemExit("tablehost: --check-uploads must be at least 0 and --check-players at least 1")
+    if args.processes < 1:
+        print("tablehost: --processes must be at least 1", file=sys.stderr)
+        return 2
+    if args.processes > 1:
+        if not (args.store or "").startswith(("postgresql://", "postgres://")):
+            print(
+                "tablehost: --processes needs a shared store (--store postgresql://...): SQLite admits one "
+                "process per data directory",
+                file=sys.stderr,
+            )
+            return 2
+        forwarded = [
+            "--store", args.store, "--max-workers", str(args.max_workers), "--log-level", args.log_level,
+            "--rate-limit", str(args.rate_limit), "--rate-burst", str(args.rate_burst),
+            "--watches-per-token", str(args.watches_per_token),
+            "--check-uploads", str(args.check_uploads), "--check-players", str(args.check_players),
+        ]
+        for dest, (flag, *_rest) in BUDGET_OPTIONS.items():
+            if getattr(args, dest, None) is not None:
+                forwarded += [flag, str(getattr(args, dest))]
+        if args.metrics_port is not None:
+            forwarded += ["--metrics-port", str(args.metrics_port)]
+        return serve_processes(args.processes, args.listen, args.data, forwarded)
+    try:
+        rate_limits = RateLimits(args.rate_limit, args.rate_burst)
+    except ValueError as exc:
+        print(f"tablehost: {exc}", file=sys.stderr)
+        return 2
     return serve(
         args.listen,
         args.data,
@@ -158,7 +187,34 @@ def cmd_serve(args: argparse.Namespace) -> int:
         log_level=args.log_level,
         check_uploads=args.check_uploads,
         check_players=args.check_players,
+        store=args.store,
+        reuse_port=args.reuse_port,
+        metrics_port=args.metrics_port,
+        rate_limits=rate_limits,
+        watches_per_token=args.watches_per_token,
+        http=args.http,
     )
+
+
+def cmd_web(args: argparse.Namespace) -> int:
+    """Print the web lobby's admin link (the admin token in its #fragment) and open it in a browser.
+
+    The fragment never reaches the server (browsers do not send it); the page moves the token
+    into this tab's sessionStorage and clears it from the address bar.
+    """
+    import webbrowser
+
+    token_file = Path(args.data) / "admin_token"
+    try:
+        token = token_file.read_text().strip()
+    except OSError as exc:
+        print(f"tablehost: cannot read the admin token {token_file}: {exc.strerror}", file=sys.stderr)
+        return 1
+    link = f"http://{args.http}/#admin={token}"
+    print(link)
+    if not args.no_open:
+        webbrowser.open(link)
+    return 0
 
 
 @_guarded
@@ -605,7 +661,45 @@ def register(commands: Any) -> None:
     serve.add_argument(
         "--listen", default=DEFAULT_ADDRESS, help="host:port to listen on (default %(default)s)"
     )
-    serve.add_argument("--data", default=DEFAULT_DATA, help="data directory (default %(default)s)")
+    serve.add_argument(
+        "--data",
+        default=DEFAULT_DATA,
+        help="data directory: admin token, compiled-code cache, and the SQLite database (default %(default)s)",
+    )
+    serve.add_argument(
+        "--store",
+        help="where matches are stored: sqlite:DIR (default: SQLite in --data) or postgresql://USER@HOST[:PORT]/DB "
+        "(one database shared by several serve processes)",
+    )
+    serve.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        help="serve processes on the one --listen address (SO_REUSEPORT); more than 1 needs --store postgresql://",
+    )
+    serve.add_argument(
+        "--reuse-port",
+        action="store_true",
+        help="share --listen with other serve processes on this machine (PostgreSQL store only)",
+    )
+    serve.add_argument(
+        "--metrics-port",
+        type=int,
+        help="serve Prometheus metrics on http://LISTEN_HOST:PORT/metrics (0 picks a port; "
+        "with --processes N, process i uses PORT+i)",
+    )
+    serve.add_argument(
+        "--rate-limit",
+        type=float,
+        default=2000.0,
+        help="requests per second one token may send, sustained (0: no limit; default %(default)g)",
+    )
+    serve.add_argument(
+        "--rate-burst", type=int, default=4000, help="requests one token may send at once (default %(default)s)"
+    )
+    serve.add_argument(
+        "--watches-per-token", type=int, default=4, help="open watch streams one token may hold (default 4)"
+    )
     serve.add_argument("--max-workers", type=int, default=128, help="request threads, watchers included")
     serve.add_argument(
         "--sync",
@@ -620,7 +714,18 @@ def register(commands: Any) -> None:
     )
     serve.add_argument("--check-players", type=int, default=2, help="seats per game of that check (default 2)")
     add_budget_options(serve, replaying=True)
+    serve.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        help="also serve the web table (pages, HTTP/JSON API, event stream) here; off by default",
+    )
     serve.set_defaults(func=cmd_serve)
+
+    web = commands.add_parser("web", help="print the web lobby's admin link and open it in a browser")
+    web.add_argument("--http", default="127.0.0.1:8080", help="the server's --http address (default %(default)s)")
+    web.add_argument("--data", default=DEFAULT_DATA, help="the server's data directory (default %(default)s)")
+    web.add_argument("--no-open", action="store_true", help="only print the link")
+    web.set_defaults(func=cmd_web)
 
     upload = commands.add_parser("upload", help="upload a module to a server (admin token)")
     upload.add_argument("file", help="a .wasm module")

@@ -41,13 +41,22 @@ class ApiError(Exception):
         status: the gRPC status code (e.g. ``grpc.StatusCode.FAILED_PRECONDITION``).
         details: the server's sentence, ``"<code>: <message>"`` for the host's own errors.
         code: the host's error code (``"match/stale_version"``...), or ``None``.
+        retry_after_ms: the server's hint of when to try again (a rate limit, a watch-stream
+            cap), milliseconds; ``None`` when it gave none.
     """
 
-    def __init__(self, status: grpc.StatusCode, details: str, code: str | None = None) -> None:
+    def __init__(
+        self,
+        status: grpc.StatusCode,
+        details: str,
+        code: str | None = None,
+        retry_after_ms: int | None = None,
+    ) -> None:
         super().__init__(f"{status.name}: {details}")
         self.status = status
         self.details = details
         self.code = code
+        self.retry_after_ms = retry_after_ms
 
 
 class ServerUnreachable(ApiError):
@@ -57,16 +66,20 @@ class ServerUnreachable(ApiError):
 def _api_error(exc: grpc.RpcError, address: str) -> ApiError:
     status: grpc.StatusCode = exc.code()
     details: str = exc.details() or ""
-    code = None
+    code, retry_after_ms = None, None
     trailing = getattr(exc, "trailing_metadata", None)
     for key, value in (trailing() if callable(trailing) else None) or ():
+        text = value if isinstance(value, str) else value.decode()
         if key == "tablehost-code":
-            code = value if isinstance(value, str) else value.decode()
-    if status == grpc.StatusCode.UNAVAILABLE:
+            code = text
+        elif key == "retry-after-ms" and text.isdigit():
+            retry_after_ms = int(text)
+    # UNAVAILABLE with the host's own code is an answer (e.g. its store is unreachable).
+    if status == grpc.StatusCode.UNAVAILABLE and code is None:
         return ServerUnreachable(
             status, f"no tablehost server answers at {address} (is `tablehost serve` running?): {details}"
         )
-    return ApiError(status, details, code)
+    return ApiError(status, details, code, retry_after_ms)
 
 
 class TablehostClient:

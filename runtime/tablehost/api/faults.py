@@ -9,6 +9,7 @@ gRPC status::
     ├── Unauthenticated     auth/unauthenticated     no token, or a token the server does not know
     ├── PermissionDenied    auth/permission_denied   a known token used beyond its rights
     ├── TooManyWatchers     request/too_many_watchers the token or the server has all its watch streams open
+    ├── RateLimited         request/rate_limited     the token sent more requests per second than allowed
     └── ResponseTooLarge    response/too_large       the answer is over the server's message size limit
 """
 
@@ -42,9 +43,23 @@ class PermissionDenied(TablehostError):
 
 
 class TooManyWatchers(TablehostError):
-    """A WatchMatch beyond the per-token or server-wide cap of open watch streams."""
+    """A WatchMatch beyond the per-token or server-wide cap of open watch streams.
+
+    ``retry_after_ms`` is the client's hint (sent as ``retry-after-ms`` trailing metadata).
+    """
 
     code = "request/too_many_watchers"
+    retry_after_ms: int = 1000
+
+
+class RateLimited(TablehostError):
+    """A request beyond its token's rate (:mod:`tablehost.api.rate_limit`).
+
+    ``retry_after_ms``: milliseconds until the token may send one more request.
+    """
+
+    code = "request/rate_limited"
+    retry_after_ms: int = 1000
 
 
 class ResponseTooLarge(TablehostError):

@@ -4,12 +4,15 @@ For every ``tablehost.v1`` method (health and reflection pass through untouched)
 
 1. binds the request context (method, match id) to structlog's contextvars;
 2. resolves the ``authorization: Bearer`` token to a principal
-   (:data:`~tablehost.api.auth.current_principal`);
+   (:data:`~tablehost.api.auth.current_principal`) and takes one request from that token's
+   rate limit (:mod:`tablehost.api.rate_limit`);
 3. maps any :class:`~tablehost.errors.TablehostError` to a gRPC status through
    :data:`STATUS_BY_CODE`, with ``"<code>: <message>"`` as details and the code in the
-   ``tablehost-code`` trailing metadata; anything else becomes INTERNAL (logged with its trace);
+   ``tablehost-code`` trailing metadata (and ``retry-after-ms`` when the error carries a retry
+   hint); anything else becomes INTERNAL (logged with its trace);
 4. logs ``api.request`` with method, match_id, seat, version, outcome and latency_ms, and
-   ``guest.call_failed`` with the budget that tripped when the game failed.
+   ``guest.call_failed`` with the budget that tripped when the game failed; counts the request
+   in the server's metrics (:mod:`tablehost.api.metrics`).
 """
 
 from __future__ import annotations
@@ -21,7 +24,9 @@ from typing import Any
 import grpc
 import structlog
 
-from tablehost.api.auth import bearer_token, current_principal
+from tablehost.api.auth import bearer_token, current_principal, hash_token
+from tablehost.api.metrics import Metrics
+from tablehost.api.rate_limit import RateLimiter, RateLimits
 from tablehost.api.registry import MatchRegistry
 from tablehost.errors import GuestError, TablehostError
 
@@ -32,6 +37,7 @@ SERVICE_PREFIX = "/tablehost.v1."
 STATUS_BY_CODE: dict[str, grpc.StatusCode] = {
     "request/invalid": grpc.StatusCode.INVALID_ARGUMENT,
     "request/too_many_watchers": grpc.StatusCode.RESOURCE_EXHAUSTED,
+    "request/rate_limited": grpc.StatusCode.RESOURCE_EXHAUSTED,
     "response/too_large": grpc.StatusCode.RESOURCE_EXHAUSTED,
     "module/invalid": grpc.StatusCode.INVALID_ARGUMENT,
     "module/unknown": grpc.StatusCode.NOT_FOUND,
@@ -57,6 +63,12 @@ STATUS_BY_CODE: dict[str, grpc.StatusCode] = {
     # Raised when a server starts, never while it serves; listed so the table stays total.
     "store/unusable": grpc.StatusCode.UNAVAILABLE,
     "store/in_use": grpc.StatusCode.UNAVAILABLE,
+    # The database went away or is overloaded: nothing was stored, the request may be retried.
+    "store/unavailable": grpc.StatusCode.UNAVAILABLE,
+    # Another process stored this version first (the hold on a match makes this rare).
+    "store/conflict": grpc.StatusCode.ABORTED,
+    "store/missing_ref": grpc.StatusCode.INTERNAL,
+    "store/error": grpc.StatusCode.INTERNAL,
 }
 """Every error code of the host → the gRPC status a client receives (the one mapping table)."""
 
@@ -86,10 +98,19 @@ class RequestInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
 
     Args:
         registry: resolves bearer tokens to principals.
+        metrics: counts requests by method and status (and rate-limit refusals).
+        rate_limits: the per-token request budget (default :class:`RateLimits`).
     """
 
-    def __init__(self, registry: MatchRegistry) -> None:
+    def __init__(
+        self,
+        registry: MatchRegistry,
+        metrics: Metrics | None = None,
+        rate_limits: RateLimits | None = None,
+    ) -> None:
         self.registry = registry
+        self.metrics = metrics
+        self.limiter = RateLimiter(rate_limits or RateLimits())
         # grpc asks for a handler on every call; wrap each method's handler once, not per call.
         self._wrapped: dict[str, tuple[Any, Any]] = {}
 
@@ -124,7 +145,10 @@ class RequestInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
         structlog.contextvars.bind_contextvars(
             method=method, match_id=getattr(request, "match_id", "") or None
         )
-        principal = self.registry.authenticate(bearer_token(context.invocation_metadata()))
+        token = bearer_token(context.invocation_metadata())
+        token_sha256 = hash_token(token)
+        self.limiter.take(token_sha256)  # before the lookup, which may ask a shared store
+        principal = self.registry.authenticate(token)
         current_principal.set(principal)
         structlog.contextvars.bind_contextvars(seat=principal.label)
 
@@ -141,7 +165,13 @@ class RequestInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
                 printed=getattr(exc, "printed", "")[-500:] or None,
             )
         status = status_for(exc.code)
-        context.set_trailing_metadata((("tablehost-code", exc.code),))
+        trailing: tuple[tuple[str, str], ...] = (("tablehost-code", exc.code),)
+        retry_after_ms = getattr(exc, "retry_after_ms", None)
+        if retry_after_ms is not None:
+            trailing += (("retry-after-ms", str(retry_after_ms)),)
+            if self.metrics is not None:
+                self.metrics.rate_limited.labels("watch" if exc.code.endswith("watchers") else "request").inc()
+        context.set_trailing_metadata(trailing)
         return status
 
     def _failure(self, exc: Exception, context: grpc.ServicerContext) -> tuple[grpc.StatusCode, str]:
@@ -165,6 +195,8 @@ class RequestInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
                 log.info(
                     "api.request", outcome=outcome, latency_ms=round((time.perf_counter() - started) * 1e3, 3)
                 )
+                if self.metrics is not None:
+                    self.metrics.requests.labels(method, outcome).inc()
 
         return handle
 
@@ -193,5 +225,7 @@ class RequestInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
                     messages=sent,
                     latency_ms=round((time.perf_counter() - started) * 1e3, 3),
                 )
+                if self.metrics is not None:
+                    self.metrics.requests.labels(method, outcome).inc()
 
         return handle

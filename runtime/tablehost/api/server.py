@@ -5,15 +5,24 @@ per match in the registry; guest calls release the GIL). Each open WatchMatch st
 worker thread while it waits, so watch streams are capped (:mod:`tablehost.api.watch_slots`):
 four per token and three quarters of ``max_workers`` in all, leaving threads for moves.
 Health checking (``grpc.health.v1``) and server reflection are registered so generic tools
-such as grpcurl work.
+such as grpcurl work; the health status follows the store (NOT_SERVING while it does not answer
+a ping, checked every :data:`HEALTH_INTERVAL_S`).
+
+Several processes: with a shared store (PostgreSQL), ``serve(..., reuse_port=True)`` binds
+with ``SO_REUSEPORT`` so several processes listen on one address and the kernel spreads the
+connections; :func:`serve_processes` (``tablehost serve --processes N``) starts and watches N
+such processes. SQLite admits one process per data directory.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import socket
+import subprocess
 import sys
 import threading
+import time
 from concurrent import futures
 from pathlib import Path
 from types import FrameType
@@ -26,13 +35,16 @@ from grpc_reflection.v1alpha import reflection
 from tablehost import logs
 from tablehost.api._pb import tablehost_pb2 as pb
 from tablehost.api._pb import tablehost_pb2_grpc as pb_grpc
+from tablehost.api.auth import ensure_admin_token
 from tablehost.api.interceptors import RequestInterceptor
+from tablehost.api.metrics import Metrics
+from tablehost.api.rate_limit import RateLimits
 from tablehost.api.registry import MatchRegistry
 from tablehost.api.servicer import MatchServicer, ModuleServicer
 from tablehost.api.validation import MAX_RESPONSE_BYTES, check_address
-from tablehost.api.watch_slots import WatchSlots, watch_share
+from tablehost.api.watch_slots import WATCHES_PER_TOKEN, WatchSlots, watch_share
 from tablehost.limits import DEFAULT_LIMITS, Limits
-from tablehost.store import DataDirUnusable
+from tablehost.store import StoreError
 
 log = structlog.get_logger(__name__)
 
@@ -44,6 +56,8 @@ EXIT_CANNOT_START = 2
 """Exit status of ``serve`` when the listen address or the data directory cannot be used."""
 REQUEST_HEADROOM_BYTES = 64 * 1024
 """Room above the module size limit for the rest of an UploadModule request."""
+HEALTH_INTERVAL_S = 2.0
+"""How often the health status is checked against the store, seconds."""
 SERVICE_NAMES = (
     pb.DESCRIPTOR.services_by_name["ModuleService"].full_name,
     pb.DESCRIPTOR.services_by_name["MatchService"].full_name,
@@ -57,6 +71,11 @@ def create_server(
     max_workers: int = DEFAULT_MAX_WORKERS,
     max_watchers: int | None = None,
     max_response_bytes: int = MAX_RESPONSE_BYTES,
+    metrics: Metrics | None = None,
+    rate_limits: RateLimits | None = None,
+    watches_per_token: int = WATCHES_PER_TOKEN,
+    reuse_port: bool = False,
+    health_interval_s: float = HEALTH_INTERVAL_S,
 ) -> tuple[grpc.Server, int]:
     """Build (not start) a server on ``address`` serving ``registry``.
 
@@ -69,6 +88,12 @@ def create_server(
         max_response_bytes: the largest message sent; a view or record over it is refused
             with RESOURCE_EXHAUSTED instead of failing inside grpc (clients receive up to
             :data:`~tablehost.api.validation.MAX_RESPONSE_BYTES`).
+        metrics: the server's metrics (requests, watch streams, store health); none: not counted.
+        rate_limits: the per-token request budget (default :class:`RateLimits`).
+        watches_per_token: open watch streams one token may hold.
+        reuse_port: bind with ``SO_REUSEPORT`` so several processes share the address (a
+            shared store only: each process must see every other's moves).
+        health_interval_s: seconds between the health checks against the store.
 
     Returns:
         ``(server, port)`` with the port actually bound.
@@ -80,23 +105,26 @@ def create_server(
     check_address(address, listening=True)
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="tablehost-rpc"),
-        interceptors=[RequestInterceptor(registry)],
+        interceptors=[RequestInterceptor(registry, metrics, rate_limits)],
         options=[
-            # Never share a port with another server by accident.
-            ("grpc.so_reuseport", 0),
+            # Never share a port with another server by accident; only when asked for.
+            ("grpc.so_reuseport", 1 if reuse_port else 0),
             # grpc's default 4 MiB would refuse modules the limits accept before they are judged.
             ("grpc.max_receive_message_length", registry.limits.module_bytes + REQUEST_HEADROOM_BYTES),
             ("grpc.max_send_message_length", max_response_bytes),
         ],
     )
     pb_grpc.add_ModuleServiceServicer_to_server(ModuleServicer(registry), server)  # type: ignore[no-untyped-call]
-    slots = WatchSlots(watch_share(max_workers) if max_watchers is None else max_watchers)
+    slots = WatchSlots(
+        watch_share(max_workers) if max_watchers is None else max_watchers, per_token=watches_per_token
+    )
+    if metrics is not None:
+        metrics.watch_streams.set_function(lambda: slots.open)
     match_servicer = MatchServicer(registry, slots, max_response_bytes=max_response_bytes)
     pb_grpc.add_MatchServiceServicer_to_server(match_servicer, server)  # type: ignore[no-untyped-call]
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    for name in (*SERVICE_NAMES, ""):
-        health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    _follow_store_health(registry, health_servicer, metrics, health_interval_s)
     reflection.enable_server_reflection(
         (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), server
     )
@@ -112,6 +140,35 @@ def create_server(
     return server, port
 
 
+def _follow_store_health(
+    registry: MatchRegistry,
+    health_servicer: health.HealthServicer,
+    metrics: Metrics | None,
+    interval_s: float,
+) -> None:
+    """Set every service's health from a store ping now, then every ``interval_s`` until the
+    registry closes (a daemon thread)."""
+
+    def check() -> None:
+        try:
+            registry.store.ping()
+            status, up = health_pb2.HealthCheckResponse.SERVING, 1
+        except StoreError as exc:
+            status, up = health_pb2.HealthCheckResponse.NOT_SERVING, 0
+            log.warning("server.store_unreachable", error=str(exc))
+        for name in (*SERVICE_NAMES, ""):
+            health_servicer.set(name, status)
+        if metrics is not None:
+            metrics.store_up.set(up)
+
+    def loop() -> None:
+        while not registry.closed.wait(interval_s):
+            check()
+
+    check()
+    threading.Thread(target=loop, name="tablehost-health", daemon=True).start()
+
+
 def serve(
     listen: str = DEFAULT_LISTEN,
     data_dir: Path | str = "tablehost-data",
@@ -122,38 +179,86 @@ def serve(
     log_level: str = "info",
     check_uploads: int = 0,
     check_players: int = 2,
+    store: str | None = None,
+    reuse_port: bool = False,
+    metrics_port: int | None = None,
+    rate_limits: RateLimits | None = None,
+    watches_per_token: int = WATCHES_PER_TOKEN,
+    http: str | None = None,
 ) -> int:
     """Run a server until SIGINT or SIGTERM (``tablehost serve``).
 
     Prints ``tablehost serving on HOST:PORT`` and the admin token file's path on standard
-    output once it accepts requests; logs JSON lines on standard error. A listen address or
-    data directory it cannot use is one line on standard error (``tablehost: ...``).
+    output once it accepts requests (then ``metrics on http://HOST:PORT/metrics`` when asked
+    for); logs JSON lines on standard error. A listen address, data directory or store it
+    cannot use is one line on standard error (``tablehost: ...``).
+
+    Args:
+        store: a ``--store`` value (:func:`tablehost.store.open_store`); ``None``: SQLite in
+            ``data_dir``.
+        reuse_port: share the listen address with other processes (``SO_REUSEPORT``); needs a
+            shared store.
+        metrics_port: serve Prometheus metrics on this port of the listen host (0 picks one).
+        rate_limits, watches_per_token: the per-token limits (:func:`create_server`).
+
+    ``http`` (``host:port``, off when ``None``) also serves the web table
+    (:mod:`tablehost.web`) on a thread of this process, over the same registry; its URL is
+    printed as ``web table on http://HOST:PORT/``.
 
     Returns:
         The exit status: 0 after a clean stop, 2 when it could not start.
     """
     logs.configure(level=log_level)
+    metrics = Metrics()
     try:
         host, _ = check_address(listen, listening=True)
         registry = MatchRegistry(
             data_dir, limits=limits, synchronous=synchronous, check_uploads=check_uploads,
-            check_players=check_players,
+            check_players=check_players, store=store, metrics=metrics,
         )
-    except (ValueError, DataDirUnusable) as exc:
+    except (ValueError, StoreError) as exc:
         print(f"tablehost: {exc}", file=sys.stderr)
         return EXIT_CANNOT_START
     try:
-        server, port = create_server(listen, registry, max_workers=max_workers)
-    except (ValueError, RuntimeError) as exc:
+        if reuse_port and not registry.store.shared:
+            raise ValueError(
+                "several processes on one address need a shared store: --store postgresql://... "
+                "(SQLite admits one process per data directory)"
+            )
+        server, port = create_server(
+            listen,
+            registry,
+            max_workers=max_workers,
+            metrics=metrics,
+            rate_limits=rate_limits,
+            watches_per_token=watches_per_token,
+            reuse_port=reuse_port,
+        )
+        bound_metrics = None if metrics_port is None else metrics.serve_http(metrics_port, host)
+    except (ValueError, RuntimeError, OSError) as exc:
         registry.close()
         print(f"tablehost: {exc}", file=sys.stderr)
         return EXIT_CANNOT_START
+    web = None
+    if http is not None:
+        try:
+            from tablehost.web.app import HttpServer
+
+            web = HttpServer(http, registry)
+        except (ValueError, RuntimeError, ImportError) as exc:
+            registry.close()
+            print(f"tablehost: {exc}", file=sys.stderr)
+            return EXIT_CANNOT_START
     server.start()
+    if web is not None:
+        web.start()
     _announce(
-        f"tablehost serving on {host}:{port} (data in {Path(data_dir).resolve()})",
+        f"tablehost serving on {host}:{port} (store {registry.store.description})",
         f"admin token: {registry.admin_token_path.resolve()}",
+        *([f"metrics on http://{host}:{bound_metrics}/metrics"] if bound_metrics is not None else []),
+        *([f"web table on {web.url}/ (tablehost web prints the admin link)"] if web else []),
     )
-    log.info("server.started", address=f"{host}:{port}", data_dir=str(data_dir))
+    log.info("server.started", address=f"{host}:{port}", store=registry.store.description, pid=os.getpid())
     stopping = threading.Event()
 
     def stop(signum: int, frame: FrameType | None) -> None:
@@ -165,9 +270,104 @@ def serve(
     signal.signal(signal.SIGTERM, stop)
     stopping.wait()
     registry.close_watchers()
+    if web is not None:
+        web.stop()
     server.stop(grace=2).wait()
     registry.close()
     return 0
+
+
+def serve_processes(processes: int, listen: str, data_dir: Path | str, serve_args: list[str]) -> int:
+    """Run ``processes`` ``tablehost serve`` processes on one address until SIGINT or SIGTERM.
+
+    Each child runs ``tablehost serve --reuse-port`` with ``serve_args`` (which must name a
+    shared ``--store``); a child that exits is started again after a second. Port 0 is
+    resolved once, here, so every child listens on the same port. The children share
+    ``data_dir`` (admin token, compiled-code cache); child ``i`` serves metrics on
+    ``--metrics-port + i`` when one is given.
+
+    Args:
+        processes: how many children (>= 1).
+        listen: ``host:port`` shared by the children.
+        data_dir: their data directory.
+        serve_args: the rest of their command line (``--store``, ``--metrics-port`` ...).
+
+    Returns:
+        The exit status: 0 after a clean stop, 2 when the first start failed.
+    """
+    host, port = check_address(listen, listening=True)
+    holder = None
+    if port == 0:  # pick one port for all; the held socket keeps it ours until the children listen
+        holder = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+        holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        holder.bind((host.strip("[]"), 0))
+        port = holder.getsockname()[1]
+    address = f"{host}:{port}"
+    Path(data_dir).mkdir(mode=0o700, parents=True, exist_ok=True)
+    token_path, _ = ensure_admin_token(Path(data_dir))  # once, before the children race for it
+    metrics_base = None
+    rest = list(serve_args)
+    if "--metrics-port" in rest:
+        at = rest.index("--metrics-port")
+        metrics_base = int(rest[at + 1])
+        del rest[at : at + 2]
+
+    def command(index: int) -> list[str]:
+        extra = [] if metrics_base is None else ["--metrics-port", str(metrics_base + index if metrics_base else 0)]
+        return [
+            sys.executable, "-m", "tablehost", "serve", "--listen", address, "--data", str(data_dir),
+            "--reuse-port", *rest, *extra,
+        ]
+
+    children: list[subprocess.Popen[str]] = []
+    for index in range(processes):
+        child = subprocess.Popen(command(index), stdout=subprocess.PIPE, text=True)
+        assert child.stdout is not None
+        first = child.stdout.readline()
+        if not first.startswith("tablehost serving on"):
+            for started in [*children, child]:
+                started.terminate()
+                started.wait()
+            print(f"tablehost: process {index + 1} of {processes} did not start", file=sys.stderr)
+            return EXIT_CANNOT_START
+        threading.Thread(target=_drain, args=(child,), daemon=True).start()
+        children.append(child)
+    if holder is not None:
+        holder.close()
+    _announce(
+        f"tablehost serving on {address} ({processes} processes, pids "
+        f"{','.join(str(c.pid) for c in children)})",
+        f"admin token: {token_path.resolve()}",
+    )
+    stopping = threading.Event()
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        del frame
+        log.info("server.stopping", signal=signal.Signals(signum).name)
+        stopping.set()
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    while not stopping.wait(0.5):
+        for index, child in enumerate(children):
+            if child.poll() is not None:
+                log.warning("server.process_exited", index=index, pid=child.pid, status=child.returncode)
+                time.sleep(1.0)
+                children[index] = subprocess.Popen(command(index), stdout=subprocess.PIPE, text=True)
+                threading.Thread(target=_drain, args=(children[index],), daemon=True).start()
+    for child in children:
+        child.send_signal(signal.SIGTERM)
+    for child in children:
+        child.wait(timeout=30)
+    return 0
+
+
+def _drain(child: subprocess.Popen[str]) -> None:
+    """Read a child's standard output to its end (its pipe must never fill up)."""
+    assert child.stdout is not None
+    for _line in child.stdout:
+        pass
+    child.stdout.close()
 
 
 def _announce(*lines: str) -> None:

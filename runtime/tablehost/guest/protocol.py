@@ -13,7 +13,7 @@ import orjson
 from tablehost.errors import GuestProtocolError
 
 OP_SETUP, OP_ACTIONS, OP_STEP, OP_SCORES, OP_GAME_OVER = 1, 2, 3, 4, 5
-OP_PLAYOUT, OP_SEARCH = 6, 7
+OP_PLAYOUT, OP_SEARCH = 7, 8
 """ABI v1.1 ops (docs/abi.md "playout", "search"); their answers are checked by :mod:`tablehost.inguest`."""
 OP_NAMES = {OP_SETUP: "setup", OP_ACTIONS: "actions", OP_STEP: "step", OP_SCORES: "scores", OP_GAME_OVER: "game_over",
             OP_PLAYOUT: "playout", OP_SEARCH: "search"}

@@ -38,6 +38,7 @@
 //! Every hop, crowning and result writes a log line.
 
 pub mod board;
+mod display;
 pub mod rules;
 pub mod turn;
 

@@ -39,6 +39,7 @@ pub fn starting_table(players: &[PlayerId]) -> GameConfig {
     meta_data.insert("dark".to_owned(), Value::from(players[0]));
     meta_data.insert("light".to_owned(), Value::from(players[1]));
     meta_data.insert(turn::QUIET_PLIES.to_owned(), Value::from(0));
+    meta_data.insert("display".to_owned(), crate::display::hints(players));
     GameConfig {
         spaces,
         score_labels: vec!["Result".to_owned()],

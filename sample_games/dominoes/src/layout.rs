@@ -59,6 +59,7 @@ pub fn config(players: &[PlayerId]) -> GameConfig {
     let mut meta_data = Map::new();
     meta_data.insert("game".to_string(), json!("dominoes"));
     meta_data.insert("tiles_per_hand".to_string(), json!(tiles_per_hand(players.len())));
+    meta_data.insert("display".to_string(), crate::display::hints());
     GameConfig {
         spaces: std::iter::once(boneyard)
             .chain(hands)

@@ -23,6 +23,7 @@
 
 use tablehost_sdk::{Action, AvailableAction, Game, GameConfig, PlayerId, Rng, Score, Scores, State, Table};
 
+pub mod display;
 pub mod layout;
 pub mod line;
 pub mod round;

@@ -83,6 +83,7 @@ pub fn lay_tile(table: &mut Table, player: PlayerId, index: usize, end: End) -> 
     turn_face_up(table, LINE, at);
     table.set_piece_public_state(LINE, at, "left", json!(left));
     table.set_piece_public_state(LINE, at, "right", json!(right));
+    table.set_piece_public_state(LINE, at, "display", json!({"glyph": crate::display::glyph(left, right)}));
     tile
 }
 

@@ -116,11 +116,17 @@ pub fn end_round(table: &mut Table, ending: Ending) {
 }
 
 /// Turns every tile left in a hand face up.
+///
+/// On a player's view (the rules running in a browser, docs/abi.md section 18)
+/// other hands' tiles are unknown: they stay face down there, and the server's
+/// answer shows them.
 fn reveal_hands(table: &mut Table) {
     for player in table.players() {
         let hand = hand_of(player);
         for index in 0..table.space(&hand).pieces.len() {
-            turn_face_up(table, &hand, index);
+            if table.piece(&hand, index).private_kind.is_some() {
+                turn_face_up(table, &hand, index);
+            }
         }
     }
 }

@@ -92,6 +92,7 @@ pub fn config(players: &[PlayerId]) -> GameConfig {
     meta_data.insert("game".to_string(), json!("hearts"));
     meta_data.insert(LOWER_SCORE_WINS.to_string(), json!(true));
     meta_data.insert(ROUND.to_string(), json!(0));
+    meta_data.insert("display".to_string(), crate::display::hints(players));
     GameConfig {
         spaces,
         score_labels: vec!["Points".to_string(), "This round".to_string()],

@@ -25,6 +25,7 @@
 use tablehost_sdk::{Action, AvailableAction, Game, GameConfig, PlayerId, Rng, Score, Scores, State, Table};
 
 pub mod card;
+mod display;
 pub mod layout;
 pub mod passing;
 pub mod round;

@@ -27,6 +27,7 @@
 //! `confirm` labelled with the square's name. Every move writes one log line.
 
 pub mod board;
+mod display;
 pub mod rules;
 
 use tablehost_sdk::{Action, AvailableAction, Game, GameConfig, PlayerId, Rng, Scores, Table};

@@ -33,6 +33,7 @@ pub fn starting_table(players: &[PlayerId]) -> GameConfig {
     let mut meta_data = Map::new();
     meta_data.insert("dark".to_owned(), json!(players[0]));
     meta_data.insert("light".to_owned(), json!(players[1]));
+    meta_data.insert("display".to_owned(), crate::display::hints(players));
     GameConfig {
         spaces,
         score_labels: vec!["Discs".to_owned()],

@@ -20,6 +20,8 @@ use tablehost_sdk::{
     StartingPlayer, Table,
 };
 
+mod display;
+
 pub struct TicTacToe;
 
 /// Cell ids by row, then column; static so the rules never format a string to look a cell up.
@@ -111,6 +113,7 @@ impl Game for TicTacToe {
         marks.insert(players[1].to_string(), json!("o"));
         let mut meta_data = Map::new();
         meta_data.insert("marks".to_string(), json!(marks));
+        meta_data.insert("display".to_string(), display::hints(players));
         GameConfig {
             spaces,
             score_labels: vec!["Points".to_string()],

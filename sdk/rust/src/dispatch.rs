@@ -17,8 +17,8 @@ pub const OP_ACTIONS: i32 = 2;
 pub const OP_STEP: i32 = 3;
 pub const OP_SCORES: i32 = 4;
 pub const OP_GAME_OVER: i32 = 5;
-pub const OP_PLAYOUT: i32 = 6;
-pub const OP_SEARCH: i32 = 7;
+pub const OP_PLAYOUT: i32 = 7;
+pub const OP_SEARCH: i32 = 8;
 
 /// An error response's `code` and `message`.
 #[derive(Debug)]

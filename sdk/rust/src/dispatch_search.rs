@@ -1,4 +1,4 @@
-//! The `playout` (6) and `search` (7) ops (docs/abi.md, ABI v1.1): decode,
+//! The `playout` (7) and `search` (8) ops (docs/abi.md, ABI v1.1): decode,
 //! check, run `playout` / `mcts`, encode. `dispatch.rs` routes to them.
 
 use serde::Deserialize;

@@ -31,6 +31,7 @@ mod state;
 mod table;
 pub mod testing;
 pub mod viewed;
+mod view;
 
 pub use action::{Action, AvailableAction, Button, Intent};
 pub use cache::StateCache;
@@ -40,5 +41,6 @@ pub use patch::{apply_patch, apply_patches, Patch, PatchError, LOG_CAP};
 pub use rng::{Bound, Rng};
 pub use state::{Arrangement, LogEntry, Piece, Player, PlayerId, Space, State};
 pub use table::Table;
+pub use view::view_of;
 
 pub use serde_json::{self, json, Map, Value};

@@ -1,0 +1,397 @@
+"""``PostgresStore``: one PostgreSQL database shared by any number of server processes.
+
+Same tables and guarantees as SQLite (:mod:`tablehost.store.base`): each write commits before
+it returns (``synchronous_commit`` stays on), tokens are stored only as hashes.
+
+Several processes:
+
+- **One process per match at a time.** :meth:`PostgresStore.claim` takes the transaction-level
+  advisory lock of the match (``pg_advisory_xact_lock``), then reads the newest stored version.
+  The request runs the move under that lock and its journal entry commits the transaction,
+  which frees the lock. A process that dies frees its locks with its connections; a process
+  that hangs inside a transaction loses them after ``idle_in_transaction_session_timeout``
+  (:data:`HOLD_TIMEOUT_MS`), and TCP keepalives end the session of a vanished host. The
+  ``(match_id, version)`` key refuses a duplicated version all the same.
+- **Every change heard everywhere.** Each journal entry sends ``NOTIFY tablehost_moves`` with
+  ``"<match_id> <version>"`` in its transaction (delivered when it commits). One listening
+  connection per process records the newest version per match (:meth:`latest_version`) and
+  calls the subscribers (the server wakes that match's watchers).
+
+Connections come from a small pool (:class:`_Pool`); every public method may be called from
+any thread.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+import structlog
+from psycopg import errors as pg_errors
+
+from tablehost.errors import RecordError, UnknownMatch
+from tablehost.store.base import (
+    INSERT_SCHEMA,
+    POSTGRESQL,
+    SCHEMA,
+    SCHEMA_VERSION,
+    SELECT_MATCH,
+    SELECT_MOVES,
+    SELECT_SCHEMA,
+    SELECT_VERSION,
+    Claim,
+    MatchStore,
+    Statements,
+    rebuild_record,
+)
+from tablehost.store.errors import (
+    StoreConflict,
+    StoreError,
+    StoreMissingRef,
+    StoreUnavailable,
+    StoreUnusable,
+)
+
+log = structlog.get_logger(__name__)
+
+CHANNEL = "tablehost_moves"
+"""The NOTIFY channel of stored versions; payload ``"<match_id> <version>"``."""
+HOLD_TIMEOUT_MS = 5000
+"""A session idle inside a transaction this long is ended by the server, freeing its match locks."""
+LOCK_WAIT_MS = 3 * HOLD_TIMEOUT_MS
+"""A request waits at most this long for a match another process holds, then fails as unavailable
+(a hold outlives :data:`HOLD_TIMEOUT_MS` only if the database did not end the holder's session)."""
+POOL_SIZE = 32
+"""Connections per process: requests that hold a match, plus reads."""
+POOL_WAIT_S = 10.0
+"""A caller waits this long for a free connection before the store reports itself unavailable."""
+CONNECT_TIMEOUT_S = 5
+LISTEN_POLL_S = 1.0
+SCHEMA_LOCK_KEY = 0x7461626C65
+"""Advisory lock key serialising schema creation when several servers start at once."""
+SESSION_OPTIONS = (
+    # A commit returns once durable, whatever the database's default: a reply means stored.
+    "-c synchronous_commit=on "
+    f"-c idle_in_transaction_session_timeout={HOLD_TIMEOUT_MS} -c lock_timeout={LOCK_WAIT_MS} "
+    "-c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 -c tcp_keepalives_count=2"
+)
+
+
+def translate(exc: psycopg.Error) -> StoreError:
+    """Our error for a ``psycopg`` error (the one mapping of this backend)."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if isinstance(exc, pg_errors.UniqueViolation):
+        return StoreConflict(f"a row with this key is stored already ({text})")
+    if isinstance(exc, pg_errors.ForeignKeyViolation):
+        return StoreMissingRef(f"the row names a match or module that is not stored ({text})")
+    if isinstance(exc, pg_errors.LockNotAvailable):
+        return StoreUnavailable(f"another server held this match too long; try again ({text})")
+    if isinstance(
+        exc, psycopg.OperationalError | pg_errors.AdminShutdown | pg_errors.IdleInTransactionSessionTimeout
+    ):
+        return StoreUnavailable(f"the PostgreSQL database cannot be reached: {text}")
+    return StoreError(f"PostgreSQL failed: {text}")
+
+
+@contextmanager
+def driver_errors() -> Iterator[None]:
+    """Raise :func:`translate`'s error ``from`` any ``psycopg.Error`` inside the block."""
+    try:
+        yield
+    except psycopg.Error as exc:
+        raise translate(exc) from exc
+
+
+def lock_key(match_id: str) -> int:
+    """The advisory lock key of a match: the first 8 bytes of its id's sha256, as a signed bigint."""
+    return int.from_bytes(hashlib.sha256(match_id.encode()).digest()[:8], "big", signed=True)
+
+
+def redact(url: str) -> str:
+    """``url`` without its password, for logs and messages."""
+    try:
+        info = psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.Error:
+        return "postgresql://(unparsable)"
+    host = info.get("host", "localhost")
+    port = f":{info['port']}" if info.get("port") else ""
+    user = f"{info['user']}@" if info.get("user") else ""
+    return f"postgresql://{user}{host}{port}/{info.get('dbname', '')}"
+
+
+class _Pool:
+    """Up to ``size`` connections (autocommit off), handed out one caller at a time.
+
+    A connection that failed is closed rather than handed out again.
+    """
+
+    def __init__(self, url: str, size: int) -> None:
+        self.url = url
+        self.size = size
+        self._idle: list[psycopg.Connection[Any]] = []
+        self._open = 0
+        self._cond = threading.Condition()
+        self._closed = False
+
+    def connect(self, *, autocommit: bool = False) -> psycopg.Connection[Any]:
+        # The URL's own ``options`` (e.g. a search_path) come first; ours are added to them.
+        given = psycopg.conninfo.conninfo_to_dict(self.url).get("options", "")
+        with driver_errors():
+            return psycopg.connect(
+                self.url,
+                autocommit=autocommit,
+                connect_timeout=CONNECT_TIMEOUT_S,
+                options=f"{given} {SESSION_OPTIONS}".strip(),
+            )
+
+    @contextmanager
+    def connection(self) -> Iterator[psycopg.Connection[Any]]:
+        """A connection outside any transaction; rolled back (and dropped if broken) afterwards."""
+        conn = self._take()
+        try:
+            yield conn
+        except BaseException:
+            self._give_back(conn, failed=True)
+            raise
+        self._give_back(conn, failed=False)
+
+    def _take(self) -> psycopg.Connection[Any]:
+        deadline = time.monotonic() + POOL_WAIT_S
+        with self._cond:
+            while True:
+                if self._closed:
+                    raise StoreUnavailable("the store is closed")
+                if self._idle:
+                    return self._idle.pop()
+                if self._open < self.size:
+                    self._open += 1
+                    break
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise StoreUnavailable(
+                        f"all {self.size} database connections of this server stayed busy for {POOL_WAIT_S:g} s"
+                    )
+                self._cond.wait(left)
+        try:
+            return self.connect()
+        except BaseException:
+            with self._cond:
+                self._open -= 1
+                self._cond.notify()
+            raise
+
+    def _give_back(self, conn: psycopg.Connection[Any], *, failed: bool) -> None:
+        try:
+            if not conn.closed and conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                conn.rollback()
+        except psycopg.Error:
+            failed = True
+        broken = conn.closed or (
+            failed and conn.info.transaction_status == psycopg.pq.TransactionStatus.UNKNOWN
+        )
+        with self._cond:
+            if broken or self._closed:
+                self._open -= 1
+                conn.close()
+            else:
+                self._idle.append(conn)
+            self._cond.notify()
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            for conn in self._idle:
+                conn.close()
+            self._open -= len(self._idle)
+            self._idle.clear()
+            self._cond.notify_all()
+
+
+class PostgresStore(MatchStore):
+    """The store on a PostgreSQL database (``--store postgresql://USER@HOST/DB``).
+
+    Args:
+        url: a libpq connection URL or ``key=value`` string.
+        pool_size: connections this process opens at most (plus one for LISTEN).
+
+    Raises:
+        StoreUnavailable: the database cannot be reached.
+        StoreUnusable: the URL is malformed.
+        RecordError: the database was written by a newer schema version.
+    """
+
+    shared = True
+
+    def __init__(self, url: str, *, pool_size: int = POOL_SIZE) -> None:
+        super().__init__()
+        try:
+            psycopg.conninfo.conninfo_to_dict(url)
+        except psycopg.Error as exc:
+            raise StoreUnusable(f"malformed PostgreSQL URL {redact(url)}: {exc}") from exc
+        self.description = redact(url)
+        self._dialect = POSTGRESQL
+        self._pool = _Pool(url, pool_size)
+        self._latest: dict[str, int] = {}
+        self._latest_lock = threading.Lock()
+        self._subscribers: list[Callable[[str, int], None]] = []
+        self._closing = threading.Event()
+        self._create_schema()
+        self._listening = threading.Event()
+        self._listener = threading.Thread(target=self._listen, name="tablehost-pg-listen", daemon=True)
+        self._listener.start()
+        self._listening.wait(CONNECT_TIMEOUT_S)
+
+    def _create_schema(self) -> None:
+        with self._pool.connection() as conn, driver_errors():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK_KEY,))
+            for statement in SCHEMA:
+                conn.execute(self._dialect.sql(statement))  # type: ignore[arg-type]
+            row = conn.execute(SELECT_SCHEMA).fetchone()
+            if row is None:
+                conn.execute(self._dialect.sql(INSERT_SCHEMA), (SCHEMA_VERSION,))  # type: ignore[arg-type]
+            elif row[0] > SCHEMA_VERSION:
+                raise RecordError(
+                    f"{self.description} has schema version {row[0]}; this tablehost reads up to "
+                    f"{SCHEMA_VERSION}"
+                )
+            conn.commit()
+
+    # ------------------------------------------------------------ the backend's part
+
+    def _write(self, statements: Statements) -> list[int]:
+        started = time.perf_counter()
+        with self._pool.connection() as conn, driver_errors():
+            counts = [conn.execute(self._dialect.sql(sql), params).rowcount for sql, params in statements]  # type: ignore[arg-type]
+            conn.commit()
+        self._timed_commit(started, 1)
+        return counts
+
+    def _query(self, statement: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        with self._pool.connection() as conn, driver_errors():
+            rows = conn.execute(self._dialect.sql(statement), params).fetchall()  # type: ignore[arg-type]
+            conn.rollback()
+            return rows
+
+    def append(self, match_id: str, kind: str, payload: dict[str, Any]) -> None:
+        sql, params = self.move_statement(match_id, kind, payload)
+        started = time.perf_counter()
+        with self._pool.connection() as conn, driver_errors():
+            self._journal_in(conn, sql, params)
+        self._timed_commit(started, 1)
+
+    def _journal_in(self, conn: psycopg.Connection[Any], sql: str, params: tuple[Any, ...]) -> None:
+        """Insert one journal entry, announce it, commit (which ends any hold of the match).
+
+        No pipeline mode here or in :meth:`claim`: after one, PostgreSQL 15 did not apply
+        ``idle_in_transaction_session_timeout`` to the session (measured), and that timeout
+        is what frees the matches of a hung process.
+        """
+        conn.execute(self._dialect.sql(sql), params)  # type: ignore[arg-type]
+        conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"{params[0]} {params[1]}"))
+        conn.commit()
+
+    @contextmanager
+    def claim(self, match_id: str) -> Iterator[Claim]:
+        """Hold ``match_id`` (its advisory lock) for one request; see the module docstring.
+
+        The claim's journal writes the entry and commits in the held transaction; a request
+        that journals nothing rolls back when the block exits. Either way the lock is freed.
+
+        Raises:
+            StoreUnavailable: the database cannot be reached (nothing held).
+        """
+        with self._pool.connection() as conn:
+            with driver_errors():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock_key(match_id),))
+                # A statement of its own: its snapshot is taken once the lock is held.
+                row = conn.execute(self._dialect.sql(SELECT_VERSION), (match_id,)).fetchone()
+            version = int(row[0]) if row else 0
+
+            def journal(kind: str, payload: dict[str, Any]) -> None:
+                sql, params = self.move_statement(match_id, kind, payload)
+                started = time.perf_counter()
+                with driver_errors():
+                    self._journal_in(conn, sql, params)
+                self._timed_commit(started, 1)
+
+            def load_record() -> dict[str, Any]:
+                with driver_errors():
+                    rows = conn.execute(self._dialect.sql(SELECT_MATCH), (match_id,)).fetchall()
+                    if not rows:
+                        raise UnknownMatch(f"no match {match_id}", match_id=match_id)
+                    moves = conn.execute(self._dialect.sql(SELECT_MOVES), (match_id,)).fetchall()
+                return rebuild_record(rows[0][1], moves)
+
+            yield Claim(version, journal, load_record)
+
+    def ping(self) -> None:
+        self._query("SELECT 1")
+
+    def latest_version(self, match_id: str) -> int | None:
+        with self._latest_lock:
+            return self._latest.get(match_id)
+
+    def subscribe(self, callback: Callable[[str, int], None]) -> None:
+        self._subscribers.append(callback)
+
+    def close(self) -> None:
+        """Stop listening and close every connection; the store is unusable afterwards."""
+        self._closing.set()
+        self._pool.close()
+        self._listener.join(timeout=LISTEN_POLL_S * 3)
+
+    # ------------------------------------------------------------ notifications
+
+    def _listen(self) -> None:
+        """Follow ``CHANNEL`` until closed; after a lost connection, reconnect and re-read versions."""
+        backoff = 0.1
+        while not self._closing.is_set():
+            try:
+                conn = self._pool.connect(autocommit=True)
+            except StoreError as exc:
+                log.warning("store.listen_failed", error=str(exc))
+                self._listening.set()
+                self._closing.wait(backoff)
+                backoff = min(backoff * 2, 2.0)
+                continue
+            backoff = 0.1
+            try:
+                with conn:
+                    conn.execute(f"LISTEN {CHANNEL}")
+                    self._resync(conn)
+                    self._listening.set()
+                    while not self._closing.is_set():
+                        for note in conn.notifies(timeout=LISTEN_POLL_S):
+                            self._heard(note.payload)
+            except psycopg.Error as exc:
+                if not self._closing.is_set():
+                    log.warning("store.listen_lost", error=str(exc).strip())
+
+    def _resync(self, conn: psycopg.Connection[Any]) -> None:
+        """Re-read every match's newest version (notifications may have been missed meanwhile)."""
+        rows = conn.execute("SELECT match_id, MAX(version) FROM moves GROUP BY match_id").fetchall()
+        for match_id, version in rows:
+            self._note(str(match_id), int(version))
+
+    def _heard(self, payload: str) -> None:
+        match_id, _, version = payload.rpartition(" ")
+        try:
+            self._note(match_id, int(version))
+        except ValueError:
+            log.warning("store.bad_notification", payload=payload[:200])
+
+    def _note(self, match_id: str, version: int) -> None:
+        with self._latest_lock:
+            if version <= self._latest.get(match_id, -1):
+                return
+            self._latest[match_id] = version
+        for callback in self._subscribers:
+            try:
+                callback(match_id, version)
+            except Exception:
+                log.exception("store.subscriber_failed", match_id=match_id)

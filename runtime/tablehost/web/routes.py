@@ -1,0 +1,277 @@
+"""The HTTP/JSON API over a :class:`~tablehost.api.registry.MatchRegistry` (all under ``/api``).
+
+Every request carries ``Authorization: Bearer <token>`` (the same tokens as gRPC); the registry
+decides what the token may do and see. Bodies are JSON; errors are
+``{"error": {"code", "message"}}`` with the status of :func:`tablehost.web.wire.http_status`.
+
+=======  ===================================  ==================================================
+method   path                                 what
+=======  ===================================  ==================================================
+GET      /api/whoami                          ``{"kind", "match_id", "player_id"}`` of the token
+GET      /api/modules                         stored modules ``[{module_id, name, size_bytes, uploaded_at}]``
+POST     /api/modules?name=N                  upload the request body as a module (admin)
+GET      /api/matches                         the matches the token may see (summaries)
+POST     /api/matches                         ``{"module_id", "seats": [{"username", "color"}]}`` (admin)
+GET      /api/matches/{id}/view               the token's view (:func:`~tablehost.web.wire.view_json`)
+GET      /api/matches/{id}/events             Server-Sent Events: ``event: view`` after every change
+POST     /api/matches/{id}/actions            ``{"action": Action, "version": int}`` → the new view
+POST     /api/matches/{id}/undo               ``{"version": int}`` → the new view
+GET      /api/matches/{id}/module             the match's ``.wasm`` (``application/wasm``)
+=======  ===================================  ==================================================
+
+Registry calls block (locks, guest calls, fsync), so they run on worker threads; an open
+event stream holds one thread of its own pool (capped by :class:`~tablehost.api.watch_slots.WatchSlots`).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import ExitStack
+from typing import Any
+
+import anyio
+import orjson
+import structlog
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+
+from tablehost.api.auth import Principal
+from tablehost.api.faults import InvalidRequest, PermissionDenied, Unauthenticated
+from tablehost.api.registry import MatchRegistry
+from tablehost.api.watch_slots import WatchSlots
+from tablehost.errors import TablehostError
+from tablehost.web.wire import created_json, error_body, http_status, summary_json, view_json
+
+log = structlog.get_logger(__name__)
+
+MAX_JSON_BODY_BYTES = 64 * 1024
+"""The largest JSON request body accepted (an action or a seat list is far smaller)."""
+NO_STORE = {"cache-control": "no-store"}
+
+
+def json_response(body: Any, status: int = 200) -> Response:
+    """A JSON response (orjson) that no cache keeps: views are per token."""
+    return Response(orjson.dumps(body), status_code=status, media_type="application/json", headers=NO_STORE)
+
+
+def bearer(request: Request) -> str:
+    """The token of ``Authorization: Bearer <token>``.
+
+    Raises:
+        Unauthenticated: no such header, or not of the Bearer form.
+    """
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthenticated("missing 'Authorization: Bearer <token>' header")
+    return token.strip()
+
+
+async def capped_body(request: Request, limit_bytes: int) -> bytes:
+    """The request body, read no further than ``limit_bytes`` (a larger body is never buffered).
+
+    Raises:
+        InvalidRequest: the body is over ``limit_bytes``.
+    """
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit_bytes:
+        raise InvalidRequest(f"the request body is over {limit_bytes} bytes")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit_bytes:
+            raise InvalidRequest(f"the request body is over {limit_bytes} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def json_body(request: Request) -> dict[str, Any]:
+    """The request's JSON object body.
+
+    Raises:
+        InvalidRequest: over :data:`MAX_JSON_BODY_BYTES`, not JSON, or not an object.
+    """
+    raw = await capped_body(request, MAX_JSON_BODY_BYTES)
+    try:
+        body = orjson.loads(raw or b"{}")
+    except orjson.JSONDecodeError as exc:
+        raise InvalidRequest(f"the request body is not JSON: {exc}") from exc
+    if not isinstance(body, dict):
+        raise InvalidRequest("the request body must be a JSON object")
+    return body
+
+
+def _version(body: dict[str, Any]) -> int:
+    version = body.get("version")
+    if type(version) is not int or version < 0:
+        raise InvalidRequest("'version' must be the view's version, an integer >= 0")
+    return version
+
+
+Handler = Callable[[Request, Principal], Awaitable[Response]]
+
+
+class Api:
+    """The API's endpoints, bound to one registry.
+
+    Args:
+        registry: the server's matches and modules.
+        max_watchers: event streams open at once on this HTTP server (each holds a thread).
+    """
+
+    def __init__(self, registry: MatchRegistry, *, max_watchers: int = 64) -> None:
+        self.registry = registry
+        self.slots = WatchSlots(max_watchers)
+        self.watch_threads = anyio.CapacityLimiter(max_watchers)
+
+    def routes(self) -> list[Route]:
+        """The Starlette routes of the table above."""
+        wrap = self._endpoint
+        return [
+            Route("/api/whoami", wrap(self.whoami), methods=["GET"]),
+            Route("/api/modules", wrap(self.modules), methods=["GET"]),
+            Route("/api/modules", wrap(self.upload), methods=["POST"]),
+            Route("/api/matches", wrap(self.matches), methods=["GET"]),
+            Route("/api/matches", wrap(self.create), methods=["POST"]),
+            Route("/api/matches/{match_id}/view", wrap(self.view), methods=["GET"]),
+            Route("/api/matches/{match_id}/events", wrap(self.events), methods=["GET"]),
+            Route("/api/matches/{match_id}/actions", wrap(self.act), methods=["POST"]),
+            Route("/api/matches/{match_id}/undo", wrap(self.undo), methods=["POST"]),
+            Route("/api/matches/{match_id}/module", wrap(self.module), methods=["GET"]),
+        ]
+
+    def _endpoint(self, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+        """Authenticate, run ``handler``, turn a :class:`TablehostError` into its status."""
+
+        async def endpoint(request: Request) -> Response:
+            principal: Principal | None = None
+            try:
+                principal = self.registry.authenticate(bearer(request))
+                return await handler(request, principal)
+            except TablehostError as exc:
+                status = http_status(exc.code)
+                if status >= 500 or exc.code.startswith("guest/"):
+                    log.warning("http.refused", path=request.url.path, code=exc.code, error=exc.message)
+                admin = principal is not None and principal.kind == "admin"
+                return json_response(error_body(exc, admin=admin), status)
+
+        return endpoint
+
+    # ------------------------------------------------------------ modules and matches
+
+    async def whoami(self, request: Request, principal: Principal) -> Response:
+        del request
+        return json_response(
+            {"kind": principal.kind, "match_id": principal.match_id, "player_id": principal.player_id}
+        )
+
+    async def modules(self, request: Request, principal: Principal) -> Response:
+        del request
+        stored = await run_in_threadpool(self.registry.list_modules, principal)
+        return json_response(
+            [
+                {
+                    "module_id": m.sha256,
+                    "name": m.name,
+                    "size_bytes": m.size_bytes,
+                    "uploaded_at": m.uploaded_at,
+                }
+                for m in stored
+            ]
+        )
+
+    async def upload(self, request: Request, principal: Principal) -> Response:
+        if principal.kind != "admin":  # before reading a body that may be megabytes
+            raise PermissionDenied("only the admin token may upload modules")
+        data = await capped_body(request, self.registry.limits.module_bytes)
+        name = request.query_params.get("name", "")
+        stored = await run_in_threadpool(self.registry.upload_module, principal, data, name)
+        return json_response(
+            {"module_id": stored.sha256, "name": stored.name, "size_bytes": stored.size_bytes}
+        )
+
+    async def matches(self, request: Request, principal: Principal) -> Response:
+        del request
+        summaries = await run_in_threadpool(self.registry.list_matches, principal)
+        return json_response([summary_json(s) for s in summaries])
+
+    async def create(self, request: Request, principal: Principal) -> Response:
+        body = await json_body(request)
+        module_id, seats = body.get("module_id"), body.get("seats")
+        if not isinstance(module_id, str) or not isinstance(seats, list):
+            raise InvalidRequest("send {'module_id': str, 'seats': [{'username': str, 'color': str}]}")
+        pairs = []
+        for seat in seats:
+            if not isinstance(seat, dict):
+                raise InvalidRequest("each seat is {'username': str, 'color': str}")
+            username, color = seat.get("username", ""), seat.get("color", "")
+            if not isinstance(username, str) or not isinstance(color, str):
+                raise InvalidRequest("a seat's username and color are strings")
+            pairs.append((username, color))
+        created = await run_in_threadpool(self.registry.create_match, principal, module_id, pairs)
+        return json_response(created_json(created), 201)
+
+    # ------------------------------------------------------------ one match
+
+    async def view(self, request: Request, principal: Principal) -> Response:
+        served = await run_in_threadpool(self.registry.view, principal, request.path_params["match_id"])
+        return json_response(view_json(served))
+
+    async def act(self, request: Request, principal: Principal) -> Response:
+        body = await json_body(request)
+        action = body.get("action")
+        if not isinstance(action, dict):
+            raise InvalidRequest("send {'action': Action, 'version': int}")
+        served = await run_in_threadpool(
+            self.registry.submit, principal, request.path_params["match_id"], action, _version(body)
+        )
+        return json_response(view_json(served))
+
+    async def undo(self, request: Request, principal: Principal) -> Response:
+        body = await json_body(request)
+        served = await run_in_threadpool(
+            self.registry.undo, principal, request.path_params["match_id"], _version(body)
+        )
+        return json_response(view_json(served))
+
+    async def module(self, request: Request, principal: Principal) -> Response:
+        stored = await run_in_threadpool(
+            self.registry.match_module, principal, request.path_params["match_id"]
+        )
+        return Response(
+            stored.data,
+            media_type="application/wasm",
+            headers={"cache-control": "private, max-age=86400", "etag": f'"{stored.sha256}"'},
+        )
+
+    async def events(self, request: Request, principal: Principal) -> Response:
+        """The token's view now and after every change, as Server-Sent Events, until game over.
+
+        Each event is ``event: view`` with the view's JSON as ``data``. A reader slower than the
+        match gets the newest view, never a backlog (the registry coalesces).
+        """
+        match_id = request.path_params["match_id"]
+        await run_in_threadpool(self.registry.view, principal, match_id)  # refuse before streaming
+        stack = ExitStack()
+        stack.enter_context(self.slots.hold(principal))
+        stopped = threading.Event()
+        watch = self.registry.watch(principal, match_id, lambda: not stopped.is_set())
+
+        async def stream() -> AsyncIterator[bytes]:
+            try:
+                while True:
+                    served = await anyio.to_thread.run_sync(
+                        next, watch, None, abandon_on_cancel=True, limiter=self.watch_threads
+                    )
+                    if served is None:
+                        return
+                    yield b"event: view\ndata: " + orjson.dumps(view_json(served)) + b"\n\n"
+            finally:
+                stopped.set()  # the watch notices within WATCH_POLL_S and frees its thread
+                stack.close()
+
+        return StreamingResponse(
+            stream(), media_type="text/event-stream", headers={**NO_STORE, "x-accel-buffering": "no"}
+        )

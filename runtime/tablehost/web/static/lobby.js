@@ -1,0 +1,190 @@
+// The lobby: the games (modules) and matches a token may see; the admin uploads modules,
+// creates matches and hands out seat links. A seat link carries its token in the #fragment.
+
+import { Api, el, remember, takeFragment } from "./session.js";
+
+const STORAGE_KEY = "tablehost.lobby";
+const REFRESH_MS = 3000;
+let api = null;
+let who = null;
+
+function notice(text, kind = "info") {
+  const node = document.getElementById("notice");
+  node.hidden = !text;
+  node.textContent = text || "";
+  node.className = `notice notice-${kind}`;
+}
+
+export function tableLink(matchId, token) {
+  const fragment = new URLSearchParams({ match: matchId, token });
+  return `/table#${fragment.toString()}`;
+}
+
+function linkButton(text, matchId, token) {
+  const link = el("a", "button-link", text);
+  link.href = tableLink(matchId, token);
+  link.target = "_blank";
+  link.rel = "noopener";
+  return link;
+}
+
+function moduleCard(module) {
+  const card = el("div", "module");
+  card.dataset.moduleId = module.module_id;
+  card.append(el("h3", null, module.name), el("code", "module-id", module.module_id.slice(0, 12)));
+  if (who.kind !== "admin") return card;
+  const form = el("form", "create-form");
+  const seats = el("input");
+  seats.type = "number";
+  seats.name = "seats";
+  seats.min = "1";
+  seats.max = "8";
+  // A module's own seat counts, once the server lists them (game metadata), else two.
+  const fewest = Number.isInteger(module.min_players) ? module.min_players : 2;
+  seats.value = String(fewest);
+  const names = el("input");
+  names.name = "names";
+  names.placeholder = "names, comma-separated (optional)";
+  const label = el("label", null, "Seats ");
+  label.append(seats);
+  const button = el("button", null, "Create match");
+  form.append(label, names, button);
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const count = Number(seats.value);
+    const given = names.value.split(",").map((s) => s.trim());
+    const body = {
+      module_id: module.module_id,
+      seats: Array.from({ length: count }, (_, i) => ({ username: given[i] || "", color: "" })),
+    };
+    try {
+      const created = await api.post("/api/matches", body);
+      showCreated(module, created);
+      refresh();
+    } catch (error) {
+      notice(`Could not create the match: ${error.message}`, "error");
+    }
+  });
+  card.append(form);
+  return card;
+}
+
+function showCreated(module, created) {
+  const box = document.getElementById("created");
+  const body = document.getElementById("created-body");
+  box.hidden = false;
+  const list = el("ul", "seat-links");
+  for (const seat of created.seats) {
+    const item = el("li");
+    item.append(el("span", "seat-name", `${seat.username} (seat ${seat.player_id})`), " ");
+    item.append(linkButton("Open seat", created.match_id, seat.token));
+    item.dataset.playerId = String(seat.player_id);
+    list.append(item);
+  }
+  const spectator = el("li");
+  spectator.append(el("span", "seat-name", "Spectator"), " ", linkButton("Watch", created.match_id, created.spectator_token));
+  list.append(spectator);
+  body.replaceChildren(
+    el("p", null, `${module.name}: match ${created.match_id}. Give each player their seat link; a link is the seat's key.`),
+    list,
+  );
+}
+
+function matchRow(match) {
+  const row = el("tr");
+  row.dataset.matchId = match.match_id;
+  const names = match.players.map((p) => p.username).join(", ");
+  const active = match.players.filter((p) => match.active_player_ids.includes(p.player_id)).map((p) => p.username);
+  row.append(
+    el("td", null, match.module_name),
+    el("td", null, names),
+    el("td", null, String(match.version)),
+    el("td", null, match.game_over ? "over" : `to play: ${active.join(", ")}`),
+  );
+  const open = el("td");
+  if (who.kind === "admin") {
+    // The admin is served the spectator view of any match.
+    open.append(linkButton("Watch", match.match_id, api.token));
+  } else if (who.match_id === match.match_id) {
+    open.append(linkButton(who.kind === "seat" ? "Play" : "Watch", match.match_id, api.token));
+  }
+  // Open seats (JoinMatch) appear here once the server offers them: match.open_seats.
+  row.append(open);
+  return row;
+}
+
+async function refresh() {
+  try {
+    const [modules, matches] = await Promise.all([api.get("/api/modules"), api.get("/api/matches")]);
+    const list = document.getElementById("module-list");
+    const key = modules.map((m) => m.module_id).join(",");
+    if (list.dataset.key !== key) {
+      // Rebuilt only when the modules change, so a half-filled form survives the refresh.
+      list.dataset.key = key;
+      list.replaceChildren(...modules.map(moduleCard));
+      if (!modules.length) list.append(el("p", "empty", "No games yet. Upload a module (tablehost upload GAME.wasm, or below)."));
+    }
+    document.getElementById("match-rows").replaceChildren(...matches.map(matchRow));
+    document.getElementById("matches").hidden = false;
+  } catch (error) {
+    notice(`The server refused: ${error.message}`, "error");
+  }
+}
+
+async function upload(files) {
+  for (const file of files) {
+    const name = file.name.replace(/\.wasm$/, "");
+    try {
+      await api.post(`/api/modules?name=${encodeURIComponent(name)}`, await file.arrayBuffer());
+    } catch (error) {
+      notice(`${file.name}: ${error.message}`, "error");
+      return;
+    }
+  }
+  notice(`Uploaded ${files.length} module(s).`);
+  refresh();
+}
+
+async function enter(token) {
+  api = new Api(token);
+  try {
+    who = await api.get("/api/whoami");
+  } catch (error) {
+    notice(`Unknown token: ${error.message}`, "error");
+    sessionStorage.removeItem(STORAGE_KEY);
+    document.getElementById("token-form").hidden = false;
+    return;
+  }
+  document.getElementById("who").textContent =
+    who.kind === "admin" ? "admin" : `${who.kind}${who.player_id ? " " + who.player_id : ""} of ${who.match_id}`;
+  document.getElementById("forget").hidden = false;
+  document.getElementById("games").hidden = false;
+  document.getElementById("upload-form").hidden = who.kind !== "admin";
+  await refresh();
+  setInterval(refresh, REFRESH_MS);
+}
+
+function main() {
+  const saved = takeFragment(STORAGE_KEY);
+  const token = saved.admin || saved.token;
+  document.getElementById("forget").addEventListener("click", () => {
+    sessionStorage.removeItem(STORAGE_KEY);
+    location.reload();
+  });
+  document.querySelector("#upload-form input").addEventListener("change", (event) => upload([...event.target.files]));
+  if (token) {
+    enter(token);
+    return;
+  }
+  const form = document.getElementById("token-form");
+  form.hidden = false;
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const value = form.token.value.trim();
+    remember(STORAGE_KEY, { token: value });
+    form.hidden = true;
+    enter(value);
+  });
+}
+
+main();

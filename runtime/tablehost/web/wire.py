@@ -1,0 +1,113 @@
+"""The JSON shapes of the HTTP API, and errors as HTTP statuses.
+
+A view on the wire (``GET /api/matches/{id}/view``, each push event, the answer to a move)::
+
+    {"match_id": str, "viewer": int | null, "version": int, "game_over": bool,
+     "active_player_ids": [int], "state": <view of docs/architecture.md view.py>,
+     "actions": [AvailableAction in view addresses], "scores": {"<pid>": Score},
+     "score_labels": [str], "players": [{"player_id", "username", "color"}]}
+
+Exactly what :meth:`MatchRegistry.view` serves the token, nothing more: ``state``, ``actions``
+and ``scores`` are the :class:`~tablehost.match.MatchView` built for that viewer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tablehost.api.registry import CreatedMatch, ServedView
+from tablehost.errors import TablehostError
+
+HTTP_STATUS_BY_AREA: dict[str, int] = {
+    "request": 400,
+    "module": 404,
+    "auth": 403,
+    "match": 409,
+    "guest": 409,
+    "table": 409,
+    "response": 413,
+}
+"""The HTTP status of an error code's area (the part before ``/``); exceptions in :data:`HTTP_STATUS_BY_CODE`."""
+
+HTTP_STATUS_BY_CODE: dict[str, int] = {
+    "auth/unauthenticated": 401,
+    "match/unknown": 404,
+    "module/invalid": 400,
+    "request/too_many_watchers": 429,
+    "store/unusable": 503,
+    "store/in_use": 503,
+}
+
+
+def http_status(code: str) -> int:
+    """The HTTP status for a host error code such as ``"match/not_offered"`` (500 when unknown)."""
+    if code in HTTP_STATUS_BY_CODE:
+        return HTTP_STATUS_BY_CODE[code]
+    return HTTP_STATUS_BY_AREA.get(code.split("/", 1)[0], 500)
+
+
+def error_body(exc: TablehostError, *, admin: bool = False) -> dict[str, Any]:
+    """``{"error": {"code", "message"}}`` for a refusal.
+
+    A guest failure's message (a panic text, what the game printed) may mention hidden parts
+    of the table, so players and spectators get only its code; the admin (``admin=True``)
+    gets the message too, and the server log keeps everything (DESIGN.md, platform rule 2).
+    """
+    message = exc.message
+    if not admin and (exc.code.startswith("guest/") or exc.code == "table/bad_patch"):
+        message = "the game failed on this request; nothing changed (details are in the server log)"
+    return {"error": {"code": exc.code, "message": message}}
+
+
+def view_json(served: ServedView) -> dict[str, Any]:
+    """The wire form of a served view (memoised on the view: one build per viewer and version).
+
+    When the registry serves them (the match lifecycle), the view's ``result`` and the served
+    extras of the moment (``clocks`` as ``[{"player_id", "remaining_ms", "running"}]``,
+    ``open_seats``, ...) are added as members of the same names; the page shows them.
+    """
+    body = served.wire.get("json")
+    if body is None:
+        body = served.wire["json"] = _view_body(served)
+    extras: dict[str, Any] = getattr(served, "extras", None) or {}
+    return {**body, **extras} if extras else body
+
+
+def _view_body(served: ServedView) -> dict[str, Any]:
+    view = served.view
+    body = {
+        "match_id": served.match_id,
+        "viewer": served.viewer,
+        "version": view.version,
+        "game_over": view.game_over,
+        "active_player_ids": list(view.active_player_ids),
+        "state": view.state,
+        "actions": view.actions,
+        "scores": view.scores,
+        "score_labels": served.score_labels,
+    }
+    result = getattr(view, "result", None)
+    if result is not None:
+        body["result"] = result
+    return body
+
+
+def created_json(created: CreatedMatch) -> dict[str, Any]:
+    """What ``POST /api/matches`` answers the admin: the match id, a token per seat, the spectator token."""
+    return {
+        "match_id": created.match_id,
+        "seats": [
+            {"player_id": p.player_id, "username": p.username, "color": p.color, "token": token}
+            for p, token in created.seats
+        ],
+        "spectator_token": created.spectator_token,
+        "score_labels": created.score_labels,
+    }
+
+
+def summary_json(summary: dict[str, Any]) -> dict[str, Any]:
+    """A match summary of :meth:`MatchRegistry.list_matches` with its players as plain objects."""
+    players = [
+        {"player_id": p.player_id, "username": p.username, "color": p.color} for p in summary["players"]
+    ]
+    return {**summary, "players": players}

@@ -1,0 +1,26 @@
+//! Display hints for the web table (docs/abi.md, "Display hints"): an 8×8
+//! green board (row 1 at the top, as Othello boards are labelled), black and
+//! white discs. Static: nothing here is hidden.
+
+use tablehost_sdk::{json, Map, PlayerId, Value};
+
+use crate::board::square_name;
+
+/// `meta_data.display` for the two seated `players` (the first plays dark): every square by row and column, the discs' colours.
+pub fn hints(players: &[PlayerId]) -> Value {
+    let mut spaces = Map::new();
+    for square in 0..64u8 {
+        spaces.insert(square_name(square).to_string(), json!({"board": "board", "row": square / 8, "col": square % 8}));
+    }
+    json!({
+        "title": "Reversi",
+        "boards": {"board": {"color": "#123d27"}},
+        "space_kinds": {"square": {"color": "#2e8b57"}},
+        "spaces": spaces,
+        "seat_kinds": {players[0].to_string(): "dark", players[1].to_string(): "light"},
+        "kinds": {
+            "dark": {"glyph": "", "color": "#1c1c1c", "shape": "disc"},
+            "light": {"glyph": "", "color": "#f4f4f4", "shape": "disc"}
+        }
+    })
+}

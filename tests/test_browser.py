@@ -1,0 +1,406 @@
+"""The web table in a real browser: Debian's chromium driven by Playwright (never a downloaded browser).
+
+Marked ``browser``; ``.ci/run`` installs chromium and runs them once with the rest of the suite.
+Screenshots of every sample game's table go to ``tests/output/screenshots`` (gitignored).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Self
+
+import httpx
+import orjson
+import pytest
+
+from tablehost.errors import NotOffered
+from web_support import HINTED, SEATS, WebTable, read_events, web_table
+
+CHROMIUM = Path("/usr/bin/chromium")
+SCREENSHOTS = Path(__file__).resolve().parent / "output" / "screenshots"
+ROOT = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.browser
+
+if not CHROMIUM.exists() and not os.environ.get("TABLEHOST_REQUIRE_BROWSER"):
+    pytest.skip("Debian's chromium is not installed (apt-get install chromium)", allow_module_level=True)
+
+sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebTable]:
+    with web_table(tmp_path_factory.mktemp("browser")) as table:
+        yield table
+
+
+def _page(browser: Any, url: str, match_id: str, token: str) -> Any:
+    page = browser.new_page(viewport={"width": 1280, "height": 860})
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.errors = errors
+    page.goto(f"{url}/table#match={match_id}&token={token}")
+    page.wait_for_selector(".felt")
+    return page
+
+
+def _cell(page: Any, space_id: str) -> Any:
+    return page.locator(f'.space[data-space-id="{space_id}"]')
+
+
+def test_two_pages_play_tic_tac_toe_to_the_end_by_clicking(browser: Any, tmp_path: Path) -> None:
+    """Against `tablehost serve --http`: the real command, its registry, its event stream."""
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tablehost",
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--http",
+            "127.0.0.1:0",
+            "--data",
+            str(tmp_path / "data"),
+            "--log-level",
+            "warning",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=ROOT,
+    )
+    try:
+        assert server.stdout is not None
+        url = ""
+        for line in server.stdout:
+            found = re.search(r"web table on (http://\S+)/", line)
+            if found:
+                url = found.group(1)
+                break
+        assert url, "serve did not print the web table's address"
+        admin = (tmp_path / "data" / "admin_token").read_text().strip()
+        with httpx.Client(base_url=url, headers={"authorization": f"Bearer {admin}"}) as client:
+            module = client.post(
+                "/api/modules?name=tic_tac_toe",
+                content=(ROOT / "sample_games/dist/tic_tac_toe.wasm").read_bytes(),
+            )
+            created = client.post(
+                "/api/matches",
+                json={
+                    "module_id": module.json()["module_id"],
+                    "seats": [{"username": "ann"}, {"username": "bob"}],
+                },
+            ).json()
+        ann = _page(browser, url, created["match_id"], created["seats"][0]["token"])
+        bob = _page(browser, url, created["match_id"], created["seats"][1]["token"])
+        assert "token" not in ann.url, "the token leaves the address bar"
+        for version, (page, cell) in enumerate(
+            [(ann, "a1"), (bob, "b1"), (ann, "a2"), (bob, "b2"), (ann, "a3")]
+        ):
+            for each in (ann, bob):
+                each.wait_for_selector(f'body[data-version="{version}"]')
+            assert _cell(page, cell).get_attribute("data-intent") == "confirm"
+            _cell(page, cell).click()
+        for page in (ann, bob):
+            page.wait_for_selector('body[data-version="5"]')
+            assert page.locator("#turn").inner_text() == "Game over"
+            assert page.locator(".board .piece").count() == 5
+            assert "ann: Points 1" in page.locator("#result").inner_text()
+            assert page.locator(".offered").count() == 0
+            assert page.errors == []
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        ann.screenshot(path=str(SCREENSHOTS / "tic_tac_toe-finished.png"))
+    finally:
+        server.terminate()
+        server.wait(10)
+        if server.stdout:
+            server.stdout.close()
+
+
+def test_a_hearts_table_never_shows_another_seats_cards(browser: Any, web: WebTable) -> None:
+    created = web.create("hearts", ["ann", "bob", "cy", "dee"])
+    match_id = created["match_id"]
+    me = created["seats"][0]
+    traffic: list[bytes] = []
+    page = browser.new_page(viewport={"width": 1280, "height": 860})
+
+    def keep(response: Any) -> None:
+        if "/api/" in response.url and not response.url.endswith("/module") and "/events" not in response.url:
+            traffic.append(response.body())
+
+    page.on("response", keep)
+    page.goto(f"{web.url}/table#match={match_id}&token={me['token']}")
+    page.wait_for_selector(".felt .piece")
+    # The page's event stream is not readable from Playwright while it is open; the same
+    # token's stream, read alongside, carries what the page is pushed.
+    pushed: list[dict[str, Any]] = []
+    stream = web.client(me["token"])
+    reader = threading.Thread(
+        target=read_events,
+        args=(stream, f"/api/matches/{match_id}/events", pushed, threading.Event()),
+        daemon=True,
+    )
+    reader.start()
+    web.play_randomly(created, 16, seed=5)  # passing, then the first tricks; pushed to the page
+    page.wait_for_selector(f'body[data-version="{web.registry._matches[match_id].match.version}"]')
+    state = web.registry._matches[match_id].match.state
+    mine = {
+        p["private_kind"]
+        for s in state["spaces"]
+        for p in s["pieces"]
+        if (p["owner"] if p["owner"] is not None else s["owner"]) == me["player_id"] and p["private_kind"]
+    }
+    others = {
+        p["private_kind"]
+        for s in state["spaces"]
+        for p in s["pieces"]
+        if p["public_kind"] == "back" and p["private_kind"] and p["private_kind"] not in mine
+    }
+    assert len(others) >= 30, "three other hands are dealt"
+    shown_private = set(
+        page.eval_on_selector_all("[data-private-kind]", "nodes => nodes.map(n => n.dataset.privateKind)")
+    )
+    assert shown_private and shown_private <= mine
+    glyphs = set(page.eval_on_selector_all(".piece .glyph", "nodes => nodes.map(n => n.textContent)"))
+    suit = {"H": "♥", "D": "♦", "S": "♠", "C": "♣"}
+    assert not {face[:-1] + suit[face[-1]] for face in others} & glyphs
+    html = page.content()
+    for face in others:
+        assert f'data-private-kind="{face}"' not in html
+        assert f'data-kind="{face}"' not in html
+    assert traffic, "the page fetched its view"
+    time.sleep(0.5)
+    stream.close()
+    reader.join(5)
+    assert len(pushed) > 5, "views were pushed"
+    for text in [body.decode() for body in traffic] + [orjson.dumps(view).decode() for view in pushed]:
+        for face in others:
+            assert f'"private_kind":"{face}"' not in text
+    page.screenshot(path=str(_shot("hearts")))
+    page.close()
+    spectator = _page(browser, web.url, match_id, created["spectator_token"])
+    spectator.wait_for_selector(".felt .piece")
+    assert spectator.locator("[data-private-kind]").count() == 0, "a spectator sees no hand"
+    assert spectator.locator("#actions button").count() == 0
+    spectator.screenshot(path=str(_shot("hearts-spectator")))
+    spectator.close()
+
+
+def _shot(game: str) -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    return SCREENSHOTS / f"{game}.png"
+
+
+class SlowRegistry:
+    """Wraps ``registry.submit``: waits ``delay_s``, then refuses when ``refuse`` is set, else submits."""
+
+    def __init__(self, web: WebTable, delay_s: float) -> None:
+        self.registry = web.registry
+        self.real = web.registry.submit
+        self.delay_s = delay_s
+        self.refuse = False
+        self.started = threading.Event()
+
+    def submit(self, *args: Any, **kwargs: Any) -> Any:
+        self.started.set()
+        time.sleep(self.delay_s)
+        if self.refuse:
+            raise NotOffered("refused by the test")
+        return self.real(*args, **kwargs)
+
+    def __enter__(self) -> Self:
+        self.registry.submit = self.submit  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.registry.submit = self.real  # type: ignore[method-assign]
+
+
+def test_prediction_shows_a_move_before_the_server_and_rolls_back_a_refusal(
+    browser: Any, web: WebTable
+) -> None:
+    created = web.create("tic_tac_toe")
+    match_id = created["match_id"]
+    page = _page(browser, web.url, match_id, created["seats"][0]["token"])
+    page.wait_for_selector('body[data-version="0"]')
+    live = web.registry._matches[match_id]
+    with SlowRegistry(web, delay_s=2.0) as slow:
+        page.wait_for_timeout(300)  # the module is fetched and compiled in the worker
+        _cell(page, "b2").click()
+        page.wait_for_selector('.felt[data-predicted="true"] .space[data-space-id="b2"] .piece', timeout=1500)
+        assert live.match.version == 0, "shown before the server applied it"
+        assert page.locator("#turn").inner_text() == "Sending…"
+        page.wait_for_selector('.felt[data-predicted="false"]', timeout=5000)
+        assert live.match.version == 1
+        assert _cell(page, "b2").locator(".piece").count() == 1
+
+        other = _page(browser, web.url, match_id, created["seats"][1]["token"])
+        other.wait_for_selector('body[data-version="1"]')
+        other.wait_for_timeout(300)
+        slow.refuse = True
+        _cell(other, "a1").click()
+        other.wait_for_selector(
+            '.felt[data-predicted="true"] .space[data-space-id="a1"] .piece', timeout=1500
+        )
+        other.wait_for_selector('.felt[data-predicted="false"]', timeout=5000)
+        assert _cell(other, "a1").locator(".piece").count() == 0, "the refused move is rolled back"
+        assert "match/not_offered" in other.locator("#notice").inner_text()
+        assert live.match.version == 1
+        other.close()
+    page.close()
+
+
+def test_a_move_that_draws_randomness_or_picks_a_hidden_piece_is_not_predicted(
+    browser: Any, web: WebTable
+) -> None:
+    """Dominoes: a draw from the boneyard is a click on hidden tiles the server picks among."""
+    created = web.create("dominoes")
+    match_id = created["match_id"]
+    live = web.registry._matches[match_id]
+    for _ in range(40):  # find a position where the active seat must draw
+        active = live.match.active_player_ids[0]
+        seat = next(s for s in created["seats"] if s["player_id"] == active)
+        with web.client(seat["token"]) as client:
+            view = client.get(f"/api/matches/{match_id}/view").json()
+        if any(a["action"].get("space_id") == "boneyard" for a in view["actions"]):
+            break
+        web.play_randomly(created, 1, seed=len(live.match.history))
+    else:
+        pytest.skip("no draw came up in 40 moves of this deal")
+    page = _page(browser, web.url, match_id, seat["token"])
+    page.wait_for_timeout(300)
+    with SlowRegistry(web, delay_s=1.5):
+        page.locator('.space[data-space-id="boneyard"] .piece.offered').first.click()
+        page.wait_for_timeout(800)
+        assert page.locator('.felt[data-predicted="true"]').count() == 0
+    page.close()
+
+
+@pytest.mark.parametrize("game", list(SEATS))
+def test_screenshot_of_every_sample_game(browser: Any, web: WebTable, game: str) -> None:
+    created = web.create(game)
+    web.play_randomly(created, {"tic_tac_toe": 3, "hearts": 80}.get(game, 8), seed=7)
+    page = _page(browser, web.url, created["match_id"], created["seats"][0]["token"])
+    page.wait_for_timeout(300)
+    assert page.locator(".piece").count() > 0 or game not in HINTED
+    assert page.errors == []
+    if game in ("tic_tac_toe", "reversi", "checkers"):
+        assert page.locator(".board .cell").count() == {"tic_tac_toe": 9, "reversi": 64, "checkers": 32}[game]
+    page.screenshot(path=str(_shot(game)))
+    page.close()
+
+
+def test_the_admin_creates_a_match_in_the_lobby_and_a_seat_link_opens_its_table(
+    browser: Any, web: WebTable
+) -> None:
+    page = browser.new_page(viewport={"width": 1100, "height": 800})
+    page.goto(f"{web.url}/#admin={web.admin_token}")
+    assert "admin=" not in page.url, "the token leaves the address bar"
+    page.wait_for_selector(".module[data-module-id] h3")
+    names = page.eval_on_selector_all(".module h3", "nodes => nodes.map(n => n.textContent)")
+    assert sorted(names) == sorted(SEATS)
+    page.set_input_files("#upload-form input", str(ROOT / "sample_games/dist/reversi.wasm"))
+    page.wait_for_selector("#notice:has-text('Uploaded 1 module')")
+    card = page.locator(f'.module[data-module-id="{web.modules["tic_tac_toe"]}"]')
+    card.locator('input[name="names"]').fill("ann, bob")
+    card.locator('input[name="seats"]').fill("2")
+    card.locator("button").click()
+    page.wait_for_selector("#created .seat-links li[data-player-id='1'] a")
+    page.screenshot(path=str(_shot("lobby")))
+    href = page.locator("#created .seat-links li[data-player-id='1'] a").get_attribute("href")
+    assert href.startswith("/table#match=")
+    table = browser.new_page(viewport={"width": 1100, "height": 800})
+    table.goto(web.url + href)
+    table.wait_for_selector(".felt .board")
+    assert table.locator("#turn").inner_text() == "Your turn"
+    assert table.locator(".seat-bottom .seat-name").inner_text() == "ann"
+    page.wait_for_selector("#match-rows tr")
+    table.close()
+    page.close()
+
+
+def _hostile_display_module() -> bytes:
+    """The echo guest (tests/wat) whose setup answers a table of markup and bad hints."""
+    from fixtures_guest import WAT_DIR
+
+    text = (WAT_DIR / "echo_guest.wat").read_text()
+    start = text.index('(data (i32.const 1024) "')
+    end = text.index("\n", start)
+    state = (
+        '{"active_player_ids":[1],"players":[],"spaces":[{"space_id":"<img src=x onerror=alert(1)>",'
+        '"kind":"<script>alert(2)</script>","pieces":[{"public_kind":"<b>k</b>"}]}],'
+        '"meta_data":{"display":{"title":"<script>alert(3)</script>","kinds":{"<b>k</b>":'
+        '{"glyph":"<svg onload=alert(4)>","color":"red;background:url(x)"}},'
+        '"spaces":{"<img src=x onerror=alert(1)>":{"label":"<i>l</i>","color":"url(javascript:alert(5))"}}}},'
+        '"log":[{"text":"<script>alert(6)</script>"}]}'
+    )
+    answer = (
+        '{"state":' + state + ',"patches":[],"rng_used":false,"score_labels":["Points"],"scores":{},'
+        '"game_over":false,"actions":{"1":[]},"echo":'
+    )
+    segment = '(data (i32.const 1024) "' + answer.replace('"', '\\"') + '\\00")'
+    import wasmtime
+
+    return bytes(wasmtime.wat2wasm(text[:start] + segment + text[end:]))
+
+
+def test_a_modules_text_and_hints_never_become_markup_or_styles(browser: Any, web: WebTable) -> None:
+    from tablehost.api.auth import ADMIN
+
+    stored = web.registry.upload_module(ADMIN, _hostile_display_module(), "hostile")
+    created = web.registry.create_match(ADMIN, stored.sha256, [("ann", ""), ("bob", "")])
+    token = created.seats[0][1]
+    page = browser.new_page()
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    page.goto(f"{web.url}/table#match={created.match_id}&token={token}")
+    page.wait_for_selector(".felt .piece")
+    page.wait_for_timeout(300)
+    assert dialogs == []
+    assert page.locator("img, svg, b, i").count() == 0
+    assert page.locator("script").count() == 1, "only the page's own module script"
+    assert page.locator(".space-label").text_content() == "<i>l</i>"
+    assert page.locator(".piece .glyph").inner_text() == "<svg onl"  # glyphs are 8 characters at most
+    assert page.locator("#log li").inner_text() == "<script>alert(6)</script>"
+    assert page.locator("#title").inner_text() == "<script>alert(3)</script>"
+    assert page.locator(".piece").evaluate("n => n.style.getPropertyValue('--piece-color')") == ""
+    assert page.locator(".space").first.evaluate("n => n.style.getPropertyValue('--space-color')") == ""
+    page.close()
+
+
+def test_choice_cancel_and_undo_in_checkers(browser: Any, web: WebTable) -> None:
+    """Selecting a man is a choice the game lets the player take back: the page shows the
+    destinations, a cancel button, and the platform's undo."""
+    created = web.create("checkers")
+    page = _page(browser, web.url, created["match_id"], created["seats"][0]["token"])
+    assert page.locator("#undo").is_hidden()
+    man = page.locator('.space[data-space-id="c3"] .piece')
+    assert man.get_attribute("data-intent") == "choice"
+    man.click()
+    page.wait_for_selector('body[data-version="1"]')
+    page.wait_for_selector("#undo:visible")
+    assert page.locator(".action.intent-cancel").count() == 1
+    destinations = page.eval_on_selector_all(".cell.offered", "nodes => nodes.map(n => n.dataset.spaceId)")
+    assert sorted(destinations) == ["b4", "d4"]
+    page.locator("#undo").click()
+    page.wait_for_selector('body[data-version="2"]')
+    assert page.locator(".cell.offered").count() == 0
+    assert page.locator("#undo").is_hidden()
+    assert man.get_attribute("data-intent") == "choice"
+    page.close()

@@ -1,0 +1,252 @@
+"""Operating a server: the Prometheus endpoint, health following the store, per-token rate limits.
+
+A real grpc server in-process on a free loopback port (as test_api_server.py), built with
+metrics and with small limits where a test needs them.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+import pytest
+import wasmtime
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from fixtures_guest import _HOOK, WAT_DIR
+from tablehost.api._pb import tablehost_pb2 as pb
+from tablehost.api._pb import tablehost_pb2_grpc as pb_grpc
+from tablehost.api.faults import RateLimited
+from tablehost.api.metrics import Metrics
+from tablehost.api.rate_limit import RateLimiter, RateLimits
+from tablehost.api.registry import MatchRegistry
+from tablehost.api.server import create_server
+from tablehost.client import ApiError, TablehostClient
+from tablehost.store import StoreUnavailable
+from test_api_server import module_bytes
+
+
+@dataclass
+class Ops:
+    address: str
+    admin_token: str
+    registry: MatchRegistry
+    metrics: Metrics
+    metrics_url: str
+    server: grpc.Server
+
+    def client(self, token: str | None = None) -> TablehostClient:
+        return TablehostClient(self.address, token or self.admin_token, timeout_s=10)
+
+    def scrape(self) -> str:
+        with urllib.request.urlopen(self.metrics_url, timeout=10) as response:
+            return str(response.read().decode())
+
+
+def start(tmp_path: Path, **options: object) -> Ops:
+    metrics = Metrics()
+    registry = MatchRegistry(tmp_path / "data", synchronous="NORMAL", metrics=metrics)
+    server, port = create_server("127.0.0.1:0", registry, max_workers=16, metrics=metrics, **options)  # type: ignore[arg-type]
+    server.start()
+    metrics_port = metrics.serve_http(0)
+    token = registry.admin_token_path.read_text().strip()
+    return Ops(
+        f"127.0.0.1:{port}", token, registry, metrics, f"http://127.0.0.1:{metrics_port}/metrics", server
+    )
+
+
+@pytest.fixture
+def ops(tmp_path: Path) -> Iterator[Ops]:
+    started = start(tmp_path, health_interval_s=0.05)
+    yield started
+    started.registry.close_watchers()
+    started.server.stop(0).wait()
+    started.registry.close()
+
+
+def sample(text: str, name: str, **labels: str) -> float:
+    """The value of one sample in Prometheus text, 0 when absent."""
+    wanted = ",".join(f'{key}="{value}"' for key, value in sorted(labels.items()))
+    pattern = re.escape(name + (f"{{{wanted}}}" if labels else "")) + r" ([0-9.e+-]+)$"
+    found = re.search(pattern, text, re.MULTILINE)
+    return float(found.group(1)) if found else 0.0
+
+
+def step_loops_module() -> bytes:
+    """The echo guest offering seat 1 one action at setup, whose ``step`` loops forever."""
+    text = (WAT_DIR / "echo_guest.wat").read_text().replace(_HOOK, (WAT_DIR / "hostile_loop.wat").read_text())
+    offer = (
+        r"{\"action\":{\"type\":\"space_click\",\"space_id\":\"a\"},\"intent\":\"choice\",\"label\":\"a\"}"
+    )
+    nothing_offered = r"\"actions\":{\"1\":[]}"
+    assert nothing_offered in text, "echo_guest.wat changed its setup response"
+    return bytes(wasmtime.wat2wasm(text.replace(nothing_offered, r"\"actions\":{\"1\":[" + offer + "]}")))
+
+
+def test_the_metrics_endpoint_counts_moves_refusals_guest_calls_matches_watchers_and_commits(
+    ops: Ops,
+) -> None:
+    with ops.client() as admin:
+        ttt = admin.upload_module(module_bytes("tic_tac_toe"), "tic_tac_toe")["module_id"]
+        looping = admin.upload_module(step_loops_module(), "loops")["module_id"]
+        created = admin.create_match(ttt, ["ann", "bob"])
+        hostile = admin.create_match(looping, ["cy"])
+    match_id = created["match_id"]
+    before = ops.scrape()
+    assert sample(before, "tablehost_matches", state="active") == 2
+    assert sample(before, "tablehost_store_up") == 1
+    with (
+        ops.client(created["seats"][0]["token"]) as seat,
+        ops.client(created["spectator_token"]) as spectator,
+    ):
+        view = seat.view(match_id)
+        with pytest.raises(ApiError):
+            seat.submit(match_id, {"type": "space_click", "space_id": "nowhere"}, 0)
+        seat.submit(match_id, view["actions"][0]["action"], 0)
+        stream = spectator.watch(match_id)
+        next(stream)
+        assert sample(ops.scrape(), "tablehost_watch_streams") == 1
+        stream.close()
+    with ops.client(hostile["seats"][0]["token"]) as looper, pytest.raises(ApiError) as info:
+        looper.submit(hostile["match_id"], looper.view(hostile["match_id"])["actions"][0]["action"], 0)
+    assert info.value.code == "guest/budget"
+    text = ops.scrape()
+    assert sample(text, "tablehost_moves_accepted_total", kind="move") == 1
+    assert sample(text, "tablehost_moves_refused_total", reason="match/not_offered") == 1
+    assert sample(text, "tablehost_moves_refused_total", reason="guest/budget") == 1
+    assert (
+        sample(text, "tablehost_budget_refusals_total", module="loops", budget="fuel")
+        + sample(text, "tablehost_budget_refusals_total", module="loops", budget="wall_ms")
+        == 1
+    )
+    assert sample(text, "tablehost_guest_call_seconds_count", module="tic_tac_toe", op="step") == 1
+    assert sample(text, "tablehost_guest_call_seconds_count", module="tic_tac_toe", op="setup") == 1
+    assert sample(text, "tablehost_guest_call_fuel_count", module="tic_tac_toe", op="step") == 1
+    assert sample(text, "tablehost_guest_call_fuel_sum", module="tic_tac_toe", op="step") > 0
+    # A step stopped by its budget gave no answer: counted as a refusal, not as fuel.
+    assert sample(text, "tablehost_guest_call_fuel_count", module="loops", op="step") == 0
+    # Module upload, two matches, one move: four write transactions, each timed.
+    assert sample(text, "tablehost_store_commit_seconds_count") >= 4
+    assert sample(text, "tablehost_requests_total", method="SubmitAction", code="OK") == 1
+    assert sample(text, "tablehost_requests_total", method="SubmitAction", code="FAILED_PRECONDITION") == 1
+    deadline = time.monotonic() + 5
+    while sample(ops.scrape(), "tablehost_watch_streams") != 0 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert sample(ops.scrape(), "tablehost_watch_streams") == 0
+
+
+def test_health_follows_the_store(ops: Ops, monkeypatch: pytest.MonkeyPatch) -> None:
+    def health() -> int:
+        with grpc.insecure_channel(ops.address) as channel:
+            stub = health_pb2_grpc.HealthStub(channel)
+            return int(stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=5).status)
+
+    def until(status: int) -> int:
+        deadline = time.monotonic() + 5
+        while health() != status and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return health()
+
+    assert until(health_pb2.HealthCheckResponse.SERVING) == health_pb2.HealthCheckResponse.SERVING
+
+    def unreachable() -> None:
+        raise StoreUnavailable("the database went away (test)")
+
+    monkeypatch.setattr(ops.registry.store, "ping", unreachable)
+    assert until(health_pb2.HealthCheckResponse.NOT_SERVING) == health_pb2.HealthCheckResponse.NOT_SERVING
+    assert sample(ops.scrape(), "tablehost_store_up") == 0
+    monkeypatch.undo()
+    assert until(health_pb2.HealthCheckResponse.SERVING) == health_pb2.HealthCheckResponse.SERVING
+
+
+def test_a_token_over_its_rate_is_refused_with_a_retry_hint_and_other_tokens_are_not(tmp_path: Path) -> None:
+    ops = start(tmp_path, rate_limits=RateLimits(requests_per_s=1, burst=3), watches_per_token=1)
+    try:
+        with grpc.insecure_channel(ops.address) as channel:
+            modules = pb_grpc.ModuleServiceStub(channel)
+            matches = pb_grpc.MatchServiceStub(channel)
+            admin = (("authorization", f"Bearer {ops.admin_token}"),)
+            module_id = modules.UploadModule(
+                pb.UploadModuleRequest(wasm=module_bytes("tic_tac_toe"), name="ttt"), metadata=admin
+            ).module_id
+            created = matches.CreateMatch(
+                pb.CreateMatchRequest(module_id=module_id, seats=[pb.SeatRequest(), pb.SeatRequest()]),
+                metadata=admin,
+            )
+            # The bucket (3, refilled during the upload) runs dry within a few quick requests.
+            with pytest.raises(grpc.RpcError) as info:
+                for _ in range(10):
+                    modules.ListModules(pb.ListModulesRequest(), metadata=admin)
+            error = info.value
+            assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED  # type: ignore[attr-defined]
+            trailing = dict(error.trailing_metadata())  # type: ignore[attr-defined]
+            assert trailing["tablehost-code"] == "request/rate_limited"
+            assert 1 <= int(trailing["retry-after-ms"]) <= 1000
+            # Another token has its own budget: one watch stream, then its cap.
+            seat = (("authorization", f"Bearer {created.seats[0].token}"),)
+            first = matches.WatchMatch(pb.WatchMatchRequest(match_id=created.match_id), metadata=seat)
+            assert next(first).version == 0
+            second = matches.WatchMatch(pb.WatchMatchRequest(match_id=created.match_id), metadata=seat)
+            with pytest.raises(grpc.RpcError) as info:
+                next(second)
+            assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED  # type: ignore[attr-defined]
+            watch_trailing = dict(info.value.trailing_metadata())  # type: ignore[attr-defined]
+            assert watch_trailing["tablehost-code"] == "request/too_many_watchers"
+            assert int(watch_trailing["retry-after-ms"]) > 0
+            first.cancel()
+        text = ops.scrape()
+        assert sample(text, "tablehost_rate_limited_total", kind="request") == 1
+        assert sample(text, "tablehost_rate_limited_total", kind="watch") == 1
+    finally:
+        ops.registry.close_watchers()
+        ops.server.stop(0).wait()
+        ops.registry.close()
+
+
+def test_a_token_bucket_refills_at_its_rate() -> None:
+    now = [100.0]
+    limiter = RateLimiter(RateLimits(requests_per_s=10, burst=2), clock=lambda: now[0])
+    limiter.take("a")
+    limiter.take("a")
+    with pytest.raises(RateLimited) as info:
+        limiter.take("a")
+    assert info.value.retry_after_ms == 100  # one request back in 100 ms
+    limiter.take("b")  # buckets are per token
+    now[0] += 0.1001
+    limiter.take("a")
+    with pytest.raises(RateLimited):
+        limiter.take("a")
+    unlimited = RateLimiter(RateLimits(requests_per_s=0, burst=1))
+    for _ in range(1000):
+        unlimited.take("a")
+    with pytest.raises(ValueError):
+        RateLimits(requests_per_s=-1)
+
+
+def test_a_store_that_cannot_be_reached_refuses_a_move_as_unavailable_and_changes_nothing(
+    ops: Ops, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with ops.client() as admin:
+        ttt = admin.upload_module(module_bytes("tic_tac_toe"), "tic_tac_toe")["module_id"]
+        created = admin.create_match(ttt, ["ann", "bob"])
+    match_id = created["match_id"]
+    real_append = ops.registry.store.append
+
+    def lost(*args: object) -> None:
+        raise StoreUnavailable("the database went away (test)")
+
+    monkeypatch.setattr(ops.registry.store, "append", lost)
+    with ops.client(created["seats"][0]["token"]) as seat:
+        offered = seat.view(match_id)["actions"][0]["action"]
+        with pytest.raises(ApiError) as info:
+            seat.submit(match_id, offered, 0)
+        assert (info.value.status, info.value.code) == (grpc.StatusCode.UNAVAILABLE, "store/unavailable")
+        assert seat.view(match_id)["version"] == 0
+        monkeypatch.setattr(ops.registry.store, "append", real_append)
+        assert seat.submit(match_id, offered, 0)["version"] == 1
+    assert sample(ops.scrape(), "tablehost_moves_refused_total", reason="store/unavailable") == 1

@@ -1,0 +1,245 @@
+"""The HTTP/JSON API and event stream of the web table, against a real uvicorn server on loopback."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+
+from tablehost.api.auth import Principal
+from tablehost.errors import GuestPanic, NotOffered, TablehostError
+from tablehost.web.wire import error_body, http_status
+from web_support import WebTable, read_events, web_table
+
+
+@pytest.fixture(scope="module")
+def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebTable]:
+    with web_table(tmp_path_factory.mktemp("web")) as table:
+        yield table
+
+
+def _all_error_classes() -> list[type[TablehostError]]:
+    found, todo = [], [TablehostError]
+    while todo:
+        cls = todo.pop()
+        found.append(cls)
+        todo.extend(cls.__subclasses__())
+    return found
+
+
+def test_every_error_code_has_a_client_error_status_but_unknown_ones() -> None:
+    import tablehost.api.faults  # noqa: F401 - registers the API's error classes
+
+    for cls in _all_error_classes():
+        if cls.code in ("tablehost/error",):
+            continue
+        status = http_status(cls.code)
+        assert 400 <= status < 600, cls.code
+    assert http_status("auth/unauthenticated") == 401
+    assert http_status("auth/permission_denied") == 403
+    assert http_status("match/unknown") == 404
+    assert http_status("match/not_offered") == 409
+    assert http_status("something/new") == 500
+
+
+def test_a_guest_failure_reaches_players_as_its_code_only() -> None:
+    body = error_body(GuestPanic("panicked at src/lib.rs: hand-2 holds QS", printed="QS"))
+    assert body["error"]["code"] == "guest/panic"
+    assert "QS" not in orjson.dumps(body).decode()
+    assert "QS" in error_body(GuestPanic("hand-2 holds QS"), admin=True)["error"]["message"]
+    refused = error_body(NotOffered("not offered"))
+    assert refused == {"error": {"code": "match/not_offered", "message": "not offered"}}
+
+
+def test_pages_and_static_files_carry_the_content_security_policy(web: WebTable) -> None:
+    with httpx.Client(base_url=web.url) as anonymous:
+        for path in ("/", "/table", "/static/render.js", "/static/rules-worker.js", "/static/style.css"):
+            response = anonymous.get(path)
+            assert response.status_code == 200, path
+            assert "script-src 'self' 'wasm-unsafe-eval'" in response.headers["content-security-policy"]
+            assert response.headers["referrer-policy"] == "no-referrer"
+
+
+def test_every_api_call_needs_a_known_bearer_token(web: WebTable) -> None:
+    with httpx.Client(base_url=web.url) as anonymous:
+        assert anonymous.get("/api/modules").status_code == 401
+        assert anonymous.get("/api/modules", headers={"authorization": "Bearer ths_nope"}).json() == {
+            "error": {"code": "auth/unauthenticated", "message": "unknown token"}
+        }
+        assert anonymous.get("/api/modules", headers={"authorization": "Basic abc"}).status_code == 401
+
+
+def test_only_the_admin_creates_matches_and_uploads(web: WebTable) -> None:
+    created = web.create("tic_tac_toe")
+    with web.client(created["seats"][0]["token"]) as seat:
+        refused = seat.post("/api/matches", json={"module_id": web.modules["tic_tac_toe"], "seats": [{}, {}]})
+        assert refused.status_code == 403
+        assert seat.post("/api/modules?name=x", content=b"\0asm").status_code == 403
+    with web.client(web.admin_token) as admin:
+        bad = admin.post("/api/matches", json={"module_id": web.modules["tic_tac_toe"], "seats": "two"})
+        assert bad.status_code == 400 and bad.json()["error"]["code"] == "request/invalid"
+        assert admin.post("/api/modules?name=junk", content=b"not wasm").status_code == 400
+        assert admin.post("/api/matches", content=b"{").status_code == 400
+        big = admin.post("/api/matches", content=b" " * (70 * 1024))
+        assert big.status_code == 400 and "over" in big.json()["error"]["message"]
+        huge = admin.post("/api/modules?name=huge", content=b"\0" * (web.registry.limits.module_bytes + 1))
+        assert huge.status_code == 400 and "over" in huge.json()["error"]["message"]
+
+
+def test_a_seat_gets_exactly_the_registry_view_of_its_seat(web: WebTable) -> None:
+    created = web.create("hearts")
+    match_id = created["match_id"]
+    for seat in created["seats"]:
+        with web.client(seat["token"]) as client:
+            body = client.get(f"/api/matches/{match_id}/view").json()
+        served = web.registry.view(Principal("seat", match_id, seat["player_id"]), match_id)
+        assert body["viewer"] == seat["player_id"]
+        assert body["state"] == served.view.state
+        assert body["actions"] == served.view.actions
+        assert body["scores"] == served.view.scores
+    with web.client(created["spectator_token"]) as spectator:
+        body = spectator.get(f"/api/matches/{match_id}/view").json()
+    assert body["viewer"] is None and body["actions"] == []
+
+
+def test_a_hearts_seat_never_receives_another_seats_cards(web: WebTable) -> None:
+    created = web.create("hearts")
+    match_id = created["match_id"]
+    web.play_randomly(created, 14, seed=3)  # through passing into the first tricks
+    state = web.registry._matches[match_id].match.state  # the full table, for the check only
+    hidden_from = {seat["player_id"]: set[str]() for seat in created["seats"]}
+    for space in state["spaces"]:
+        for piece in space["pieces"]:
+            viewer = piece["owner"] if piece["owner"] is not None else space["owner"]
+            if piece["private_kind"] and piece["public_kind"] == "back":
+                for pid, hidden in hidden_from.items():
+                    if pid != viewer:
+                        hidden.add(piece["private_kind"])
+    for seat in created["seats"]:
+        with web.client(seat["token"]) as client:
+            body = client.get(f"/api/matches/{match_id}/view").json()
+        shown = {
+            piece.get("private_kind")
+            for space in body["state"]["spaces"]
+            for piece in space["pieces"]
+            if piece.get("private_kind")
+        }
+        assert hidden_from[seat["player_id"]], "the deal hides cards from every seat"
+        assert not shown & hidden_from[seat["player_id"]]
+
+
+def test_moves_undo_and_refusals(web: WebTable) -> None:
+    created = web.create("tic_tac_toe")
+    match_id = created["match_id"]
+    first, second = (web.client(s["token"]) for s in created["seats"])
+    with first, second:
+        path = f"/api/matches/{match_id}"
+        view = first.get(f"{path}/view").json()
+        assert view["version"] == 0
+        moved = first.post(
+            f"{path}/actions", json={"action": {"type": "space_click", "space_id": "b2"}, "version": 0}
+        )
+        assert moved.status_code == 200 and moved.json()["version"] == 1
+        b2 = next(s for s in moved.json()["state"]["spaces"] if s["space_id"] == "b2")
+        assert b2["pieces"][0]["public_kind"] == "x"
+        stale = second.post(
+            f"{path}/actions", json={"action": {"type": "space_click", "space_id": "a1"}, "version": 0}
+        )
+        assert stale.status_code == 409 and stale.json()["error"]["code"] == "match/stale_version"
+        taken = second.post(
+            f"{path}/actions", json={"action": {"type": "space_click", "space_id": "b2"}, "version": 1}
+        )
+        assert taken.status_code == 409 and taken.json()["error"]["code"] == "match/not_offered"
+        not_yours = first.post(
+            f"{path}/actions", json={"action": {"type": "space_click", "space_id": "a1"}, "version": 1}
+        )
+        assert not_yours.json()["error"]["code"] == "match/not_your_turn"
+        assert first.post(f"{path}/actions", json={"action": "b2", "version": 1}).status_code == 400
+        assert first.post(f"{path}/actions", json={"action": {}, "version": -1}).status_code == 400
+        undo = first.post(f"{path}/undo", json={"version": 1})
+        assert undo.status_code in (200, 409)
+        with web.client(created["spectator_token"]) as spectator:
+            acted = spectator.post(
+                f"{path}/actions", json={"action": {"type": "space_click", "space_id": "a1"}, "version": 1}
+            )
+            assert acted.status_code == 403
+
+
+def test_another_matchs_token_sees_nothing_of_this_match(web: WebTable) -> None:
+    one, two = web.create("tic_tac_toe"), web.create("tic_tac_toe")
+    with web.client(one["seats"][0]["token"]) as client:
+        for suffix in ("view", "module", "events"):
+            response = client.get(f"/api/matches/{two['match_id']}/{suffix}")
+            assert response.status_code == 403, suffix
+        listed = client.get("/api/matches").json()
+        assert [m["match_id"] for m in listed] == [one["match_id"]]
+        assert client.get("/api/matches/m-none/view").status_code == 403
+
+
+def test_the_module_served_is_the_matchs_own(web: WebTable) -> None:
+    created = web.create("reversi")
+    with web.client(created["spectator_token"]) as client:
+        response = client.get(f"/api/matches/{created['match_id']}/module")
+    assert response.headers["content-type"] == "application/wasm"
+    assert hashlib.sha256(response.content).hexdigest() == web.modules["reversi"]
+
+
+def test_the_event_stream_pushes_every_change_until_game_over(web: WebTable) -> None:
+    created = web.create("tic_tac_toe")
+    match_id = created["match_id"]
+    seen: list[dict[str, Any]] = []
+    ready = threading.Event()
+    watcher = web.client(created["seats"][1]["token"])
+    thread = threading.Thread(
+        target=read_events, args=(watcher, f"/api/matches/{match_id}/events", seen, ready)
+    )
+    thread.start()
+    assert ready.wait(10)
+    first, second = (web.client(s["token"]) for s in created["seats"])
+    moves = [(first, "a1"), (second, "b1"), (first, "a2"), (second, "b2"), (first, "a3")]
+    with first, second:
+        for version, (client, cell) in enumerate(moves):
+            answer = client.post(
+                f"/api/matches/{match_id}/actions",
+                json={"action": {"type": "space_click", "space_id": cell}, "version": version},
+            )
+            assert answer.status_code == 200, answer.text
+    thread.join(10)
+    watcher.close()
+    assert not thread.is_alive()
+    assert seen[0]["version"] == 0 and seen[-1]["version"] == 5 and seen[-1]["game_over"]
+    assert [v["version"] for v in seen] == sorted({v["version"] for v in seen})
+    assert all(v["viewer"] == created["seats"][1]["player_id"] for v in seen)
+
+
+def test_serve_http_flag_is_off_by_default(tmp_path: Path) -> None:
+    import argparse
+
+    from tablehost.cli_remote import register
+
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    assert parser.parse_args(["serve"]).http is None
+    assert parser.parse_args(["serve", "--http", "127.0.0.1:8080"]).http == "127.0.0.1:8080"
+    del tmp_path
+
+
+def test_tablehost_web_prints_the_admin_link_with_the_token_in_the_fragment(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import argparse
+
+    from tablehost.cli_remote import cmd_web
+
+    (tmp_path / "admin_token").write_text("tha_secret\n")
+    args = argparse.Namespace(data=str(tmp_path), http="127.0.0.1:8080", no_open=True)
+    assert cmd_web(args) == 0
+    assert capsys.readouterr().out.strip() == "http://127.0.0.1:8080/#admin=tha_secret"
+    args = argparse.Namespace(data=str(tmp_path / "none"), http="127.0.0.1:8080", no_open=True)
+    assert cmd_web(args) == 1
