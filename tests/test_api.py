@@ -265,13 +265,28 @@ def test_a_guest_failure_is_aborted_and_logged_with_the_budget_that_tripped() ->
     failure.printed = "thinking..."
     context = Context()
     with capture_logs() as events:
-        status = RequestInterceptor(registry=None)._fail(failure, context)  # type: ignore[arg-type]
+        status, ref = RequestInterceptor(registry=None)._fail(failure, context)  # type: ignore[arg-type]
     assert status == grpc.StatusCode.ABORTED
     assert context.trailing == (("tablehost-code", "guest/budget"),)
-    assert [(e["event"], e["budget"], e["printed"]) for e in events] == [
-        ("guest.call_failed", "fuel", "thinking...")
+    assert [(e["event"], e["budget"], e["printed"], e["ref"]) for e in events] == [
+        ("guest.call_failed", "fuel", "thinking...", ref)
     ]
     assert details_for(failure) == "guest/budget: step ran out of fuel (the game printed: thinking...)"
+    # A player is told neither the message nor the output, only where the admin can look.
+    assert details_for(failure, show_guest=False, ref=ref) == (
+        f"guest/budget: the game ran out of a budget while handling this request (log ref {ref})"
+    )
+
+
+def test_status_details_are_capped_so_the_status_never_changes() -> None:
+    from tablehost.api.interceptors import DETAILS_CHARS_MAX, details_for
+
+    panic = errors.GuestPanic("x" * (1 << 20))
+    panic.printed = "y" * (1 << 20)
+    refused = errors.NotOffered("action " + "z" * (1 << 20) + " was not offered")
+    for failure in (panic, refused):
+        assert len(details_for(failure)) <= DETAILS_CHARS_MAX
+    assert "x" not in details_for(panic, show_guest=False, ref="abc")
 
 
 @given(st.integers(min_value=1, max_value=10_000))

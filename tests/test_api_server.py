@@ -220,7 +220,7 @@ def test_records_go_to_the_admin_any_time_and_to_players_after_game_over(host: H
     assert host.admin.record(match_id)["moves"] == []
     final = play_out(match_id, [seat1, seat2])
     record = seat1.record(match_id)
-    assert record["format"] == "tablehost.record/1" and len(record["moves"]) == final["version"]
+    assert record["format"] == "tablehost.record/2" and len(record["moves"]) == final["version"]
     assert spectator.record(match_id) == record
     over = refused(seat1.submit, match_id, {"type": "space_click", "space_id": "a1"}, final["version"])
     assert (over.status, over.code) == (grpc.StatusCode.FAILED_PRECONDITION, "match/over")

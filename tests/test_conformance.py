@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 
 from tablehost.conformance import hidden_kinds_served
 from tablehost.guest import GuestPool
-from tablehost.match import Match, MoveRecord
+from tablehost.history import MoveRecord
+from tablehost.match import Match
 from tablehost.module import load_module
 from tablehost.record import parse_record, replay, state_at
 from tablehost.selfplay import play_game

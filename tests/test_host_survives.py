@@ -18,8 +18,9 @@ from tablehost.errors import (
     ModuleError,
 )
 from tablehost.guest import GuestPool, check_instantiates
+from tablehost.history import PlayerInfo
 from tablehost.limits import DEFAULT_LIMITS, Limits
-from tablehost.match import Match, PlayerInfo
+from tablehost.match import Match
 from tablehost.module import load_module
 
 DIST = Path(__file__).resolve().parent.parent / "sample_games" / "dist"

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from fixtures_guest import ACTION, PLAYERS, cache_dir, load_guest  # noqa: F401  (cache_dir is a fixture)
-from tablehost.errors import PatchError
+from tablehost.errors import GuestProtocolError
 from tablehost.guest import GuestPool
 from tablehost.limits import DEFAULT_LIMITS
 from tablehost.match import Match, PlayerInfo
@@ -69,7 +69,7 @@ def test_a_state_the_host_refused_is_never_reused_after_an_undo(cache_dir: Path)
     match = Match.start(spy, [PlayerInfo(1, "ann", "#d33")], match_id="m", seed=1)  # type: ignore[arg-type]
 
     match.submit(1, ACTION)  # version 1, undoable
-    with pytest.raises(PatchError):
+    with pytest.raises(GuestProtocolError):  # the gate refuses the patch that does not fit
         match.submit(1, ACTION)  # the guest cached its answer under "m:2"; the host refused it
     match.undo(1)  # version 2 again: the next step starts from state ref "m:2"
     assert match.version == 2 and match.state["meta_data"] == {}

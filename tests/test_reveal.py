@@ -1,13 +1,18 @@
-"""What counts as a reveal for undo (reveal.py), patch by patch."""
+"""What counts as a reveal for undo (reveal.py): derived from the viewer rule, before vs after."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
+import orjson
 import pytest
+from hypothesis import given, settings
 
-from tablehost.reveal import patch_reveals
-from tablehost.table import Table
+from strategies import states_with_patches
+from tablehost.reveal import reveals
+from tablehost.table import Table, apply_patches
+from tablehost.view import view_state
 
 
 def table() -> Table:
@@ -22,6 +27,9 @@ def table() -> Table:
                 {"space_id": "stage-1", "kind": "stage", "owner": 1},
                 {"space_id": "hand-2", "kind": "hand", "owner": 2},
                 {"space_id": "board", "kind": "board", "pieces": [{"public_kind": "x"}]},
+                # a card player 1 owns lying in player 2's space: player 2 cannot see it
+                {"space_id": "table-2", "kind": "table", "owner": 2,
+                 "pieces": [{"public_kind": "back", "private_kind": "queen", "owner": 1}]},
             ],
         }
     )
@@ -53,7 +61,72 @@ def table() -> Table:
         ({"op": "log", "entry": {"text": "drew"}}, False),
         ({"op": "set_active_players", "player_ids": [2]}, False),
         ({"op": "permute", "space_id": "deck", "order": [1, 0]}, False),
+        # owner cleared: the space's owner (player 2) now views the card
+        ({"op": "set_piece_owner", "space_id": "table-2", "index": 0, "owner": None}, True),
+        ({"op": "set_piece_owner", "space_id": "table-2", "index": 0, "owner": 2}, True),  # owner changed
+        ({"op": "move_piece", "from": "table-2", "index": 0, "to": "hand-1"}, False),  # still player 1's
+        ({"op": "move_piece", "from": "deck", "index": 0, "to": "table-2"}, True),  # into an owned space
+        ({"op": "remove_piece", "space_id": "hand-1", "index": 0}, False),
     ],
 )
 def test_patch_reveals(patch: dict[str, Any], reveals: bool) -> None:
-    assert patch_reveals(table(), patch) is reveals
+    assert judge([patch]) is reveals
+
+
+def judge(patches: list[dict[str, Any]]) -> bool:
+    before = table()
+    after = before.copy()
+    after.apply(patches)
+    return reveals(before.state, after.state, [1, 2])
+
+
+def test_only_before_and_after_count() -> None:
+    there_and_back = [
+        {"op": "move_piece", "from": "hand-1", "index": 0, "to": "hand-2"},
+        {"op": "move_piece", "from": "hand-2", "index": 0, "to": "hand-1"},
+    ]
+    assert judge(there_and_back) is False  # nobody is ever shown the state in between
+
+
+def _shown_private_parts(view: dict[str, Any]) -> Counter[tuple[Any, ...]]:
+    """Private parts present in one viewer's view (the oracle, read off view_state)."""
+    seen: Counter[tuple[Any, ...]] = Counter()
+    for space in view["spaces"]:
+        for key, value in space["private_state"].items():
+            seen[("space", space["space_id"], key, orjson.dumps(value, option=orjson.OPT_SORT_KEYS))] += 1
+        for piece in space["pieces"]:
+            if "private_kind" in piece and (piece["private_kind"] is not None or piece["private_state"]):
+                seen[("piece", piece["public_kind"], piece["private_kind"],
+                      orjson.dumps(piece["private_state"], option=orjson.OPT_SORT_KEYS))] += 1
+    for player in view["players"]:
+        for key, value in player["private_state"].items():
+            seen[("player", key, orjson.dumps(value, option=orjson.OPT_SORT_KEYS))] += 1
+    return seen
+
+
+def _private_lines(state: dict[str, Any], viewer: int) -> Counter[str]:
+    return Counter(e["for_player"][str(viewer)] for e in state["log"] if str(viewer) in e["for_player"])
+
+
+def _faces(state: dict[str, Any]) -> set[tuple[str, bytes]]:
+    return {
+        (p["public_kind"], orjson.dumps(p["public_state"], option=orjson.OPT_SORT_KEYS))
+        for s in state["spaces"] for p in s["pieces"]
+        if p["private_kind"] is not None or p["private_state"]
+    }
+
+
+@settings(max_examples=300, deadline=None)
+@given(states_with_patches())
+def test_reveals_exactly_when_some_view_gains_a_private_part(case: tuple[dict[str, Any], list[dict[str, Any]]]) -> None:
+    before, patches = case
+    after = orjson.loads(orjson.dumps(before))
+    apply_patches(after, patches)
+    ids = [p["player_id"] for p in before["players"]]
+    gained = any(
+        _shown_private_parts(view_state(after, v)) - _shown_private_parts(view_state(before, v))
+        or _private_lines(after, v) - _private_lines(before, v)
+        for v in ids
+    )
+    turned_up = bool(_faces(after) - _faces(before))
+    assert reveals(before, after, ids) is (gained or turned_up)

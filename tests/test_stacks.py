@@ -81,7 +81,8 @@ def test_replay_survives_a_recursing_step_under_a_512_kib_native_stack(tmp_path:
     record = match.record()
     record["moves"] = [{"seq": 1, "player_id": 1, "action": {"type": "space_click", "space_id": "a"},
                         "view_action": None, "seed": 9, "patches": [], "rng_used": False, "allow_undo": False,
-                        "picked": False, "undone": False, "undo_seq": None, "at": record["created_at"]}]
+                        "picked": False, "undone": False, "undo_seq": None, "at": record["created_at"],
+                        "outcome": record["setup"]["outcome"]}]
     (tmp_path / "record.json").write_bytes(orjson.dumps(record))
 
     result = _run_small_stack(["replay", "record.json", "--verify", "--module", str(module_file)], tmp_path)
@@ -163,7 +164,8 @@ def test_serve_keeps_serving_after_a_submit_action_that_recurses_under_a_512_kib
         with pytest.raises(ApiError) as refused:
             seat.submit(created["match_id"], view["actions"][0]["action"], view["version"])
 
-        assert "stack" in str(refused.value)
+        # A player is told the kind of failure and a log reference; the budget is in the log.
+        assert refused.value.code == "guest/budget" and "log ref" in refused.value.details
         assert server.poll() is None, "the server died"
         assert seat.view(created["match_id"])["version"] == view["version"]  # still serving, unchanged
         assert [m["name"] for m in admin.list_modules()] == ["recurse"]

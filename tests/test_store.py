@@ -46,7 +46,7 @@ RUNTIME = Path(__file__).resolve().parents[1] / "runtime"
 
 def setup_record(match_id: str = "m-1", sha256: str = "a" * 64) -> dict[str, Any]:
     return {
-        "format": "tablehost.record/1",
+        "format": "tablehost.record/2",
         "match_id": match_id,
         "module": {"sha256": sha256, "name": "ttt"},
         "players": [{"player_id": 1, "username": "ann", "color": "#111"}],

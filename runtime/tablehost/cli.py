@@ -26,11 +26,13 @@ from tablehost.cli_budgets import add_budget_options, describe_limits, limits_fr
 from tablehost.conformance import check_module, format_report
 from tablehost.errors import TablehostError
 from tablehost.guest import GuestPool, check_instantiates
-from tablehost.match import Match, MoveRecord
+from tablehost.history import MoveRecord
+from tablehost.match import Match
 from tablehost.module import load_module, validate_module
 from tablehost.record import load_record, replay, state_at, view_at
 from tablehost.selfplay import play_game
 from tablehost.simulate import simulate
+from tablehost.terminal import escape_controls
 
 EXIT_USAGE = 2
 EXIT_FAILED = 1
@@ -81,7 +83,7 @@ def _print_move(match: Match, move: MoveRecord) -> None:
     from tablehost.cli_remote import describe_action
 
     del match
-    print(f"{move.seq:4d}  player {move.player_id}  {describe_action(move.action)}")
+    print(escape_controls(f"{move.seq:4d}  player {move.player_id}  {describe_action(move.action)}"))
 
 
 def cmd_play(args: argparse.Namespace) -> int:
@@ -116,7 +118,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     print(f"seed {seed}: {result.plies} moves, {'game over' if result.finished else 'stopped at the ply cap'}")
     for player in match.players:
         score = match.scores.get(str(player.player_id), {})
-        print(f"  player {player.player_id} ({bots[player.player_id - 1]}): {score.get('public_points')}")
+        print(escape_controls(f"  player {player.player_id} ({bots[player.player_id - 1]}): {score.get('public_points')}"))
     if result.finished and result.winners:
         ids = [str(match.players[seat].player_id) for seat in result.winners]
         if result.draw:
@@ -170,7 +172,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         print(f"  speed: {summary.moves_per_second} moves/s, {summary.games_per_second} games/s")
         print(f"  failures: {len(summary.failures)}")
         for failure in summary.failures:
-            print(f"    game {failure['game']} seed {failure['seed']}: {failure['error']}")
+            print(escape_controls(f"    game {failure['game']} seed {failure['seed']}: {failure['error']}"))
     return EXIT_FAILED if summary.failures else 0
 
 
@@ -195,8 +197,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         if not args.verify:
             return 0
     if not args.verify:
-        print(f"match {record.match_id}: module {record.module_name or '?'} {record.module_sha256}")
-        print(f"  players: {', '.join(p.username for p in record.players)}; version {record.version}")
+        print(escape_controls(f"match {record.match_id}: module {record.module_name or '?'} {record.module_sha256}"))
+        print(escape_controls(f"  players: {', '.join(p.username for p in record.players)}; version {record.version}"))
         print(f"  moves: {len(record.moves)} ({sum(m.undone for m in record.moves)} undone)")
         return 0
     if not args.module:
@@ -213,10 +215,13 @@ def cmd_replay(args: argparse.Namespace) -> int:
         result = on_big_stack(limits.stack_bytes, lambda: replay(record, pool))
     finally:
         pool.close()
+    if not result.results_compared:
+        print("note: a tablehost.record/1 record kept no scores, game over or offers: only patches were compared")
     if result.ok:
-        print(f"verified: setup and {result.events} events reproduced exactly")
+        what = "patches and results" if result.results_compared else "patches"
+        print(f"verified: setup and {result.events} events reproduced exactly ({what})")
         return 0
-    print(f"MISMATCH at version {result.first_difference}: {result.detail}")
+    print(escape_controls(f"MISMATCH at version {result.first_difference}: {result.detail}"))
     return EXIT_FAILED
 
 
@@ -346,10 +351,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except TablehostError as exc:
-        print(f"tablehost: {exc.code}: {exc}", file=sys.stderr)
+        print(escape_controls(f"tablehost: {exc.code}: {exc}"), file=sys.stderr)
         return EXIT_USAGE
     except ValueError as exc:
-        print(f"tablehost: {exc}", file=sys.stderr)
+        print(escape_controls(f"tablehost: {exc}"), file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130

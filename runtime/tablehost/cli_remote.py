@@ -24,6 +24,7 @@ import orjson
 from tablehost.bots import SearchBot, is_search_bot, make_bot, parse_bot_list
 from tablehost.cli_budgets import BUDGET_OPTIONS, add_budget_options, limits_from_args
 from tablehost.client import ApiError, ServerUnreachable, TablehostClient
+from tablehost.terminal import escape_controls
 
 if TYPE_CHECKING:  # loaded only for search bots: a client needs no wasm engine otherwise
     from tablehost.guest import GuestPool
@@ -75,9 +76,9 @@ def _guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse
         try:
             return command(args)
         except (ServerUnreachable, BotError) as exc:
-            print(f"tablehost: {exc.details}", file=sys.stderr)
+            print(f"tablehost: {escape_controls(exc.details)}", file=sys.stderr)
         except ApiError as exc:
-            print(f"tablehost: the server refused: {exc.status.name}: {exc.details}", file=sys.stderr)
+            print(f"tablehost: the server refused: {exc.status.name}: {escape_controls(exc.details)}", file=sys.stderr)
         return EXIT_FAILED
 
     run.__doc__ = command.__doc__
@@ -137,7 +138,7 @@ def format_view(view: dict[str, Any]) -> str:
         lines.append(
             f"  [{number}] {offer['intent']:<8} {describe_action(offer['action'])}  {offer['label']}"
         )
-    return "\n".join(lines)
+    return "\n".join(escape_controls(line) for line in lines)  # module text: no terminal escapes
 
 
 # ---------------------------------------------------------------- commands
@@ -185,6 +186,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         max_workers=args.max_workers,
         synchronous=args.sync.upper(),
         log_level=args.log_level,
+        show_guest_output=args.show_guest_output,
         check_uploads=args.check_uploads,
         check_players=args.check_players,
         store=args.store,
@@ -229,7 +231,7 @@ def cmd_upload(args: argparse.Namespace) -> int:
     if args.json:
         _dump(module)
     else:
-        print(f"{module['module_id']}  {module['name']}  {module['size_bytes']} bytes")
+        print(f"{module['module_id']}  {escape_controls(module['name'])}  {module['size_bytes']} bytes")
         if module["already_stored"]:
             print(
                 f"tablehost: these bytes were already stored as {module['name']!r}; the module keeps that name",
@@ -254,7 +256,7 @@ def cmd_create(args: argparse.Namespace) -> int:
         return 0
     print(f"match {created['match_id']}")
     for seat in created["seats"]:
-        print(f"  seat {seat['player_id']} {seat['username']:<12} token {seat['token']}")
+        print(f"  seat {seat['player_id']} {escape_controls(seat['username']):<12} token {seat['token']}")
     print(f"  spectator         token {created['spectator_token']}")
     return 0
 
@@ -344,7 +346,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 @_guarded
 def cmd_record(args: argparse.Namespace) -> int:
-    """Fetch a match record (``tablehost.record/1``) for ``tablehost replay FILE --verify``."""
+    """Fetch a match record (``tablehost.record/2``) for ``tablehost replay FILE --verify``."""
     with TablehostClient(args.address, _token(args)) as client:
         record = client.record(args.match_id)
     data = orjson.dumps(record, option=orjson.OPT_INDENT_2) + b"\n"
@@ -708,6 +710,12 @@ def register(commands: Any) -> None:
         help="SQLite sync: full survives power loss, normal only a killed process (default full)",
     )
     serve.add_argument("--log-level", default="info", help="debug, info, warning or error")
+    serve.add_argument(
+        "--show-guest-output",
+        action="store_true",
+        help="tell players what a failing game said and printed (for game authors developing locally; "
+        "it may show hidden information). Off: players get a fixed reason and a log reference",
+    )
     serve.add_argument(
         "--check-uploads", type=int, default=0, metavar="GAMES",
         help="refuse an upload unless `tablehost check` passes this many games (default 0: no check)",

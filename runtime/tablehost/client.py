@@ -244,7 +244,7 @@ class TablehostClient:
         return convert.view_from_proto(self._call(self._matches.Undo, request).view)
 
     def record(self, match_id: str) -> dict[str, Any]:
-        """The match record (``tablehost.record/1``, 64-bit seeds exact): admin any time, players after game over."""
+        """The match record (``tablehost.record/2``, 64-bit seeds exact): admin any time, players after game over."""
         response = self._call(self._matches.GetRecord, pb.GetRecordRequest(match_id=match_id))
         return orjson.loads(response.record_json)  # type: ignore[no-any-return]
 

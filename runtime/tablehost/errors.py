@@ -34,36 +34,63 @@ class TablehostError(Exception):
 
     Args:
         message: a sentence a person can act on.
-        **fields: context such as ``match_id``, ``player_id``, ``budget``;
-            kept in :attr:`fields` and as attributes.
+        match_id: the match concerned, when there is one.
+        player_id: the player concerned, when there is one.
+
+    Subclasses add their own typed context (``budget``, ``op``, ``printed``...), each a
+    keyword argument and an attribute of the same name.
     """
 
     code = "tablehost/error"
 
-    def __init__(self, message: str, **fields: Any) -> None:
+    def __init__(self, message: str, *, match_id: str | None = None, player_id: int | None = None) -> None:
         super().__init__(message)
         self.message = message
-        self.fields = fields
-        for key, value in fields.items():
-            setattr(self, key, value)
+        self.match_id = match_id
+        self.player_id = player_id
 
     def __str__(self) -> str:
         return self.message
 
 
 class ModuleError(TablehostError):
-    """The bytes are not a valid ABI v1 module (missing export, an import, too large, not wasm)."""
+    """The bytes are not a valid ABI v1 module (missing export, an import, too large, not wasm).
+
+    Attributes:
+        budget: the budget the module exceeds (``module_bytes``, ``memory``...), when that is why.
+        sha256: the module's sha256, when known.
+    """
 
     code = "module/invalid"
 
+    def __init__(self, message: str, *, budget: str | None = None, sha256: str | None = None) -> None:
+        super().__init__(message)
+        self.budget = budget
+        self.sha256 = sha256
+
 
 class GuestError(TablehostError):
-    """A guest call failed. ``printed`` holds what the game printed (may be empty);
-    ``op`` names the call (``setup``, ``step``, ... or ``instantiate``/``alloc``)."""
+    """A guest call failed; its instance is discarded.
+
+    Attributes:
+        op: the call (``setup``, ``step``, ... or ``instantiate``/``alloc``).
+        printed: what the game printed during the call (may be empty); for the admin only.
+    """
 
     code = "guest/error"
-    printed: str = ""
-    op: str = ""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        op: str = "",
+        printed: str = "",
+        match_id: str | None = None,
+        player_id: int | None = None,
+    ) -> None:
+        super().__init__(message, match_id=match_id, player_id=player_id)
+        self.op = op
+        self.printed = printed
 
 
 class GuestPanic(GuestError):
@@ -73,25 +100,56 @@ class GuestPanic(GuestError):
 
 
 class GuestTrap(GuestError):
-    """The guest trapped without a panic message (``trap`` names the wasm trap)."""
+    """The guest trapped without a panic message. ``trap`` names the wasm trap."""
 
     code = "guest/trap"
-    trap: str = ""
+
+    def __init__(self, message: str, *, trap: str = "", op: str = "", printed: str = "") -> None:
+        super().__init__(message, op=op, printed=printed)
+        self.trap = trap
 
 
 class BudgetExceeded(GuestError):
-    """A budget ran out. ``budget`` is one of ``wall_ms``, ``fuel``, ``memory``, ``stack``, ``response``."""
+    """A budget ran out.
+
+    Attributes:
+        budget: one of ``wall_ms``, ``fuel``, ``memory``, ``stack``, ``response``.
+        trap: the wasm trap that showed it, when one did.
+    """
 
     code = "guest/budget"
-    budget: str = ""
+
+    def __init__(
+        self, message: str, *, budget: str = "", trap: str | None = None, op: str = "", printed: str = ""
+    ) -> None:
+        super().__init__(message, op=op, printed=printed)
+        self.budget = budget
+        self.trap = trap
 
 
 class GuestProtocolError(GuestError):
-    """The guest answered with something that is not a valid ABI v1 response."""
+    """The guest answered something that is not a valid ABI v1 response, or over a limit.
+
+    Attributes:
+        guest_code: the guest's own error code when it answered ``{"error": {"code": ...}}``.
+        path: the first bad place of a refused answer, e.g. ``step.actions["7"][0].action.index``.
+    """
 
     code = "guest/protocol"
-    guest_code: str | None = None
-    """The guest's own error code when it answered ``{"error": {"code": ...}}``, else ``None``."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        guest_code: str | None = None,
+        path: str | None = None,
+        op: str = "",
+        printed: str = "",
+        match_id: str | None = None,
+    ) -> None:
+        super().__init__(message, op=op, printed=printed, match_id=match_id)
+        self.guest_code = guest_code
+        self.path = path
 
 
 class ModuleQuarantined(GuestError):
@@ -101,7 +159,10 @@ class ModuleQuarantined(GuestError):
     """
 
     code = "module/quarantined"
-    retry_after_ms: int = 0
+
+    def __init__(self, message: str, *, retry_after_ms: int = 0) -> None:
+        super().__init__(message)
+        self.retry_after_ms = retry_after_ms
 
 
 class ModuleBusy(GuestError):
@@ -141,15 +202,40 @@ class NotYourTurn(MatchError):
 
 
 class StaleVersion(MatchError):
-    """The client's version is not the match's current version."""
+    """The client's version is not the match's current version.
+
+    Attributes:
+        expected_version: the version the client saw.
+        version: the match's version.
+    """
 
     code = "match/stale_version"
 
+    def __init__(self, message: str, *, match_id: str, expected_version: int, version: int) -> None:
+        super().__init__(message, match_id=match_id)
+        self.expected_version = expected_version
+        self.version = version
+
 
 class NotOffered(MatchError):
-    """The action is not among those offered to the player in the current state (platform rule 1)."""
+    """The action is not among those offered to the player in the current state (platform rule 1).
+
+    Attributes:
+        action: the action that was refused, as the client sent it, when known.
+    """
 
     code = "match/not_offered"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        match_id: str | None = None,
+        player_id: int | None = None,
+        action: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message, match_id=match_id, player_id=player_id)
+        self.action = action
 
 
 class StuckGame(MatchError):
@@ -165,6 +251,16 @@ class UndoRefused(MatchError):
 
 
 class PatchError(TablehostError):
-    """A patch cannot be applied to the state (unknown space, index out of range, bad op)."""
+    """A patch cannot be applied to the state (unknown space, index out of range, bad op).
+
+    Attributes:
+        op: the patch's op, when known.
+        patch_index: the position of the patch in its list, when applying a list.
+    """
 
     code = "table/bad_patch"
+
+    def __init__(self, message: str, *, op: str | None = None, patch_index: int | None = None) -> None:
+        super().__init__(message)
+        self.op = op
+        self.patch_index = patch_index

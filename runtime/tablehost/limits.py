@@ -73,3 +73,49 @@ class Limits:
 
 
 DEFAULT_LIMITS = Limits()
+
+
+@dataclass(frozen=True)
+class AnswerLimits:
+    """What the gate (:mod:`tablehost.gate`) lets through of one guest answer, and per match.
+
+    Every later stage must carry what passes: the table, the journal, gRPC (a
+    ``google.protobuf.Value`` nested about 30 levels deep inside a view no longer parses:
+    measured with protobuf 7 / upb, ``bench/gate_cost.py --depth``), and the clients.
+
+    Attributes:
+        value_depth_max: containers (objects, arrays) a value stored under a state key
+            (``public_state``, ``private_state``, ``meta_data``, a patch's ``value``) may nest;
+            a scalar is depth 0, ``{"a": [1]}`` depth 2. Measured ceiling inside a piece's
+            ``public_state`` of a MatchView: 30 objects, 36 arrays; 16 leaves room for the
+            messages wrapping a view.
+        string_chars_max: characters of any one string (ids, kinds, keys, labels, values).
+        log_line_chars_max: characters of one log line (``text`` and each ``for_player`` line).
+        offers_per_player_max: offered actions for one player in one answer.
+        offers_total_max: offered actions for all players together in one answer.
+        patches_max: patches in one answer.
+        patch_bytes_max: estimated JSON bytes of one answer's patches (the gate's walk counts
+            string lengths plus a few bytes per node).
+        state_bytes_max: JSON bytes of one match's state; a move whose patches could take it
+            over is refused (an upper bound: the state before plus the patches' estimate).
+        score_points_max: entries of one ``public_points`` / ``private_points`` list, and of
+            ``score_labels``.
+        printed_chars_max: characters of ``printed`` in one answer (the SDK caps at 256 KiB).
+        printed_kept_chars: characters of ``printed`` kept per call in the record and the
+            server log (the newest are kept).
+    """
+
+    value_depth_max: int = 16
+    string_chars_max: int = 4 * KiB
+    log_line_chars_max: int = KiB
+    offers_per_player_max: int = 1024
+    offers_total_max: int = 4096
+    patches_max: int = 10_000
+    patch_bytes_max: int = 256 * KiB
+    state_bytes_max: int = MiB
+    score_points_max: int = 64
+    printed_chars_max: int = 256 * KiB + 64
+    printed_kept_chars: int = 4 * KiB
+
+
+DEFAULT_ANSWER_LIMITS = AnswerLimits()

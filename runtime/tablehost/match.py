@@ -12,31 +12,41 @@ not active, stale version, not offered, then the guest.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 
+from tablehost.abi import SetupAnswer, StepAnswer
 from tablehost.errors import (
     GuestProtocolError,
     MatchOver,
     NotOffered,
     NotYourTurn,
-    PatchError,
+    RecordError,
     StaleVersion,
     UndoRefused,
 )
-from tablehost.reveal import patch_reveals
+from tablehost.gate import Gate
+from tablehost.history import (
+    MoveRecord,
+    Outcome,
+    PlayerInfo,
+    SetupRecord,
+    build_record,
+    keep_printed,
+    offers_digest,
+)
+from tablehost.limits import DEFAULT_ANSWER_LIMITS, AnswerLimits
+from tablehost.reveal import reveals
 from tablehost.table import Table, canonical_json, normalize_state
 from tablehost.types import ActionDict, AvailableActionDict, PlayerId, Seed, StateDict, Viewer
 from tablehost.view import resolve_view_action, view_actions, view_state, visible_scores
 
 if TYPE_CHECKING:  # the pool is used through its methods only (tests use a Python fake)
     from tablehost.guest import GuestPool
-
-RECORD_FORMAT = "tablehost.record/1"
 
 UNDO_BUTTON_ID = "tablehost.undo"
 UNDO_ACTION: ActionDict = {
@@ -57,104 +67,6 @@ def utc_now() -> str:
 def draw_seed() -> Seed:
     """Return a fresh 64-bit seed from :mod:`secrets` (0 <= seed < 2**64)."""
     return secrets.randbits(64)
-
-
-@dataclass(frozen=True)
-class PlayerInfo:
-    """One seat of a match.
-
-    Attributes:
-        player_id: the id the game sees (u32, unique in the match).
-        username: display name.
-        color: display colour, e.g. ``"#c0392b"``.
-    """
-
-    player_id: PlayerId
-    username: str
-    color: str
-
-    def to_json(self) -> dict[str, Any]:
-        """Return ``{"player_id", "username", "color"}`` as sent to the guest's ``setup``."""
-        return {"player_id": self.player_id, "username": self.username, "color": self.color}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> PlayerInfo:
-        """Inverse of :meth:`to_json`. Raises ``KeyError``/``TypeError`` on a malformed dict."""
-        return cls(int(data["player_id"]), str(data["username"]), str(data["color"]))
-
-
-@dataclass
-class MoveRecord:
-    """One accepted move, as the history and the record keep it.
-
-    Attributes:
-        seq: the match version right after this move (1-based).
-        player_id: who moved.
-        action: the action as the guest saw it (guest addresses).
-        seed: the 64-bit seed the move ran with.
-        patches: the patches the move produced, in order.
-        rng_used: the game drew randomness (the move can never be undone).
-        allow_undo: the game called ``allow_undo``.
-        at: UTC timestamp (ISO 8601).
-        view_action: the action in the mover's view addresses, when it came through a view.
-        picked: the host chose among indistinguishable hidden pieces at random (counts as randomness).
-        undone: the move was taken back; ``undo_seq`` is the version of that undo.
-    """
-
-    seq: int
-    player_id: PlayerId
-    action: ActionDict
-    seed: Seed
-    patches: list[dict[str, Any]]
-    rng_used: bool
-    allow_undo: bool
-    at: str
-    view_action: ActionDict | None = None
-    picked: bool = False
-    undone: bool = False
-    undo_seq: int | None = None
-    revealed: bool = field(default=False, compare=False)
-    """Set by the match when it applies the move (not recorded: recomputed on resume)."""
-
-    @property
-    def undoable(self) -> bool:
-        """True when the move itself permits undo: allowed by the game and no randomness drawn."""
-        return self.allow_undo and not self.rng_used and not self.picked
-
-    def to_json(self) -> dict[str, Any]:
-        """Return the record form documented in docs/architecture.md."""
-        return {
-            "seq": self.seq,
-            "player_id": self.player_id,
-            "action": self.action,
-            "view_action": self.view_action,
-            "seed": self.seed,
-            "patches": self.patches,
-            "rng_used": self.rng_used,
-            "allow_undo": self.allow_undo,
-            "picked": self.picked,
-            "undone": self.undone,
-            "undo_seq": self.undo_seq,
-            "at": self.at,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> MoveRecord:
-        """Inverse of :meth:`to_json`. Raises ``KeyError``/``TypeError`` on a malformed dict."""
-        return cls(
-            seq=int(data["seq"]),
-            player_id=int(data["player_id"]),
-            action=data["action"],
-            seed=int(data["seed"]),
-            patches=list(data["patches"]),
-            rng_used=bool(data["rng_used"]),
-            allow_undo=bool(data["allow_undo"]),
-            at=str(data.get("at", "")),
-            view_action=data.get("view_action"),
-            picked=bool(data.get("picked", False)),
-            undone=bool(data.get("undone", False)),
-            undo_seq=data.get("undo_seq"),
-        )
 
 
 @dataclass(frozen=True)
@@ -180,11 +92,14 @@ class MatchView:
 
 @dataclass
 class _Position:
-    """Everything the match knows about one state, kept for undo."""
+    """Everything the match knows about one state, kept for undo.
+
+    ``outcome`` is None only for a state rebuilt from a format-1 record (results not kept);
+    ``actions`` is None for a state rebuilt from any record (offers are kept as a digest).
+    """
 
     snapshot: bytes
-    scores: dict[str, Any]
-    game_over: bool
+    outcome: Outcome | None
     actions: dict[int, list[AvailableActionDict]] | None
 
 
@@ -200,9 +115,10 @@ class Match:
     module_name: str
     pool: GuestPool
     players: list[PlayerInfo]
-    setup: dict[str, Any]
+    setup: SetupRecord
     table: Table
     created_at: str
+    gate: Gate
     journal: Journal | None = None
     check_mirror: bool = False
     history: list[MoveRecord] = field(default_factory=list)
@@ -226,6 +142,7 @@ class Match:
         seed: Seed | None = None,
         journal: Journal | None = None,
         check_mirror: bool = False,
+        answer_limits: AnswerLimits = DEFAULT_ANSWER_LIMITS,
     ) -> Match:
         """Seat ``players`` and run the game's ``config`` and ``prepare``.
 
@@ -236,13 +153,15 @@ class Match:
             seed: the setup seed (a fresh one from :mod:`secrets` when None; fixed only in tests).
             journal: durability hook, called with ``("setup", record)`` before the match exists.
             check_mirror: ask the guest for its state after every move and compare (tests).
+            answer_limits: what the gate lets through of every answer of this match.
 
         Returns:
             The match at version 0.
 
         Raises:
             ValueError: no players, or duplicate player ids.
-            GuestError: the guest failed during setup (nothing is created).
+            GuestError: the guest failed during setup, or its answer did not pass the gate
+                (:class:`GuestProtocolError`); nothing is created or journaled.
         """
         if not players:
             raise ValueError("a match needs at least one player")
@@ -250,17 +169,21 @@ class Match:
         if len(set(ids)) != len(ids):
             raise ValueError(f"duplicate player ids in {ids}")
         setup_seed = draw_seed() if seed is None else seed
-        response = pool.setup([p.to_json() for p in players], setup_seed, f"{match_id}:0")
-        _require(response, ("state", "patches", "scores", "game_over", "actions"), "setup")
-        setup = {
+        gate = Gate(ids, answer_limits)
+        response, table = gate.check_setup(
+            pool.setup([p.to_json() for p in players], setup_seed, f"{match_id}:0"), ids
+        )  # a normalised copy: the record keeps the original
+        setup: SetupRecord = {
             "seed": setup_seed,
             "state": response["state"],
             "patches": response["patches"],
-            "rng_used": bool(response.get("rng_used", False)),
-            "score_labels": list(response.get("score_labels", [])),
+            "rng_used": response["rng_used"],
+            "score_labels": response["score_labels"],
+            "outcome": _outcome_of(response),
         }
-        table = Table(response["state"])  # normalises into a copy: the record keeps the original
-        table.apply(response["patches"])
+        printed = keep_printed(response.get("printed"), answer_limits.printed_kept_chars)
+        if printed:
+            setup["printed"] = printed
         match = cls(
             match_id=match_id,
             module_sha256=module_sha256,
@@ -270,6 +193,7 @@ class Match:
             setup=setup,
             table=table,
             created_at=utc_now(),
+            gate=gate,
             journal=journal,
             check_mirror=check_mirror,
         )
@@ -279,41 +203,65 @@ class Match:
         return match
 
     @classmethod
-    def resume(cls, pool: GuestPool, record: dict[str, Any], journal: Journal | None = None) -> Match:
-        """Rebuild a match from its record without re-running the game's moves.
+    def restore(
+        cls,
+        pool: GuestPool,
+        *,
+        match_id: str,
+        module_sha256: str,
+        module_name: str,
+        players: Sequence[PlayerInfo],
+        setup: SetupRecord,
+        created_at: str,
+        events: Iterable[tuple[str, MoveRecord]],
+        journal: Journal | None = None,
+        answer_limits: AnswerLimits = DEFAULT_ANSWER_LIMITS,
+    ) -> Match:
+        """Rebuild a match from its recorded setup and events without re-running the game's moves.
 
-        The state is the setup state plus every move's patches, with undos restoring the
-        state their move started from. The current actions, scores and game over are asked
-        of the guest once.
+        The state is the setup state plus every move's patches, with undos restoring the state
+        their move started from. Scores and game over come from the record (format 2; the
+        guest is never asked for a result again); only the current offers are asked of the
+        guest, through the gate, and compared with the recorded digest. A format-1 record kept
+        no results: then they are asked of the guest too, as before.
+
+        Args:
+            events: ``("move" | "undo", move)`` in version order (:meth:`ParsedRecord.events`).
 
         Raises:
-            RecordError: the record is malformed.
+            RecordError: the events are inconsistent, or the guest's offers differ from the
+                recorded digest (the module is not deterministic).
             PatchError: a recorded patch does not fit (a corrupted record).
             GuestError: the guest failed answering for the current state.
         """
-        from tablehost.record import parse_record  # record imports match: avoid the cycle
-
-        parsed = parse_record(record)
-        table = Table(parsed.setup["state"])
-        table.apply(parsed.setup["patches"])
+        ids = [p.player_id for p in players]
+        table = Table(setup["state"])
+        table.apply(setup["patches"])
+        gate = Gate(ids, answer_limits)
+        gate.state_bytes = len(table.snapshot())
         match = cls(
-            match_id=parsed.match_id,
-            module_sha256=parsed.module_sha256,
-            module_name=parsed.module_name,
+            match_id=match_id,
+            module_sha256=module_sha256,
+            module_name=module_name,
             pool=pool,
-            players=parsed.players,
-            setup=parsed.setup,
+            players=list(players),
+            setup=setup,
             table=table,
-            created_at=parsed.created_at,
+            created_at=created_at,
+            gate=gate,
             journal=None,
         )
-        for kind, move in parsed.events():
+        outcomes: list[Outcome | None] = [setup.get("outcome")]
+        for kind, move in events:
             if kind == "move":
-                before = _Position(match.table.snapshot(), {}, False, None) if move.undoable else None
+                before = _Position(match.table.snapshot(), outcomes[-1], None) if move.undoable else None
                 match._commit_move(move, before)
+                outcomes.append(move.outcome)
             else:
                 match._commit_undo(move)
-        match._refresh_from_guest()
+                outcomes.pop()
+        match.gate.state_bytes = len(match.table.snapshot())
+        match._restore_outcome(outcomes[-1])
         match.journal = journal
         return match
 
@@ -360,16 +308,16 @@ class Match:
         )
 
     def record(self) -> dict[str, Any]:
-        """Return the match record (docs/architecture.md): everything replay needs."""
-        return {
-            "format": RECORD_FORMAT,
-            "match_id": self.match_id,
-            "module": {"sha256": self.module_sha256, "name": self.module_name},
-            "players": [p.to_json() for p in self.players],
-            "setup": self.setup,
-            "moves": [m.to_json() for m in self.history],
-            "created_at": self.created_at,
-        }
+        """The match record (:func:`tablehost.history.build_record`): everything replay needs."""
+        return build_record(
+            match_id=self.match_id,
+            module_sha256=self.module_sha256,
+            module_name=self.module_name,
+            players=self.players,
+            setup=self.setup,
+            moves=self.history,
+            created_at=self.created_at,
+        )
 
     # ----------------------------------------------------------------- moves
 
@@ -414,7 +362,7 @@ class Match:
             )
         move_seed = draw_seed() if seed is None else seed
         next_ref = f"{self.match_id}:{self.version + 1}"
-        response = self.pool.step(
+        answer = self.pool.step(
             self.state_ref,
             lambda: self.table.state,
             next_ref,
@@ -424,7 +372,7 @@ class Match:
             want_state=self.check_mirror,
         )
         try:
-            return self._accept_move(player_id, action, move_seed, response, view_action, picked)
+            return self._accept_move(player_id, action, move_seed, answer, view_action, picked)
         except BaseException:
             # Refused after the guest ran: what it cached under next_ref must never come back.
             self.pool.discard_ref(next_ref)
@@ -435,27 +383,29 @@ class Match:
         player_id: PlayerId,
         action: ActionDict,
         move_seed: Seed,
-        response: dict[str, Any],
+        answer: Any,
         view_action: ActionDict | None,
         picked: bool,
     ) -> MoveRecord:
-        """Check, journal and apply the guest's answer to a move; raises (changing nothing) to refuse it."""
+        """Gate, journal and apply the guest's answer to a move; raises (changing nothing) to refuse it."""
+        response = self.gate.check_step(answer, self.table)  # also runs Table.check on the patches
         move = MoveRecord(
             seq=self.version + 1,
             player_id=player_id,
             action=action,
             seed=move_seed,
             patches=response["patches"],
-            rng_used=bool(response.get("rng_used", False)),
-            allow_undo=bool(response.get("allow_undo", False)),
+            rng_used=response["rng_used"],
+            allow_undo=response["allow_undo"],
             at=utc_now(),
             view_action=view_action,
             picked=picked,
+            outcome=_outcome_of(response),
+            printed=keep_printed(response.get("printed"), self.gate.limits.printed_kept_chars),
         )
         if self.journal is not None:
-            # Check, make durable, then apply: the apply cannot fail after the check, and a
-            # failed journal write leaves the match as it was.
-            self.table.check(move.patches)
+            # Gate (patches checked), make durable, then apply: the apply cannot fail after
+            # the check, and a failed journal write leaves the match as it was.
             self.journal("move", move.to_json())
         self._commit_move(move, self._position() if move.undoable else None)
         self._take_outcome(response)
@@ -493,7 +443,9 @@ class Match:
             choices.append(n)
             return pick_below(n) if pick_below is not None else secrets.randbelow(n)
 
-        action = resolve_view_action(self.state, player_id, view_action, self._actions.get(player_id, []), pick)
+        action = resolve_view_action(
+            self.state, player_id, view_action, self._actions.get(player_id, []), pick
+        )
         return self.submit(
             player_id,
             action,
@@ -522,12 +474,17 @@ class Match:
             return None
         if self.game_over:
             return "the game is over"
-        if self._undo_chain:
-            move = self._undo_chain[-1][0]
-            if move.revealed:
-                return f"move {move.seq} revealed hidden information"
-            return f"the last move was made by player {move.player_id}, not {player_id}"
-        return self._why_no_chain()
+        live = self._last_live_move()
+        if live is None:
+            return "there is no move to take back"
+        if live.player_id != player_id:
+            # The same words whatever that move was: whether it revealed something or drew
+            # randomness may depend on what this player cannot see.
+            return "the last move was another player's"
+        if self._undo_chain and self._undo_chain[-1][0] is live:
+            # Whether undo is offered already tells the mover this much.
+            return f"your move {live.seq} revealed hidden information"
+        return self._why_no_chain(live)
 
     def undo(self, player_id: PlayerId, *, expected_version: int | None = None) -> MoveRecord:
         """Take back ``player_id``'s newest move; the state, log included, is restored exactly.
@@ -553,9 +510,11 @@ class Match:
         self.pool.discard_ref(self.state_ref)
         self._commit_undo(move)
         if before.actions is None:
-            self._refresh_from_guest()
+            self._restore_outcome(before.outcome)
         else:
-            self.scores, self.game_over, self._actions = before.scores, before.game_over, before.actions
+            assert before.outcome is not None
+            self.scores, self.game_over = before.outcome["scores"], before.outcome["game_over"]
+            self._actions = before.actions
         return move
 
     # ----------------------------------------------------------------- internals
@@ -580,30 +539,23 @@ class Match:
             )
 
     def _position(self) -> _Position:
-        return _Position(self.table.snapshot(), self.scores, self.game_over, self._actions)
+        outcome: Outcome = {"scores": self.scores, "game_over": self.game_over, "offers_sha256": ""}
+        return _Position(self.table.snapshot(), outcome, self._actions)
 
     def _commit_move(self, move: MoveRecord, before: _Position | None) -> None:
         """Apply a move's patches and bookkeeping (shared by live play and resume).
 
-        An undoable move is applied patch by patch so each patch can be judged for a reveal
-        against the state right before it; a bad patch restores ``before``. Other moves are
-        applied all or none by :meth:`Table.apply`.
+        The patches apply all or none (:meth:`Table.apply`). An undoable move is then judged
+        for a reveal by comparing the state before it (``before.snapshot``) with the state
+        after it under the viewer rule (:func:`tablehost.reveal.reveals`).
 
         Raises:
             PatchError: a patch does not fit; the state is as it was.
         """
+        self.table.apply(move.patches)
         if move.undoable and before is not None:
-            table = self.table
-            try:
-                for patch in move.patches:
-                    if not move.revealed and patch_reveals(table, patch):
-                        move.revealed = True
-                    table.apply_patch(patch)
-            except PatchError:
-                self.table = Table.restore(before.snapshot)
-                raise
-        else:
-            self.table.apply(move.patches)
+            earlier = orjson.loads(before.snapshot)
+            move.revealed = reveals(earlier, self.table.state, (p.player_id for p in self.players))
         self.history.append(move)
         self.version = move.seq
         if self._undo_chain and self._undo_chain[-1][0].player_id != move.player_id:
@@ -615,8 +567,6 @@ class Match:
 
     def _commit_undo(self, move: MoveRecord) -> None:
         if not self._undo_chain or self._undo_chain[-1][0].seq != move.seq:
-            from tablehost.errors import RecordError
-
             raise RecordError(f"undo of move {move.seq} does not follow an undoable move")
         _, before = self._undo_chain.pop()
         self.table = Table.restore(before.snapshot)
@@ -624,33 +574,60 @@ class Match:
         self.version += 1
         move.undo_seq = self.version
 
-    def _why_no_chain(self) -> str:
-        live = [m for m in self.history if not m.undone]
-        if not live:
-            return "there is no move to take back"
-        last = live[-1]
+    def _last_live_move(self) -> MoveRecord | None:
+        for move in reversed(self.history):
+            if not move.undone:
+                return move
+        return None
+
+    @staticmethod
+    def _why_no_chain(last: MoveRecord) -> str:
+        """Why the mover's own newest move cannot come back (only what the mover knows of it)."""
         if last.rng_used or last.picked:
-            return f"move {last.seq} drew randomness"
+            return f"your move {last.seq} drew randomness"
         if not last.allow_undo:
-            return f"move {last.seq} did not allow undo"
-        return f"another player acted after move {last.seq}"
+            return f"your move {last.seq} did not allow undo"
+        return f"another player acted after your move {last.seq}"
 
-    def _take_outcome(self, response: dict[str, Any]) -> None:
+    def _take_outcome(self, response: SetupAnswer | StepAnswer) -> None:
+        """Take scores, game over and offers from an answer that passed the gate."""
         self.scores = response["scores"]
-        self.game_over = bool(response["game_over"])
-        self._actions = {int(pid): acts for pid, acts in response["actions"].items()}
+        self.game_over = response["game_over"]
+        self._actions = {
+            int(pid): cast("list[AvailableActionDict]", acts) for pid, acts in response["actions"].items()
+        }
 
-    def _refresh_from_guest(self) -> None:
-        """Ask the guest for the current state's actions, scores and game over (resume, undo)."""
+    def _restore_outcome(self, outcome: Outcome | None) -> None:
+        """Set the current result from the record and ask the guest for the current offers only.
+
+        With no recorded outcome (a format-1 record) the result is asked of the guest too.
+
+        Raises:
+            RecordError: the offers differ from the recorded digest.
+            GuestError: the guest failed, or its answer did not pass the gate.
+        """
         get_state = lambda: self.table.state
-        over = self.pool.game_over(self.state_ref, get_state)
-        actions: dict[str, list[AvailableActionDict]] = {}
-        if not over["game_over"]:
+        if outcome is None:
+            over = self.gate.check_game_over(self.pool.game_over(self.state_ref, get_state))
+            scores, game_over = over["scores"], over["game_over"]
+        else:
+            scores, game_over = outcome["scores"], outcome["game_over"]
+        actions: dict[int, list[AvailableActionDict]] = {}
+        if not game_over:
             for pid in self.table.state["active_player_ids"]:
-                actions[str(pid)] = self.pool.actions(self.state_ref, get_state, pid)
-        self._take_outcome({"scores": over["scores"], "game_over": over["game_over"], "actions": actions})
+                offers = self.pool.actions(self.state_ref, get_state, pid)
+                self.gate.check_actions({"actions": offers}, self.table)
+                if offers:
+                    actions[pid] = offers
+        recorded = outcome.get("offers_sha256") if outcome is not None else None
+        if recorded and offers_digest(actions) != recorded:
+            raise RecordError(
+                f"match {self.match_id}: the module now offers other actions at version {self.version} "
+                "than it did when the move was made (it is not deterministic)"
+            )
+        self.scores, self.game_over, self._actions = scores, game_over, actions
 
-    def _compare_mirror(self, response: dict[str, Any]) -> None:
+    def _compare_mirror(self, response: StepAnswer) -> None:
         guest_state = response.get("state")
         if guest_state is None:
             raise GuestProtocolError("step was asked for its state (want_state) but sent none")
@@ -661,7 +638,11 @@ class Match:
             )
 
 
-def _require(response: dict[str, Any], keys: tuple[str, ...], op: str) -> None:
-    missing = [k for k in keys if k not in response]
-    if missing:
-        raise GuestProtocolError(f"{op} response lacks {', '.join(missing)}")
+def _outcome_of(response: SetupAnswer | StepAnswer) -> Outcome:
+    """The journaled result of an answer that passed the gate (offers by digest, empty lists dropped)."""
+    offers = {pid: acts for pid, acts in response["actions"].items() if acts}
+    return {
+        "scores": response["scores"],
+        "game_over": response["game_over"],
+        "offers_sha256": offers_digest(offers),
+    }

@@ -1,10 +1,15 @@
-"""Match records and replay.
+"""Match records: reading them, resuming a match from one, and replay.
 
-A record (format ``tablehost.record/1``, docs/architecture.md) holds the module's sha256,
-the players, the setup seed and result, and every move with its seed and patches. Replay
-re-executes setup and every move in a fresh guest with the recorded seeds and reports the
-first move whose result differs; :func:`state_at` rebuilds the state at any version from the
+A record (format ``tablehost.record/2``, docs/architecture.md) holds the module's sha256,
+the players, the setup seed and result, and every move with its seed, patches and the
+result after it (scores, game over, a digest of the offers). Replay re-executes setup and
+every move in a fresh guest with the recorded seeds and reports the first version whose
+patches or result differ; :func:`state_at` rebuilds the state at any version from the
 patches alone, without running the game.
+
+Format 1 records (``tablehost.record/2``, which kept no results) are still read: they
+resume (results asked of the guest, as before) and replay, and replay says that it could
+not compare results (:attr:`ReplayResult.results_compared` is false).
 """
 
 from __future__ import annotations
@@ -17,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from tablehost.errors import GuestError, MatchError, RecordError, TablehostError
-from tablehost.match import RECORD_FORMAT, Match, MoveRecord, PlayerInfo
+from tablehost.history import RECORD_FORMAT, RECORD_FORMAT_1, MoveRecord, Outcome, PlayerInfo, SetupRecord
+from tablehost.match import Journal, Match
 from tablehost.table import Table, apply_patches, canonical_json, normalize_state
 from tablehost.types import StateDict, Viewer
 from tablehost.view import view_state
@@ -33,17 +39,24 @@ class ParsedRecord:
     Attributes:
         match_id, module_sha256, module_name, created_at: as recorded.
         players: the seats in seat order.
-        setup: ``{"seed", "state", "patches", "rng_used", "score_labels"}``.
+        setup: ``{"seed", "state", "patches", "rng_used", "score_labels", "outcome"?, "printed"?}``.
         moves: every move ever accepted, undone ones included, in ``seq`` order.
+        format: the record's format (:data:`RECORD_FORMAT` or :data:`RECORD_FORMAT_1`).
     """
 
     match_id: str
     module_sha256: str
     module_name: str
     players: list[PlayerInfo]
-    setup: dict[str, Any]
+    setup: SetupRecord
     moves: list[MoveRecord]
     created_at: str
+    format: str = RECORD_FORMAT
+
+    @property
+    def has_results(self) -> bool:
+        """The record kept every version's result (format 2); format 1 did not."""
+        return self.format == RECORD_FORMAT
 
     @property
     def version(self) -> int:
@@ -78,10 +91,17 @@ def parse_record(data: dict[str, Any] | bytes | str) -> ParsedRecord:
         except orjson.JSONDecodeError as exc:
             raise RecordError(f"the record is not JSON: {exc}") from exc
     record = _expect(data, dict, "the record")
-    if record.get("format") != RECORD_FORMAT:
-        raise RecordError(f"unknown record format {record.get('format')!r}; expected {RECORD_FORMAT!r}")
+    form = record.get("format")
+    if form not in (RECORD_FORMAT, RECORD_FORMAT_1):
+        raise RecordError(
+            f"unknown record format {form!r}; this host reads {RECORD_FORMAT!r} and {RECORD_FORMAT_1!r}"
+        )
+    with_results = form == RECORD_FORMAT
     module = _field(record, "module", dict)
-    players = [PlayerInfo.from_json(_player(p, f"players[{i}]")) for i, p in enumerate(_field(record, "players", list))]
+    players = [
+        PlayerInfo.from_json(_player(p, f"players[{i}]"))
+        for i, p in enumerate(_field(record, "players", list))
+    ]
     ids = [p.player_id for p in players]
     if not players or len(set(ids)) != len(ids):
         raise RecordError("players must be a non-empty list with unique player ids")
@@ -89,16 +109,27 @@ def parse_record(data: dict[str, Any] | bytes | str) -> ParsedRecord:
     _seed(_field(setup, "seed", int, "setup"), "setup.seed")
     _field(setup, "state", dict, "setup")
     _field(setup, "patches", list, "setup")
+    if with_results:
+        _outcome(_field(setup, "outcome", dict, "setup"), "setup.outcome")
     moves = []
     for i, raw in enumerate(_field(record, "moves", list)):
         where = f"moves[{i}]"
         move = _expect(raw, dict, where)
-        for key, kind in (("seq", int), ("player_id", int), ("seed", int), ("action", dict), ("patches", list),
-                          ("rng_used", bool), ("allow_undo", bool)):
+        for key, kind in (
+            ("seq", int),
+            ("player_id", int),
+            ("seed", int),
+            ("action", dict),
+            ("patches", list),
+            ("rng_used", bool),
+            ("allow_undo", bool),
+        ):
             _field(move, key, kind, where)
         _seed(move["seed"], f"{where}.seed")
         if move["player_id"] not in ids:
             raise RecordError(f"{where}.player_id {move['player_id']} is not one of the players {ids}")
+        if with_results:
+            _outcome(_field(move, "outcome", dict, where), f"{where}.outcome")
         moves.append(MoveRecord.from_json(move))
     return ParsedRecord(
         match_id=str(_field(record, "match_id", str)),
@@ -108,6 +139,38 @@ def parse_record(data: dict[str, Any] | bytes | str) -> ParsedRecord:
         setup=setup,
         moves=sorted(moves, key=lambda m: m.seq),
         created_at=str(record.get("created_at", "")),
+        format=form,
+    )
+
+
+def _outcome(outcome: dict[str, Any], where: str) -> Outcome:
+    _field(outcome, "scores", dict, where)
+    _field(outcome, "game_over", bool, where)
+    _field(outcome, "offers_sha256", str, where)
+    return outcome  # type: ignore[return-value]
+
+
+def resume_match(
+    pool: GuestPool, record: dict[str, Any] | ParsedRecord, journal: Journal | None = None
+) -> Match:
+    """Rebuild a live match from its record (see :meth:`Match.restore`).
+
+    Raises:
+        RecordError: the record is malformed, or the module's offers differ from the record.
+        PatchError: a recorded patch does not fit (a corrupted record).
+        GuestError: the guest failed answering for the current state.
+    """
+    parsed = record if isinstance(record, ParsedRecord) else parse_record(record)
+    return Match.restore(
+        pool,
+        match_id=parsed.match_id,
+        module_sha256=parsed.module_sha256,
+        module_name=parsed.module_name,
+        players=parsed.players,
+        setup=parsed.setup,
+        created_at=parsed.created_at,
+        events=parsed.events(),
+        journal=journal,
     )
 
 
@@ -190,6 +253,8 @@ class ReplayResult:
         first_difference: the version of the first event that differed, or None.
         detail: a sentence describing the difference.
         final_state: the state replay ended in.
+        results_compared: scores, game over and offers were compared too (false for a
+            format-1 record, which kept no results).
     """
 
     ok: bool
@@ -197,18 +262,22 @@ class ReplayResult:
     first_difference: int | None = None
     detail: str = ""
     final_state: StateDict = field(default_factory=dict)
+    results_compared: bool = True
 
 
 def replay(record: ParsedRecord, pool: GuestPool) -> ReplayResult:
     """Re-execute ``record`` in ``pool`` (use a fresh pool) with its recorded seeds.
 
-    Setup must reproduce the recorded config state and prepare patches; each move must be
-    offered again and reproduce its patches, ``rng_used`` and ``allow_undo``; each undo must
-    be allowed again.
+    Every answer passes the gate as in live play. Setup must reproduce the recorded config
+    state, prepare patches and result; each move must be offered again and reproduce its
+    patches, ``rng_used``, ``allow_undo`` and result (scores, game over, the offers' digest);
+    each undo must be allowed again. A format-1 record kept no results: they are not
+    compared (``results_compared`` false).
 
     Raises:
         RecordError: the record is inconsistent in itself.
     """
+    compared = record.has_results
     try:
         match = Match.start(
             pool,
@@ -218,11 +287,19 @@ def replay(record: ParsedRecord, pool: GuestPool) -> ReplayResult:
             seed=int(record.setup["seed"]),
         )
     except GuestError as exc:
-        return ReplayResult(False, 0, 0, f"setup failed in the guest: {exc}")
+        return ReplayResult(False, 0, 0, f"setup failed in the guest: {exc}", results_compared=compared)
     if canonical_json(match.setup["state"]) != canonical_json(record.setup["state"]):
-        return ReplayResult(False, 0, 0, "setup produced a different config state")
+        return ReplayResult(False, 0, 0, "setup produced a different config state", results_compared=compared)
     if canonical_json(match.setup["patches"]) != canonical_json(record.setup["patches"]):
-        return ReplayResult(False, 0, 0, "setup produced different prepare patches")
+        return ReplayResult(
+            False, 0, 0, "setup produced different prepare patches", results_compared=compared
+        )
+    if compared:
+        differs = _outcome_difference(match.setup["outcome"], record.setup["outcome"])
+        if differs:
+            return ReplayResult(
+                False, 0, 0, f"setup produced a different {differs}", results_compared=compared
+            )
     done = 0
     for kind, move in record.events():
         version = done + 1
@@ -233,9 +310,38 @@ def replay(record: ParsedRecord, pool: GuestPool) -> ReplayResult:
                 continue
             again = match.submit(move.player_id, move.action, seed=move.seed, picked=move.picked)
         except (MatchError, TablehostError) as exc:
-            return ReplayResult(False, done, version, f"{kind} {move.seq} was refused: {exc}", match.state)
+            return ReplayResult(
+                False, done, version, f"{kind} {move.seq} was refused: {exc}", match.state, compared
+            )
         for name in ("patches", "rng_used", "allow_undo"):
             if canonical_json(getattr(again, name)) != canonical_json(getattr(move, name)):
-                return ReplayResult(False, done, version, f"move {move.seq} produced different {name}", match.state)
+                return ReplayResult(
+                    False, done, version, f"move {move.seq} produced different {name}", match.state, compared
+                )
+        if compared and again.outcome is not None and move.outcome is not None:
+            differs = _outcome_difference(again.outcome, move.outcome)
+            if differs:
+                return ReplayResult(
+                    False,
+                    done,
+                    version,
+                    f"move {move.seq} produced a different {differs}",
+                    match.state,
+                    compared,
+                )
         done += 1
-    return ReplayResult(True, done, final_state=match.state)
+    return ReplayResult(True, done, final_state=match.state, results_compared=compared)
+
+
+def _outcome_difference(again: Outcome, recorded: Outcome) -> str:
+    """Which part of a result differs (``"scores"``, ``"game over"``, ``"offers"``), or ``""``."""
+    if canonical_json(again["scores"]) != canonical_json(recorded["scores"]):
+        return (
+            f"scores ({canonical_json(again['scores'])[:200].decode()} instead of "
+            f"{canonical_json(recorded['scores'])[:200].decode()})"
+        )
+    if again["game_over"] != recorded["game_over"]:
+        return f"game over ({again['game_over']} instead of {recorded['game_over']})"
+    if again["offers_sha256"] != recorded["offers_sha256"]:
+        return "offers (their digest differs)"
+    return ""

@@ -1,28 +1,38 @@
-"""Does a patch show anyone something that was hidden from them? (decides undo, platform rule 3)
+"""Did a move show anyone something that was hidden from them? (decides undo, platform rule 3)
 
 The games' own rule is only "do not allow undo on a move that reveals something"; the host
-enforces it as well. Each patch of an undoable move is judged against the state right before
-it, so the check costs O(patches), not O(state). It is conservative: a patch reveals when
-it brings private information into some player's sight, namely
+enforces it as well. Rather than judging patch ops one by one, the answer is derived from
+the viewer rule itself (a piece's viewer is its owner, else its space's owner, else
+nobody; DESIGN.md "Views"), comparing the state before the move with the state after it:
 
-- a piece with a private part (``private_kind`` or ``private_state``) gains a viewer: it is
-  added, moved or given to a player who did not view it, or its space gets a new owner;
-- a viewed piece gets a new private kind or private state value;
-- a piece that hides a private kind changes its public kind (a card turned face up);
-- an owned space's private state, or a player's private state, gets a value;
-- a log line is written for one player only (``for_player``).
+a move **reveals** when some viewer (a seated player, or the spectator) sees a private
+part after it that it did not see before, or when a piece that hides something shows a
+public face (``public_kind``, ``public_state``) that no such piece showed before (a card
+turned face up).
 
-Removing a key (value null), moving pieces among the same viewer's spaces, and every public
-change that exposes no hidden piece reveal nothing.
+The private parts a viewer sees are counted as a multiset of
+``(public_kind, private_kind, private_state)`` of the pieces it views, the private state
+entries of the spaces it owns, its own private state entries, and the log lines written for
+it (``for_player``). So a draw into a hand, a piece given to a player, an owner set to none
+(the space's owner now sees it), a move into an owned space, a space changing hands, a new
+private value, a private log line all reveal; a move among one viewer's own spaces, a
+shuffle, a removal, or any change nobody can see more of does not. Intermediate states
+inside one move are never shown to anyone, so only before and after count.
+
+Cost: O(state) for each undoable move (others are never judged).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
-from tablehost.table import Table
-from tablehost.types import PatchDict
+import orjson
+
+from tablehost.types import PlayerId, StateDict, Viewer
+
+__all__ = ["has_private_part", "hidden_faces", "private_parts", "reveals", "viewer_of"]
 
 Piece = dict[str, Any]
 Space = dict[str, Any]
@@ -39,82 +49,68 @@ def viewer_of(space: Space, piece: Piece) -> int | None:
     return owner if owner is not None else space.get("owner")
 
 
-def patch_reveals(table: Table, patch: PatchDict) -> bool:
-    """True when ``patch``, applied to ``table`` as it is now, reveals something to someone.
+def _canon(value: Any) -> bytes:
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+
+def private_parts(state: StateDict, viewer: Viewer) -> Counter[tuple[Any, ...]]:
+    """Every private part ``viewer`` sees in a normalised ``state``, as a multiset.
 
     Args:
-        table: the state right before the patch (not modified).
-        patch: one Patch dict of docs/abi.md (assumed valid; :meth:`Table.apply_patch` checks).
+        state: a normalised State.
+        viewer: a player id, or None for the spectator (who sees no private part).
+
+    Returns:
+        A Counter of ``("piece", public_kind, private_kind, private_state JSON)``,
+        ``("space", space_id, key, value JSON)``, ``("player", key, value JSON)`` and
+        ``("log", line)`` items.
     """
-    judge = _JUDGES.get(patch["op"])
-    return judge is not None and judge(table, patch)
+    seen: Counter[tuple[Any, ...]] = Counter()
+    if viewer is None:
+        return seen
+    for space in state["spaces"]:
+        owner = space["owner"]
+        if owner == viewer:
+            for key, value in space["private_state"].items():
+                seen[("space", space["space_id"], key, _canon(value))] += 1
+        for piece in space["pieces"]:
+            piece_viewer = piece["owner"] if piece["owner"] is not None else owner
+            if piece_viewer == viewer and has_private_part(piece):
+                seen[("piece", piece["public_kind"], piece["private_kind"], _canon(piece["private_state"]))] += 1
+    for player in state["players"]:
+        if player["player_id"] == viewer:
+            for key, value in player["private_state"].items():
+                seen[("player", key, _canon(value))] += 1
+    own = str(viewer)
+    for entry in state["log"]:
+        line = entry["for_player"].get(own)
+        if line is not None:
+            seen[("log", line)] += 1
+    return seen
 
 
-def _added(table: Table, patch: PatchDict) -> bool:
-    piece = patch["piece"]
-    return has_private_part(piece) and viewer_of(table.space(patch["space_id"]), piece) is not None
+def hidden_faces(state: StateDict) -> set[tuple[str, bytes]]:
+    """The public faces ``(public_kind, public_state JSON)`` of every piece that hides something."""
+    return {
+        (piece["public_kind"], _canon(piece["public_state"]))
+        for space in state["spaces"]
+        for piece in space["pieces"]
+        if has_private_part(piece)
+    }
 
 
-def _moved(table: Table, patch: PatchDict) -> bool:
-    source = table.space(patch["from"])
-    piece = source["pieces"][patch["index"]]
-    if not has_private_part(piece):
-        return False
-    after = viewer_of(table.space(patch["to"]), piece)
-    return after is not None and after != viewer_of(source, piece)
+def reveals(before: StateDict, after: StateDict, player_ids: Iterable[PlayerId]) -> bool:
+    """True when going from ``before`` to ``after`` shows someone something hidden (module docstring).
 
-
-def _turned_up(table: Table, patch: PatchDict) -> bool:
-    piece = table.space(patch["space_id"])["pieces"][patch["index"]]
-    return piece.get("private_kind") is not None and piece["public_kind"] != patch["kind"]
-
-
-def _private_written(table: Table, patch: PatchDict) -> bool:
-    space = table.space(patch["space_id"])
-    value = patch.get("kind") if patch["op"] == "set_private_kind" else patch.get("value")
-    return value is not None and viewer_of(space, space["pieces"][patch["index"]]) is not None
-
-
-def _piece_given(table: Table, patch: PatchDict) -> bool:
-    space = table.space(patch["space_id"])
-    piece = space["pieces"][patch["index"]]
-    owner = patch.get("owner")
-    return has_private_part(piece) and owner is not None and owner != viewer_of(space, piece)
-
-
-def _space_given(table: Table, patch: PatchDict) -> bool:
-    space = table.space(patch["space_id"])
-    owner = patch.get("owner")
-    if owner is None or owner == space.get("owner"):
-        return False
-    unowned = (p for p in space["pieces"] if p.get("owner") is None)
-    return bool(space.get("private_state")) or any(has_private_part(p) for p in unowned)
-
-
-def _space_private(table: Table, patch: PatchDict) -> bool:
-    return patch.get("value") is not None and table.space(patch["space_id"]).get("owner") is not None
-
-
-def _player_private(table: Table, patch: PatchDict) -> bool:
-    del table
-    return patch.get("value") is not None
-
-
-def _private_log(table: Table, patch: PatchDict) -> bool:
-    del table
-    return bool(patch["entry"].get("for_player"))
-
-
-_JUDGES: dict[str, Callable[[Table, PatchDict], bool]] = {
-    "add_piece": _added,
-    "insert_piece": _added,
-    "move_piece": _moved,
-    "set_public_kind": _turned_up,
-    "set_private_kind": _private_written,
-    "set_piece_private_state": _private_written,
-    "set_piece_owner": _piece_given,
-    "set_space_owner": _space_given,
-    "set_space_private_state": _space_private,
-    "set_player_private_state": _player_private,
-    "log": _private_log,
-}
+    Args:
+        before, after: normalised States of one match (not modified).
+        player_ids: the seated players (every possible viewer besides the spectator).
+    """
+    if hidden_faces(after) - hidden_faces(before):
+        return True
+    for viewer in player_ids:
+        gained = private_parts(after, viewer)
+        gained.subtract(private_parts(before, viewer))
+        if any(count > 0 for count in gained.values()):
+            return True
+    return False

@@ -15,7 +15,8 @@ from typing import Any
 from tablehost.bots import SearchBot, make_bot
 from tablehost.errors import StuckGame
 from tablehost.guest import GuestPool
-from tablehost.match import Match, MoveRecord, PlayerInfo
+from tablehost.history import MoveRecord, PlayerInfo
+from tablehost.match import Match
 from tablehost.rng import Rng
 
 COLORS = ("#c0392b", "#2c3e50", "#27ae60", "#f39c12", "#8e44ad", "#16a085", "#d35400", "#7f8c8d")

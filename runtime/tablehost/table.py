@@ -522,11 +522,16 @@ class Table:
         for commit, args in steps:
             commit(*args)
 
-    def check(self, patches: Iterable[PatchDict]) -> None:
+    def check(self, patches: Iterable[PatchDict]) -> dict[str, int]:
         """Raise exactly what :meth:`apply` would raise for ``patches``, changing nothing.
 
         Lets a caller make a change durable between checking and applying it, knowing the
         apply cannot fail (the match journals a move this way).
+
+        Returns:
+            The number of pieces each space the patches touch would hold afterwards, by
+            space id (spaces not listed keep their length); the gate checks offered piece
+            indexes against it.
 
         Raises:
             PatchError: as :meth:`apply`.
@@ -537,6 +542,12 @@ class Table:
                 _prepare(self, patch, lengths)
             except PatchError as exc:
                 raise PatchError(f"patch {index}: {exc.message}", patch_index=index) from exc
+        return lengths
+
+    def length(self, space_id: str) -> int | None:
+        """How many pieces the space holds now, or None when there is no such space."""
+        space = self._spaces.get(space_id)
+        return None if space is None else len(space["pieces"])
 
     def apply_patch(self, patch: PatchDict) -> None:
         """Apply one patch (see :meth:`apply`). Raises PatchError; the state is then unchanged."""

@@ -12,7 +12,7 @@
   (global $panicked (mut i32) (i32.const 0))   ;; set by a hostile $on_call before it traps
 
   ;; NUL-terminated response prefixes, one per op, each ending just before the echoed request.
-  (data (i32.const 1024) "{\"state\":{\"active_player_ids\":[1],\"players\":[],\"spaces\":[],\"meta_data\":{},\"log\":[]},\"patches\":[],\"rng_used\":false,\"score_labels\":[\"Points\"],\"scores\":{},\"game_over\":false,\"actions\":{\"1\":[]},\"printed\":\"setup ran\\n\",\"echo\":\00")
+  (data (i32.const 1024) "{\"state\":{\"active_player_ids\":[1],\"players\":[{\"player_id\":1},{\"player_id\":2}],\"spaces\":[{\"space_id\":\"a\",\"kind\":\"cell\"}],\"meta_data\":{},\"log\":[]},\"patches\":[],\"rng_used\":false,\"score_labels\":[\"Points\"],\"scores\":{},\"game_over\":false,\"actions\":{\"1\":[]},\"printed\":\"setup ran\\n\",\"echo\":\00")
   (data (i32.const 2048) "{\"actions\":[{\"action\":{\"type\":\"space_click\",\"space_id\":\"a\"},\"intent\":\"choice\",\"label\":\"a\"}],\"echo\":\00")
   (data (i32.const 3072) "{\"patches\":[],\"rng_used\":false,\"allow_undo\":false,\"scores\":{},\"game_over\":false,\"actions\":{},\"state\":{\"active_player_ids\":[],\"players\":[],\"spaces\":[],\"meta_data\":{},\"log\":[]},\"echo\":\00")
   (data (i32.const 4096) "{\"scores\":{\"1\":{\"public_points\":[1.0],\"private_points\":[]}},\"echo\":\00")

@@ -25,9 +25,13 @@ class InvalidRequest(TablehostError):
 
 
 class UnknownModule(TablehostError):
-    """No stored module has this id."""
+    """No stored module has this id (``module_id``)."""
 
     code = "module/unknown"
+
+    def __init__(self, message: str, *, module_id: str) -> None:
+        super().__init__(message)
+        self.module_id = module_id
 
 
 class Unauthenticated(TablehostError):
@@ -60,6 +64,10 @@ class RateLimited(TablehostError):
 
     code = "request/rate_limited"
     retry_after_ms: int = 1000
+
+    def __init__(self, message: str, *, retry_after_ms: int = 1000) -> None:
+        super().__init__(message)
+        self.retry_after_ms = retry_after_ms
 
 
 class ResponseTooLarge(TablehostError):

@@ -13,10 +13,21 @@ For every ``tablehost.v1`` method (health and reflection pass through untouched)
 4. logs ``api.request`` with method, match_id, seat, version, outcome and latency_ms, and
    ``guest.call_failed`` with the budget that tripped when the game failed; counts the request
    in the server's metrics (:mod:`tablehost.api.metrics`).
+
+What the game said stays with the admin (platform rule 2): for a guest failure a player or
+spectator gets a fixed reason per code and a log reference (``ref``) naming the
+``guest.call_failed`` log entry, which holds the message and what the game printed
+(bounded); the admin token gets the message. ``serve --show-guest-output`` (for authors
+developing locally) shows everyone the message and the printed output.
+
+Every message put into the status (details, trailing metadata) is capped at
+:data:`DETAILS_CHARS_MAX` characters, so no answer can grow the trailers past grpc's
+metadata limit and turn the status into RESOURCE_EXHAUSTED.
 """
 
 from __future__ import annotations
 
+import secrets
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -24,15 +35,17 @@ from typing import Any
 import grpc
 import structlog
 
-from tablehost.api.auth import bearer_token, current_principal, hash_token
+from tablehost.api.auth import ADMIN, Principal, bearer_token, current_principal, hash_token
 from tablehost.api.metrics import Metrics
 from tablehost.api.rate_limit import RateLimiter, RateLimits
 from tablehost.api.registry import MatchRegistry
-from tablehost.errors import GuestError, TablehostError
+from tablehost.errors import BudgetExceeded, GuestError, TablehostError
 
 log = structlog.get_logger(__name__)
 
 SERVICE_PREFIX = "/tablehost.v1."
+NOBODY = Principal("nobody")
+"""The principal of a request until its token is resolved."""
 
 STATUS_BY_CODE: dict[str, grpc.StatusCode] = {
     "request/invalid": grpc.StatusCode.INVALID_ARGUMENT,
@@ -84,13 +97,50 @@ def status_for(code: str) -> grpc.StatusCode:
     return grpc.StatusCode.INTERNAL
 
 
-def details_for(exc: TablehostError) -> str:
-    """The status details: ``"<code>: <message>"``, plus what the game printed for a guest failure."""
+DETAILS_CHARS_MAX = 2048
+"""Characters of a status's details (grpc's default metadata limit is 8 KiB for all trailers)."""
+
+LOGGED_PRINTED_CHARS = 4096
+"""Characters of a failed call's printed output in its ``guest.call_failed`` log entry (the newest)."""
+
+GUEST_REASONS: dict[str, str] = {
+    "guest/panic": "the game failed while handling this request",
+    "guest/trap": "the game crashed while handling this request",
+    "guest/budget": "the game ran out of a budget while handling this request",
+    "guest/protocol": "the game answered something the host does not accept",
+    "guest/error": "the game could not handle this request",
+}
+"""What a player is told of a guest failure, by code; the details are in the server log."""
+
+
+def cap(text: str, limit: int = DETAILS_CHARS_MAX) -> str:
+    """``text`` cut to ``limit`` characters, marked when cut."""
+    return text if len(text) <= limit else text[: limit - 14] + " […truncated]"
+
+
+def details_for(exc: TablehostError, *, show_guest: bool = True, ref: str | None = None) -> str:
+    """The status details of ``exc``, at most :data:`DETAILS_CHARS_MAX` characters.
+
+    Args:
+        exc: the failure.
+        show_guest: for a guest failure, include the game's message and printed output (the
+            admin, or ``--show-guest-output``); else a fixed reason of :data:`GUEST_REASONS`.
+        ref: the log reference of the ``guest.call_failed`` entry, quoted for the reader.
+
+    Returns:
+        ``"<code>: <message>"`` (with ``(the game printed: …)`` when shown), or
+        ``"<code>: <fixed reason> (log ref <ref>)"``.
+    """
+    if isinstance(exc, GuestError) and not show_guest:
+        reason = GUEST_REASONS.get(exc.code, GUEST_REASONS["guest/error"])
+        return cap(f"{exc.code}: {reason}" + (f" (log ref {ref})" if ref else ""))
     text = f"{exc.code}: {exc.message}"
-    printed = getattr(exc, "printed", "")
-    if isinstance(exc, GuestError) and printed:
-        text += f" (the game printed: {printed[-500:]})"
-    return text
+    printed = exc.printed if isinstance(exc, GuestError) else ""
+    if printed:
+        text = f"{cap(text, DETAILS_CHARS_MAX // 2)} (the game printed: {printed[-500:]})"
+    if isinstance(exc, GuestError) and ref:
+        text += f" (log ref {ref})"
+    return cap(text)
 
 
 class RequestInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
@@ -100,6 +150,8 @@ class RequestInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
         registry: resolves bearer tokens to principals.
         metrics: counts requests by method and status (and rate-limit refusals).
         rate_limits: the per-token request budget (default :class:`RateLimits`).
+        show_guest_output: tell every caller what a failing game said and printed (local
+            development); by default only the admin is told, players get a log reference.
     """
 
     def __init__(
@@ -107,10 +159,13 @@ class RequestInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
         registry: MatchRegistry,
         metrics: Metrics | None = None,
         rate_limits: RateLimits | None = None,
+        *,
+        show_guest_output: bool = False,
     ) -> None:
         self.registry = registry
         self.metrics = metrics
         self.limiter = RateLimiter(rate_limits or RateLimits())
+        self.show_guest_output = show_guest_output
         # grpc asks for a handler on every call; wrap each method's handler once, not per call.
         self._wrapped: dict[str, tuple[Any, Any]] = {}
 
@@ -142,6 +197,7 @@ class RequestInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
 
     def _begin(self, method: str, request: Any, context: grpc.ServicerContext) -> None:
         structlog.contextvars.clear_contextvars()
+        current_principal.set(NOBODY)  # a thread's previous request must not lend its principal
         structlog.contextvars.bind_contextvars(
             method=method, match_id=getattr(request, "match_id", "") or None
         )
@@ -152,33 +208,41 @@ class RequestInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
         current_principal.set(principal)
         structlog.contextvars.bind_contextvars(seat=principal.label)
 
-    def _fail(self, exc: BaseException, context: grpc.ServicerContext) -> grpc.StatusCode:
+    def _fail(self, exc: BaseException, context: grpc.ServicerContext) -> tuple[grpc.StatusCode, str | None]:
+        """Log ``exc``, set the ``tablehost-code`` trailer; return the status and the log ref."""
         if not isinstance(exc, TablehostError):
             log.exception("api.internal_error")
-            return grpc.StatusCode.INTERNAL
+            return grpc.StatusCode.INTERNAL, None
+        ref = None
         if isinstance(exc, GuestError):
+            ref = secrets.token_hex(6)
             log.warning(
                 "guest.call_failed",
+                ref=ref,
                 code=exc.code,
-                budget=getattr(exc, "budget", None) or None,
-                message=exc.message,
-                printed=getattr(exc, "printed", "")[-500:] or None,
+                op=exc.op or None,
+                budget=exc.budget if isinstance(exc, BudgetExceeded) else None,
+                message=cap(exc.message, LOGGED_PRINTED_CHARS),
+                printed=exc.printed[-LOGGED_PRINTED_CHARS:] or None,
             )
         status = status_for(exc.code)
-        trailing: tuple[tuple[str, str], ...] = (("tablehost-code", exc.code),)
+        trailing: tuple[tuple[str, str], ...] = (("tablehost-code", cap(exc.code, 64)),)
         retry_after_ms = getattr(exc, "retry_after_ms", None)
         if retry_after_ms is not None:
             trailing += (("retry-after-ms", str(retry_after_ms)),)
             if self.metrics is not None:
                 self.metrics.rate_limited.labels("watch" if exc.code.endswith("watchers") else "request").inc()
         context.set_trailing_metadata(trailing)
-        return status
+        return status, ref
 
     def _failure(self, exc: Exception, context: grpc.ServicerContext) -> tuple[grpc.StatusCode, str]:
         """The status for ``exc`` and a reason a person can act on (internal errors stay in the log)."""
-        status = self._fail(exc, context)
-        message = details_for(exc) if isinstance(exc, TablehostError) else "internal error; see the server log"
-        return status, message
+        status, ref = self._fail(exc, context)
+        if not isinstance(exc, TablehostError):
+            return status, "internal error; see the server log"
+        principal = current_principal.get(None)
+        show = self.show_guest_output or (principal is not None and principal.kind == ADMIN.kind)
+        return status, details_for(exc, show_guest=show, ref=ref)
 
     def _unary(self, method: str, behavior: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
         def handle(request: Any, context: grpc.ServicerContext) -> Any:

@@ -37,9 +37,11 @@ from tablehost.api.validation import check_color, check_module_name, check_usern
 from tablehost.conformance import check_module
 from tablehost.errors import ModuleError, TablehostError, UnknownMatch
 from tablehost.guest import GuestPool, check_instantiates
+from tablehost.history import PlayerInfo
 from tablehost.limits import DEFAULT_LIMITS, Limits
-from tablehost.match import Match, MatchView, PlayerInfo
+from tablehost.match import Match, MatchView
 from tablehost.module import GameModule, load_module
+from tablehost.record import resume_match
 from tablehost.store import Claim, MatchStore, SeatRow, StoredModule, open_store
 from tablehost.view import view_actions
 
@@ -225,7 +227,7 @@ class MatchRegistry:
             resume_pool = self._resume_pools.get(sha256)
             if resume_pool is None:
                 resume_pool = self._resume_pools[sha256] = GuestPool(pool.module, pool.limits.for_replay())
-        match = Match.resume(resume_pool, record, journal=self.store.journal_for(match_id))
+        match = resume_match(resume_pool, record, journal=self.store.journal_for(match_id))
         match.pool = pool
         log.info("match.resumed", match_id=match_id, version=match.version, game_over=match.game_over)
         return match
@@ -430,6 +432,8 @@ class MatchRegistry:
                 kind = "spectator" if row.player_id is None else "seat"
                 self._tokens[row.token_sha256] = Principal(kind, match_id, row.player_id)
         log.info("match.created", match_id=match_id, module_id=module_id, seats=len(players))
+        if match.setup.get("printed"):
+            log.info("guest.printed", match_id=match_id, seq=0, printed=match.setup["printed"])
         return CreatedMatch(
             match_id, list(zip(players, tokens)), spectator_token, match.view(None), _score_labels(match)
         )
@@ -501,8 +505,10 @@ class MatchRegistry:
             self._catch_up(live, claim)
             live.match.journal = claim.journal
             action = _offered_form(live.match, player_id, view_action)
-            live.match.submit_view_action(player_id, action, expected_version=expected_version)
+            move = live.match.submit_view_action(player_id, action, expected_version=expected_version)
             live.changed.notify_all()
+            if move.printed:  # bounded by the gate's limits; for the admin, never for players
+                log.info("guest.printed", match_id=match_id, seq=move.seq, printed=move.printed)
             return self._served(live, player_id)
 
     def undo(self, principal: Principal, match_id: str, expected_version: int) -> ServedView:

@@ -71,6 +71,7 @@ def create_server(
     max_workers: int = DEFAULT_MAX_WORKERS,
     max_watchers: int | None = None,
     max_response_bytes: int = MAX_RESPONSE_BYTES,
+    show_guest_output: bool = False,
     metrics: Metrics | None = None,
     rate_limits: RateLimits | None = None,
     watches_per_token: int = WATCHES_PER_TOKEN,
@@ -88,6 +89,8 @@ def create_server(
         max_response_bytes: the largest message sent; a view or record over it is refused
             with RESOURCE_EXHAUSTED instead of failing inside grpc (clients receive up to
             :data:`~tablehost.api.validation.MAX_RESPONSE_BYTES`).
+        show_guest_output: tell players what a failing game said and printed (local
+            development only: it may show hidden information); off by default.
         metrics: the server's metrics (requests, watch streams, store health); none: not counted.
         rate_limits: the per-token request budget (default :class:`RateLimits`).
         watches_per_token: open watch streams one token may hold.
@@ -105,7 +108,9 @@ def create_server(
     check_address(address, listening=True)
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="tablehost-rpc"),
-        interceptors=[RequestInterceptor(registry, metrics, rate_limits)],
+        interceptors=[
+            RequestInterceptor(registry, metrics, rate_limits, show_guest_output=show_guest_output)
+        ],
         options=[
             # Never share a port with another server by accident; only when asked for.
             ("grpc.so_reuseport", 1 if reuse_port else 0),
@@ -177,6 +182,7 @@ def serve(
     max_workers: int = DEFAULT_MAX_WORKERS,
     synchronous: str = "FULL",
     log_level: str = "info",
+    show_guest_output: bool = False,
     check_uploads: int = 0,
     check_players: int = 2,
     store: str | None = None,
@@ -233,6 +239,7 @@ def serve(
             rate_limits=rate_limits,
             watches_per_token=watches_per_token,
             reuse_port=reuse_port,
+            show_guest_output=show_guest_output,
         )
         bound_metrics = None if metrics_port is None else metrics.serve_http(metrics_port, host)
     except (ValueError, RuntimeError, OSError) as exc:

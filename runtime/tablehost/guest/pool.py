@@ -31,7 +31,7 @@ from typing import Any
 import structlog
 
 from tablehost._stacks import on_big_stack
-from tablehost.errors import GuestError, ModuleBusy, ModuleQuarantined
+from tablehost.errors import BudgetExceeded, GuestError, ModuleBusy, ModuleQuarantined
 from tablehost.guest.instance import CallBudget, Guest
 from tablehost.guest.protocol import (
     OP_ACTIONS,
@@ -47,6 +47,9 @@ from tablehost.module import GameModule
 from tablehost.types import ActionDict, AvailableActionDict, PlayerId, Seed, StateDict
 
 log = structlog.get_logger(__name__)
+
+LOGGED_ERROR_CHARS = 2048
+"""Characters of a failure's message written to the log (a panic message may be megabytes)."""
 
 KEEP_WARM_MS = 2_000.0
 """A match's idle instance is kept this long for its next call, milliseconds, then dropped."""
@@ -347,7 +350,8 @@ class GuestPool:
             response, by_ref = self._call_with_state(guest, op, held, get_state, fields, budget)
         except GuestError as exc:
             log.warning("guest.call_failed", module=self.module.name, op=OP_NAMES[op], code=exc.code,
-                        budget=getattr(exc, "budget", None), error=str(exc), match=key)
+                        budget=exc.budget if isinstance(exc, BudgetExceeded) else None,
+                        error=str(exc)[:LOGGED_ERROR_CHARS], match=key)
             guest.broken = True  # its cache may hold next_ref of the failed call: never reuse it
             self._release(guest, failed=True)
             raise

@@ -1,0 +1,164 @@
+"""The gate (gate.py): random malformed answers never change a match, never become INTERNAL."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import grpc
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from scripted_guest import MOVE, SETUP, STEP
+from tablehost.api.interceptors import status_for
+from tablehost.errors import GuestProtocolError, TablehostError
+from tablehost.gate import Gate, has_duplicate_keys, value_depth
+from tablehost.history import PlayerInfo
+from tablehost.limits import AnswerLimits
+from tablehost.match import Match
+from tablehost.table import Table
+
+SEATS = [PlayerInfo(1, "ann", "#d33"), PlayerInfo(2, "bob", "#33d")]
+
+
+class ScriptedPool:
+    """The GuestPool calls Match makes, answering :data:`SETUP` and a given step answer."""
+
+    def __init__(self, step: Any) -> None:
+        self.step_answer = step
+
+    def setup(self, players: Any, seed: int, next_ref: str) -> Any:
+        return copy.deepcopy(SETUP)
+
+    def step(self, *args: Any, **kwargs: Any) -> Any:
+        return copy.deepcopy(self.step_answer)
+
+    def discard_ref(self, ref: str) -> None:
+        pass
+
+
+def paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every path to a member or item inside ``value``."""
+    found = [prefix] if prefix else []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += paths(item, (*prefix, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += paths(item, (*prefix, index))
+    return found
+
+
+junk = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=6,
+)
+DELETE = object()
+
+
+@st.composite
+def malformed_steps(draw: st.DrawFn) -> Any:
+    step = copy.deepcopy(STEP)
+    for _ in range(draw(st.integers(1, 3))):
+        where = draw(st.sampled_from(paths(step) or [()]))
+        if not where:
+            return draw(junk)
+        parent = step
+        try:
+            for key in where[:-1]:
+                parent = parent[key]
+            replacement = draw(st.sampled_from([DELETE, None]) | junk)
+            if replacement is DELETE and isinstance(parent, dict):
+                del parent[where[-1]]
+            else:
+                parent[where[-1]] = None if replacement is DELETE else replacement
+        except (KeyError, IndexError, TypeError):
+            continue  # an earlier mutation removed this path
+    return step
+
+
+def frozen(match: Match) -> bytes:
+    return orjson.dumps(
+        [match.state, [m.to_json() for m in match.history], match.version, match.scores, match.game_over,
+         {str(p): match.actions_for(p) for p in (1, 2)}],
+        option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS,
+    )  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(malformed_steps())
+def test_random_malformed_answers_never_change_a_match_nor_become_internal(step: Any) -> None:
+    match = Match.start(ScriptedPool(step), SEATS, match_id="p", seed=1)  # type: ignore[arg-type]
+    before = frozen(match)
+    try:
+        match.submit(1, MOVE)
+    except TablehostError as exc:
+        assert status_for(exc.code) != grpc.StatusCode.INTERNAL
+        assert frozen(match) == before
+        return
+    # The mutation left a valid answer: it applied, and everything about it is JSON the API can carry.
+    assert match.version == 1
+    orjson.dumps(match.record())
+    for viewer in (None, 1, 2):
+        match.view(viewer)
+
+
+def test_a_python_nan_or_infinity_is_refused() -> None:
+    table = Table(SETUP["state"])
+    for bad in (float("nan"), float("inf")):
+        step = copy.deepcopy(STEP)
+        step["scores"]["1"]["public_points"] = [bad]
+        with pytest.raises(GuestProtocolError, match=r'step\.scores\["1"\]\.public_points\[0\]'):
+            Gate([1, 2]).check_step(step, table)
+        step = copy.deepcopy(STEP)
+        step["patches"].insert(0, {"op": "set_meta", "key": "k", "value": [bad]})
+        with pytest.raises(GuestProtocolError, match=r"step\.patches\[0\]\.value\[0\]"):
+            Gate([1, 2]).check_step(step, table)
+
+
+def test_the_depth_limit_is_exact() -> None:
+    limits = AnswerLimits()
+    table = Table(SETUP["state"])
+
+    def meta(depth: int) -> dict[str, Any]:
+        value: Any = 1
+        for _ in range(depth):
+            value = [value]
+        assert value_depth(value) == depth
+        return dict(copy.deepcopy(STEP), patches=[{"op": "set_meta", "key": "k", "value": value}])
+
+    Gate([1, 2], limits).check_step(meta(limits.value_depth_max), table)
+    with pytest.raises(GuestProtocolError, match="nested deeper than 16"):
+        Gate([1, 2], limits).check_step(meta(limits.value_depth_max + 1), table)
+
+
+def test_the_state_size_limit_counts_every_move() -> None:
+    limits = AnswerLimits(state_bytes_max=20_000)
+    table = Table(SETUP["state"])
+    gate = Gate([1, 2], limits)
+    gate.state_bytes = len(table.snapshot())
+    grow = dict(copy.deepcopy(STEP), patches=[{"op": "set_meta", "key": "k", "value": "v" * 4000}])
+    with pytest.raises(GuestProtocolError, match="over the limit of 20000"):
+        for key in range(10):
+            grow["patches"][0]["key"] = f"k{key}"
+            gate.check_step(grow, table)
+            table.apply(grow["patches"])
+
+
+@pytest.mark.parametrize(
+    ("raw", "repeated"),
+    [
+        (b'{"a":1,"b":2}', False),
+        (b'{"a":1,"a":2}', True),
+        (b'{"a": {"b": 1, "b": 1}}', True),  # not compact: the slow path decides
+        (b'{"a": "x:y", "b": [1, 2]}', False),
+        (b'{"a":1,"\\u0061":2}', True),  # the same key, escaped
+    ],
+)
+def test_repeated_keys_are_found(raw: bytes, repeated: bool) -> None:
+    assert has_duplicate_keys(raw, orjson.loads(raw)) is repeated
+    assert has_duplicate_keys(raw, orjson.loads(raw)) is (len(json.loads(raw)) > 0 and repeated)
