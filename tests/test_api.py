@@ -289,6 +289,16 @@ def test_status_details_are_capped_so_the_status_never_changes() -> None:
     assert "x" not in details_for(panic, show_guest=False, ref="abc")
 
 
+def test_long_status_details_are_cut_to_fit_the_clients_metadata_limit() -> None:
+    from tablehost.api.interceptors import DETAILS_CHARS_MAX, details_for
+
+    # an echoed 100 000-character space id made the client see RESOURCE_EXHAUSTED (metadata over 16 KiB)
+    details = details_for(errors.NotOffered("the action " + "\u00e9" * 100_000 + " is not offered"))
+    assert details.startswith("match/not_offered: the action ")
+    assert len(details) <= DETAILS_CHARS_MAX
+    assert len(details.encode()) * 3 < 16384
+
+
 @given(st.integers(min_value=1, max_value=10_000))
 def test_watchers_leave_a_thread_for_unary_calls(max_workers: int) -> None:
     share = watch_share(max_workers)

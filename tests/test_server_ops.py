@@ -95,7 +95,7 @@ def test_the_metrics_endpoint_counts_moves_refusals_guest_calls_matches_watchers
         ttt = admin.upload_module(module_bytes("tic_tac_toe"), "tic_tac_toe")["module_id"]
         looping = admin.upload_module(step_loops_module(), "loops")["module_id"]
         created = admin.create_match(ttt, ["ann", "bob"])
-        hostile = admin.create_match(looping, ["cy"])
+        hostile = admin.create_match(looping, ["cy", "dee"])
     match_id = created["match_id"]
     before = ops.scrape()
     assert sample(before, "tablehost_matches", state="active") == 2
@@ -250,3 +250,14 @@ def test_a_store_that_cannot_be_reached_refuses_a_move_as_unavailable_and_change
         monkeypatch.setattr(ops.registry.store, "append", real_append)
         assert seat.submit(match_id, offered, 0)["version"] == 1
     assert sample(ops.scrape(), "tablehost_moves_refused_total", reason="store/unavailable") == 1
+
+
+def test_a_taken_metrics_port_is_named_in_the_error() -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(OSError, match=f"cannot serve metrics on 127.0.0.1:{port}"):
+            Metrics().serve_http(port)

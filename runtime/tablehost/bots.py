@@ -157,14 +157,18 @@ def make_bot(name: str, seed: int | None = None) -> Bot | SearchBot:
     return BOTS[base](seed)
 
 
+MAX_PLAYERS = 64
+"""The most seats a local match may have (the server's ``MAX_SEATS`` is the same)."""
+
+
 def parse_bot_list(spec: str, players: int) -> list[str]:
     """Parse ``"random,first"`` into one bot name per seat.
 
     A single name is used for every seat. Raises ``ValueError`` for a count that does not
     match ``players`` or an unknown name.
     """
-    if players < 1:
-        raise ValueError(f"a match needs at least one player, got {players}")
+    if not 1 <= players <= MAX_PLAYERS:
+        raise ValueError(f"a match has 1 to {MAX_PLAYERS} players, got {players}")
     names = [n.strip() for n in spec.split(",") if n.strip()]
     if len(names) == 1:
         names = names * players

@@ -21,7 +21,7 @@ import orjson
 
 from tablehost import logs
 from tablehost._stacks import on_big_stack
-from tablehost.bots import parse_bot_list
+from tablehost.bots import MAX_PLAYERS, parse_bot_list
 from tablehost.cli_budgets import add_budget_options, describe_limits, limits_from_args
 from tablehost.conformance import check_module, format_report
 from tablehost.errors import TablehostError
@@ -229,6 +229,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     """Play seeded random games, re-run every call in a fresh instance, report differences, leaks, budgets."""
     _require_at_least("--games", args.games, 1)
     _require_at_least("--players", args.players, 1)
+    if args.players > MAX_PLAYERS:
+        raise SystemExit(f"tablehost: --players must be at most {MAX_PLAYERS}, got {args.players}")
     _require_at_least("--max-plies", args.max_plies, 1)
     limits = limits_from_args(args)
     module = load_module(_read_module_bytes(args.module), limits=limits, name=Path(args.module).stem)

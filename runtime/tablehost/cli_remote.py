@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import grpc
 import orjson
 
+from tablehost.api.registry import MAX_SEATS
 from tablehost.bots import SearchBot, is_search_bot, make_bot, parse_bot_list
 from tablehost.cli_budgets import BUDGET_OPTIONS, add_budget_options, limits_from_args
 from tablehost.client import ApiError, ServerUnreachable, TablehostClient
@@ -245,8 +246,10 @@ def cmd_create(args: argparse.Namespace) -> int:
     """Create a match; prints its id and one token per seat."""
     usernames = [u.strip() for u in args.usernames.split(",")] if args.usernames else []
     players = args.players if args.players is not None else len(usernames)
-    if players < 1:
+    if args.players is None and not usernames:
         raise SystemExit("tablehost: give --players N (or --usernames a,b,...)")
+    if not 1 <= players <= MAX_SEATS:
+        raise SystemExit(f"tablehost: a match has 1 to {MAX_SEATS} seats, not {players}")
     if usernames and len(usernames) != players:
         raise SystemExit(f"tablehost: {len(usernames)} usernames for {players} players")
     with TablehostClient(args.address, _token(args)) as client:

@@ -97,8 +97,9 @@ def status_for(code: str) -> grpc.StatusCode:
     return grpc.StatusCode.INTERNAL
 
 
-DETAILS_CHARS_MAX = 2048
-"""Characters of a status's details (grpc's default metadata limit is 8 KiB for all trailers)."""
+DETAILS_CHARS_MAX = 1000
+"""Characters of a status's details: grpc percent-encodes them, so one character may take up to
+12 bytes, and the client refuses trailers over 16 KiB."""
 
 LOGGED_PRINTED_CHARS = 4096
 """Characters of a failed call's printed output in its ``guest.call_failed`` log entry (the newest)."""

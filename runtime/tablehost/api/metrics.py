@@ -111,7 +111,10 @@ class Metrics:
         Raises:
             OSError: the port cannot be bound.
         """
-        server, _thread = start_http_server(port, addr=host, registry=self.registry)
+        try:
+            server, _thread = start_http_server(port, addr=host, registry=self.registry)
+        except OSError as exc:
+            raise OSError(f"cannot serve metrics on {host}:{port}: {exc.strerror or exc}") from exc
         return int(server.server_port)
 
 
