@@ -95,7 +95,7 @@ def test_two_pages_play_tic_tac_toe_to_the_end_by_clicking(browser: Any, tmp_pat
                 break
         assert url, "serve did not print the web table's address"
         admin = (tmp_path / "data" / "admin_token").read_text().strip()
-        with httpx.Client(base_url=url, headers={"authorization": f"Bearer {admin}"}) as client:
+        with httpx.Client(base_url=url, headers={"authorization": f"Bearer {admin}"}, timeout=60) as client:
             module = client.post(
                 "/api/modules?name=tic_tac_toe",
                 content=(ROOT / "sample_games/dist/tic_tac_toe.wasm").read_bytes(),
