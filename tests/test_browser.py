@@ -121,7 +121,7 @@ def test_two_pages_play_tic_tac_toe_to_the_end_by_clicking(browser: Any, tmp_pat
             page.wait_for_selector('body[data-version="5"]')
             assert page.locator("#turn").inner_text() == "Game over"
             assert page.locator(".board .piece").count() == 5
-            assert "ann: Points 1" in page.locator("#result").inner_text()
+            assert "Winner: ann" in page.locator("#result").inner_text()  # the server's result (lifecycle)
             assert page.locator(".offered").count() == 0
             assert page.errors == []
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)

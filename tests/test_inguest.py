@@ -248,6 +248,11 @@ BAD_PLAYOUTS = {
     "a stranger scored": {"games": [{**GOOD_GAME, "scores": {**GOOD_GAME["scores"], "9": {}}}]},  # type: ignore[dict-item]
     "points not numbers": {"games": [{**GOOD_GAME, "scores": {"1": {"public_points": ["1"]}, "2": {}}}]},
     "infinite points": {"games": [{**GOOD_GAME, "scores": {"1": {"public_points": [1e400]}, "2": {}}}]},
+    "ranks of a game not over": {"games": [{**GOOD_GAME, "game_over": False, "cut": "max_plies", "plies": 10,
+                                            "ranks": {"1": 1, "2": 2}}]},
+    "ranks missing a seat": {"games": [{**GOOD_GAME, "ranks": {"1": 1}}]},
+    "a rank past the seats": {"games": [{**GOOD_GAME, "ranks": {"1": 1, "2": 3}}]},
+    "ranks not an object": {"games": [{**GOOD_GAME, "ranks": [1, 2]}]},
 }
 
 
@@ -255,6 +260,10 @@ def test_a_good_playout_answer_is_taken() -> None:
     games = inguest.playouts(ScriptedPool({"games": [GOOD_GAME]}), [1], ["random"], players=PLAYERS,  # type: ignore[arg-type]
                              max_plies=10)
     assert games == [inguest.PlayoutGame(3, True, None, GOOD_GAME["scores"])]  # type: ignore[arg-type]
+    ranked = {**GOOD_GAME, "ranks": {"1": 2, "2": 1}}
+    games = inguest.playouts(ScriptedPool({"games": [ranked]}), [1], ["random"], players=PLAYERS,  # type: ignore[arg-type]
+                             max_plies=10)
+    assert games[0].ranks == {1: 2, 2: 1}
 
 
 @pytest.mark.parametrize("case", sorted(BAD_PLAYOUTS))

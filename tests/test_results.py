@@ -1,132 +1,141 @@
-"""Durable results (record format 2), refusal texts that leak nothing, module text in the CLI."""
+"""Results (tablehost.results) and the early ends of a match (tablehost.match): ranks with ties,
+winners, resign under both resign rules, abort, and how each survives the record and a resume."""
 
 from __future__ import annotations
 
-import copy
+from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from fake_game import FakePool, button
-from tablehost.errors import RecordError, UndoRefused
-from tablehost.history import RECORD_FORMAT_1, PlayerInfo
-from tablehost.match import Match
-from tablehost.record import parse_record, replay, resume_match
-
-PLAYERS = [PlayerInfo(1, "ann", "#c00"), PlayerInfo(2, "bob", "#00c")]
-
-
-def finished() -> Match:
-    match = Match.start(FakePool(), PLAYERS, match_id="r", seed=3)
-    for _ in range(3):
-        match.submit(1, button("inc"))
-    assert match.game_over
-    return match
+from tablehost.errors import MatchOver, NotYourTurn, StaleVersion
+from tablehost.match import Match, PlayerInfo
+from tablehost.metadata import DEFAULT_METADATA, GameMetadata
+from tablehost.record import parse_record, replay, resume_match, state_at
+from tablehost.results import compute_result
+from tablehost.store import SqliteStore
 
 
-class LyingPool(FakePool):
-    """Answers game_over "not over, 0:0" for every state, as the guest of issue 8 did."""
+class ContinuePool(FakePool):
+    """The fake game declaring the resign rule ``continue``."""
 
-    def game_over(self, state_ref: str, get_state: Any) -> dict[str, Any]:
-        self._count("game_over")
-        return {"game_over": False, "scores": {"1": {"public_points": [0.0], "private_points": []}}}
-
-
-def test_resume_takes_the_result_from_the_record_never_from_the_guest() -> None:
-    match = finished()
-    pool = LyingPool()
-    resumed = resume_match(pool, orjson.loads(orjson.dumps(match.record())))
-    assert resumed.game_over and resumed.scores == match.scores
-    assert "game_over" not in pool.calls and "scores" not in pool.calls
+    def metadata(self) -> dict[str, Any]:
+        return {"metadata": {"resign": "continue"}}
 
 
-def test_resume_asks_only_for_offers_and_checks_their_digest() -> None:
-    match = Match.start(FakePool(), PLAYERS, match_id="r", seed=3)
+PLAYERS = [PlayerInfo(1, "ann", "#a00"), PlayerInfo(2, "bob", "#0a0"), PlayerInfo(3, "cid", "#00a")]
+
+
+def scores(*points: float) -> dict[str, Any]:
+    return {str(i + 1): {"public_points": [p], "private_points": []} for i, p in enumerate(points)}
+
+
+def test_highest_and_lowest_score_rank_with_shared_places() -> None:
+    high = compute_result([1, 2, 3, 4], "highest_score", scores(5, 9, 5, 1), None)
+    assert high.ranks == {1: 2, 2: 1, 3: 2, 4: 4} and high.winners == [2]
+    low = compute_result([1, 2, 3, 4], "lowest_score", scores(5, 9, 5, 1), None)
+    assert low.ranks == {1: 2, 2: 4, 3: 2, 4: 1} and low.winners == [4]
+    draw = compute_result([1, 2], "highest_score", scores(0.5, 0.5), None)
+    assert draw.winners == [1, 2] and draw.ranks == {1: 1, 2: 1}
+
+
+def test_a_resigned_or_timed_out_seat_ranks_last_whatever_its_score() -> None:
+    resigned = compute_result([1, 2, 3], "highest_score", scores(9, 1, 5), None, ended_by="resigned", player_id=1)
+    assert resigned.ranks == {1: 3, 2: 2, 3: 1} and resigned.winners == [3]
+    timeout = compute_result([1, 2], "lowest_score", scores(0, 50), None, ended_by="timeout", player_id=1)
+    assert timeout.ranks == {1: 2, 2: 1} and timeout.player_id == 1
+
+
+def test_seats_that_resigned_earlier_rank_behind_everyone_first_resigner_last() -> None:
+    result = compute_result([1, 2, 3, 4], "highest_score", scores(9, 8, 1, 0), None, resigned=[1, 2])
+    assert result.ranks == {1: 4, 2: 3, 3: 1, 4: 2}
+
+
+def test_an_aborted_match_has_no_ranks_and_no_winners() -> None:
+    result = compute_result([1, 2], "highest_score", scores(1, 0), None, ended_by="aborted")
+    assert result.ranks == {} and result.winners == [] and result.ended_by == "aborted"
+
+
+@given(st.lists(st.integers(-5, 5), min_size=1, max_size=8), st.sampled_from(["highest_score", "lowest_score"]))
+def test_ranks_are_competition_ranks(points: list[int], rule: str) -> None:
+    ids = list(range(1, len(points) + 1))
+    result = compute_result(ids, rule, scores(*points), None)
+    for pid in ids:
+        mine = points[pid - 1]
+        better = sum(1 for p in points if (p > mine if rule == "highest_score" else p < mine))
+        assert result.ranks[pid] == better + 1
+    assert result.winners and all(result.ranks[w] == 1 for w in result.winners)
+
+
+# ------------------------------------------------------------------ early ends on a match
+
+
+def start(resign: str = "ends", journal: Any = None) -> Match:
+    return Match.start(FakePool(), PLAYERS, match_id="m-1", module_sha256="f" * 64,
+                       metadata=GameMetadata(resign=resign), journal=journal, seed=5)
+
+
+def test_resign_ends_the_match_with_the_resigner_last_and_refuses_afterwards() -> None:
+    match = start()
     match.submit(1, button("inc"))
-    pool = FakePool()
-    resumed = resume_match(pool, match.record())
-    assert resumed.actions_for(1) == match.actions_for(1)
-    assert pool.calls == {"actions": 1}
-    record = match.record()
-    record["moves"][0]["outcome"]["offers_sha256"] = "0" * 64
-    with pytest.raises(RecordError, match="not deterministic"):
-        resume_match(FakePool(), record)
+    with pytest.raises(StaleVersion):
+        match.resign(2, expected_version=0)
+    ending = match.resign(2)
+    assert ending["seq"] == match.version == 2 and match.game_over and match.status == "finished"
+    assert match.result is not None and match.result.ranks[2] == 3 and match.result.ended_by == "resigned"
+    assert match.actions_for(1) == [] and match.view(1).result == match.result
+    with pytest.raises(MatchOver):
+        match.submit(1, button("inc"))
+    with pytest.raises(MatchOver):
+        match.end("aborted")
 
 
-@pytest.mark.parametrize(
-    ("change", "difference"),
-    [
-        (lambda o: o["scores"]["1"].update(public_points=[9.0]), "different scores"),
-        (lambda o: o.update(game_over=not o["game_over"]), "different game over"),
-        (lambda o: o.update(offers_sha256="f" * 64), "different offers"),
-    ],
-)
-def test_replay_compares_results_and_names_the_first_difference(change: Any, difference: str) -> None:
-    record = finished().record()
-    change(record["moves"][1]["outcome"])
-    result = replay(parse_record(record), FakePool())
-    assert not result.ok and result.first_difference == 2 and difference in result.detail
+def test_under_the_continue_rule_the_others_play_on_and_the_resigner_cannot_act(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path)
+    store.put_module("f" * 64, "fake", b"\0asm", [], "2026-11-30T00:00:00Z")
+    match = start("continue", store.journal_for(None))
+    match.journal = store.journal_for("m-1")
+    match.resign(3)
+    assert not match.game_over and match.resigned_ids == [3] and match.version == 1
+    with pytest.raises(NotYourTurn, match="resigned"):
+        match.resign(3)
+    match.submit(1, button("end"))  # player 2 is active now
+    match.submit(2, button("inc"))
+    match.submit(2, button("inc"))
+    match.submit(2, button("inc"))
+    assert match.game_over
+    result = match.result
+    assert result is not None and result.ranks == {1: 1, 2: 1, 3: 3} and result.ended_by == "normal"
+    record = store.load_record("m-1")
+    assert record["resignations"][0]["player_id"] == 3
+    resumed = resume_match(FakePool(), record, metadata=GameMetadata(resign="continue"))  # type: ignore[arg-type]
+    assert resumed.version == match.version and resumed.resigned_ids == [3] and resumed.result == result
+    assert replay(parse_record(match.record()), ContinuePool()).ok  # type: ignore[arg-type]
+    assert not replay(parse_record(match.record()), FakePool()).ok, "replay follows the module's resign rule"  # type: ignore[arg-type]
+    assert state_at(parse_record(record)) == match.state
+    store.close()
 
 
-def test_a_format_1_record_is_read_without_comparing_results() -> None:
-    record = copy.deepcopy(finished().record())
-    record["format"] = RECORD_FORMAT_1
-    del record["setup"]["outcome"]
-    for move in record["moves"]:
-        del move["outcome"]
-        move["undone"] = False
-    parsed = parse_record(record)
-    assert not parsed.has_results
-    result = replay(parsed, FakePool())
-    assert result.ok and not result.results_compared
-    pool = FakePool()
-    resumed = resume_match(pool, record)  # results asked of the guest, as format 1 always did
-    assert resumed.game_over and pool.calls.get("game_over") == 1
+def test_with_two_left_a_continue_resignation_ends_the_match() -> None:
+    match = Match.start(FakePool(), PLAYERS[:2], match_id="m", metadata=GameMetadata(resign="continue"))
+    match.resign(1)
+    assert match.game_over and match.result is not None and match.result.winners == [2]
 
 
-def test_an_unknown_format_is_refused_naming_the_ones_read() -> None:
-    record = finished().record()
-    record["format"] = "tablehost.record/9"
-    with pytest.raises(RecordError, match=r"tablehost.record/2.*tablehost.record/1"):
-        parse_record(record)
-
-
-def test_printed_output_of_successful_calls_is_kept_bounded() -> None:
-    class Chatty(FakePool):
-        def step(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
-            return {**super().step(*args, **kwargs), "printed": "p" * 100_000 + "the end"}
-
-    match = Match.start(Chatty(), PLAYERS, match_id="c", seed=3)
-    move = match.submit(1, button("inc"))
-    assert move.printed.endswith("the end") and len(move.printed) < 5000
-    assert match.record()["moves"][0]["printed"] == move.printed
-
-
-def test_undo_of_another_seats_move_says_the_same_whatever_that_move_was() -> None:
-    texts = set()
-    for name in ("draw", "inc", "whisper", "roll", "fixed"):  # revealing, plain, private, random, final
-        match = Match.start(FakePool(), PLAYERS, match_id="u", seed=3)
-        match.submit(1, button(name))
-        with pytest.raises(UndoRefused) as info:
-            match.undo(2)
-        texts.add(info.value.message)
-    assert texts == {"undo refused: the last move was another player's"}
-
-
-def test_the_cli_escapes_control_characters_in_module_text() -> None:
-    from tablehost.cli_remote import format_view
-
-    evil = "\x1b[2J\x1b]0;pwned\x07line\nforged"
-    view = {
-        "match_id": "m", "version": 0, "viewer": 1, "game_over": False, "active_player_ids": [1],
-        "score_labels": [evil], "scores": {"1": {"public_points": [1.0], "private_points": []}},
-        "state": {"players": [{"player_id": 1, "username": evil}],
-                  "spaces": [{"space_id": evil, "owner": None, "pieces": [{"public_kind": evil}]}],
-                  "log": [{"text": evil}]},
-        "actions": [{"intent": "choice", "label": evil, "action": {"type": "space_click", "space_id": evil}}],
-    }  # fmt: skip
-    text = format_view(view)
-    assert not any(ord(c) < 0x20 and c != "\n" or 0x7F <= ord(c) < 0xA0 for c in text)
-    assert "\\e[2J" in text and "line\\nforged" in text  # shown escaped, no line forged
-    assert not any(line.startswith("forged") for line in text.splitlines())
+def test_abort_and_resign_survive_the_journal_and_a_resume(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path)
+    store.put_module("f" * 64, "fake", b"\0asm", [], "2026-11-30T00:00:00Z")
+    match = start(journal=store.journal_for(None))
+    match.journal = store.journal_for("m-1")
+    match.submit(1, button("inc"))
+    match.end("aborted")
+    record = store.load_record("m-1")
+    assert record["ending"]["ended_by"] == "aborted"
+    resumed = resume_match(FakePool(), record, metadata=DEFAULT_METADATA)  # type: ignore[arg-type]
+    assert resumed.status == "aborted" and resumed.game_over and resumed.version == 2
+    assert resumed.result is not None and resumed.result.ranks == {}
+    assert replay(parse_record(match.record()), FakePool()).ok  # type: ignore[arg-type]
+    store.close()

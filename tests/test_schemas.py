@@ -302,7 +302,9 @@ def test_playout_and_search_traffic_matches_the_schemas(path: Path) -> None:
     mover = int(next(iter(setup["actions"])))
     state = normalize_state(setup["state"])
     apply_patches(state, setup["patches"])
-    view = view_state(state, mover)
+    from tablehost.search_view import expand_view
+
+    view = expand_view(view_state(state, mover)).state
     for algorithm in ("ismcts", "mcts"):
         search = {"view": view, "player_id": mover, "algorithm": algorithm, "iterations": 5, "seed": 9}
         check("SearchRequest", search)
@@ -357,3 +359,39 @@ def test_sums_file_lists_every_module() -> None:
     lines = (DIST / "SHA256SUMS").read_text().splitlines()
     expected = [f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.name}" for p in SAMPLE_MODULES]
     assert lines == expected
+
+
+# ABI v1.1: op 6 metadata and setup's options.
+
+OP_METADATA = 6
+
+
+@pytest.mark.parametrize("path", SAMPLE_MODULES, ids=lambda p: p.stem)
+def test_every_sample_declares_metadata_with_a_real_option(path: Path) -> None:
+    guest = guest_for(path)
+    request: dict[str, Any] = {}
+    check("MetadataRequest", request)
+    response = guest.call(OP_METADATA, request)
+    check("MetadataResponse", response)
+    metadata = response["metadata"]
+    assert metadata["options"], f"{path.stem} declares no option"
+    assert 1 <= metadata["min_players"] <= metadata["max_players"]
+
+
+@pytest.mark.parametrize("path", SAMPLE_MODULES, ids=lambda p: p.stem)
+def test_setup_with_every_default_option_records_them_in_meta_data(path: Path) -> None:
+    metadata = guest_for(path).call(OP_METADATA, {})["metadata"]
+    defaults = {option["name"]: option["default"] for option in metadata["options"]}
+    request = {"players": players(metadata["min_players"]), "seed": 3, "next_ref": "r", "options": defaults}
+    check("SetupRequest", request)
+    response = guest_for(path).call(OP_SETUP, request)
+    check("SetupResponse", response)
+    assert response["state"]["meta_data"]["options"] == defaults
+
+
+def test_setup_refuses_an_option_the_game_does_not_declare() -> None:
+    guest = guest_for(DIST / "tic_tac_toe.wasm")
+    response = guest.call(OP_SETUP, {"players": players(2), "seed": 1, "next_ref": "r", "options": {"size": 4}})
+    check("ErrorResponse", response)
+    assert response["error"]["code"] == "bad_request"
+    assert "unknown option" in response["error"]["message"]

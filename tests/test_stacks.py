@@ -120,7 +120,9 @@ def test_guest_code_runs_on_a_thread_with_a_known_big_stack() -> None:
 def test_simulate_reports_a_killed_worker_with_the_seeds_in_flight(tmp_path: Path) -> None:
     module_file = tmp_path / "loop.wasm"
     module_file.write_bytes(guest_wasm("hostile_loop_always"))  # every setup runs out of its budget
-    limits = Limits(wall_ms=200, quarantine_after=1000)
+    # Each setup loops for 500 ms of CPU (fuel is no limit here), so 24 games keep two workers busy
+    # for about 6 s: games are surely in flight when a worker is killed, on a quiet or busy machine.
+    limits = Limits(wall_ms=500, fuel_per_call=10**15, quarantine_after=1000)
     outcomes: list[GameOutcome] = []
 
     def run() -> None:

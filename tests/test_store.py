@@ -164,6 +164,28 @@ def test_setup_then_moves_round_trip_through_a_reopened_store(backend: Backend, 
     assert [r["match_id"] for r in reopened.load_records()] == ["m-1"]
 
 
+def test_a_waiting_match_its_joins_and_its_start_round_trip(backend: Backend, store: MatchStore) -> None:
+    pending = {"match_id": "m-1", "status": "waiting", "module": {"sha256": "a" * 64, "name": "ttt"},
+               "created_at": "2026-11-29T21:00:00.000000Z", "seats": [1, 2]}
+    store.create_pending(pending, [SeatRow("1" * 64, "m-1", 1), SeatRow("0" * 64, "m-1", None)])
+    store.update_pending("m-1", {**pending, "seats": [1]}, [SeatRow("2" * 64, "m-1", 2)])
+    assert store.load_record("m-1")["seats"] == [1] and store.load_record("m-1")["moves"] == []
+    with pytest.raises(StoreConflict):  # a token hash taken twice: nothing of that join is stored
+        store.update_pending("m-1", {**pending, "seats": []}, [SeatRow("2" * 64, "m-1", 2)])
+    assert store.load_record("m-1")["seats"] == [1]
+    store.update_pending("m-1", {**setup_record(), "moves": [move(1)]}, [])  # the last join: moves dropped
+    store.append("m-1", "move", move(1))
+    store.append("m-1", "resign", {"seq": 2, "player_id": 1, "at": "2026-11-29T21:00:02.000000Z"})
+    store.append("m-1", "end", {"seq": 3, "ended_by": "aborted", "player_id": None, "at": "2026-11-29T21:00:03Z"})
+    with pytest.raises(StoreConflict):  # one version, one entry, whatever its kind
+        store.append("m-1", "end", {"seq": 3, "ended_by": "aborted", "player_id": None, "at": "x"})
+    store.close()
+    record = backend.open().load_record("m-1")
+    assert "status" not in record and [m["seq"] for m in record["moves"]] == [1]
+    assert record["resignations"] == [{"seq": 2, "player_id": 1, "at": "2026-11-29T21:00:02.000000Z"}]
+    assert record["ending"]["ended_by"] == "aborted" and record["ending"]["seq"] == 3
+
+
 def test_a_duplicated_version_is_refused_and_nothing_is_written(store: MatchStore) -> None:
     store.create_match(setup_record(), [])
     store.append("m-1", "move", move(1))

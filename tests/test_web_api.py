@@ -243,3 +243,45 @@ def test_tablehost_web_prints_the_admin_link_with_the_token_in_the_fragment(
     assert capsys.readouterr().out.strip() == "http://127.0.0.1:8080/#admin=tha_secret"
     args = argparse.Namespace(data=str(tmp_path / "none"), http="127.0.0.1:8080", no_open=True)
     assert cmd_web(args) == 1
+
+
+def test_a_spectator_link_joins_the_open_seat_and_the_match_starts(web: WebTable) -> None:
+    with web.client(web.admin_token) as admin:
+        created = admin.post(
+            "/api/matches",
+            json={"module_id": web.modules["tic_tac_toe"], "seats": [{"username": "ann"}, {"open": True}]},
+        ).json()
+    match_id = created["match_id"]
+    with web.client(created["spectator_token"]) as invited:
+        waiting = [m for m in invited.get("/api/matches").json() if m["match_id"] == match_id]
+        assert waiting[0]["status"] == "waiting" and waiting[0]["open_seats"] == [2]
+        bad = invited.post(f"/api/matches/{match_id}/join", json={"username": 7})
+        assert bad.status_code == 400
+        joined = invited.post(f"/api/matches/{match_id}/join", json={"username": "bob"})
+        assert joined.status_code == 201
+        body = joined.json()
+        assert body["player_id"] == 2 and body["username"] == "bob" and body["status"] == "active"
+        again = invited.post(f"/api/matches/{match_id}/join", json={"username": "cy"})
+        assert again.status_code == 409 and again.json()["error"]["code"] == "match/seat_taken"
+    with web.client(body["token"]) as bob:
+        view = bob.get(f"/api/matches/{match_id}/view").json()
+        assert view["viewer"] == 2 and view["version"] == 0
+    with web.client(created["seats"][0]["token"]) as ann:  # a seat token cannot join
+        assert ann.post(f"/api/matches/{match_id}/join", json={"username": "x"}).status_code == 403
+
+
+def test_a_finished_match_lists_its_result_with_string_player_ids(web: WebTable) -> None:
+    created = web.create("tic_tac_toe")
+    for player, cell in ((1, "a1"), (2, "b1"), (1, "a2"), (2, "b2"), (1, "a3")):
+        seat = created["seats"][player - 1]
+        with web.client(seat["token"]) as client:
+            view = client.get(f"/api/matches/{created['match_id']}/view").json()
+            action = {"type": "space_click", "space_id": cell}
+            assert client.post(
+                f"/api/matches/{created['match_id']}/actions", json={"action": action, "version": view["version"]}
+            ).status_code == 200
+    with web.client(web.admin_token) as admin:
+        listed = [m for m in admin.get("/api/matches").json() if m["match_id"] == created["match_id"]]
+        view = admin.get(f"/api/matches/{created['match_id']}/view").json()
+    assert listed[0]["result"]["ranks"] == {"1": 1, "2": 2} and listed[0]["result"]["winners"] == [1]
+    assert view["game_over"] and view["result"]["winners"] == [1]

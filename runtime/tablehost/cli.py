@@ -30,7 +30,7 @@ from tablehost.history import MoveRecord
 from tablehost.match import Match
 from tablehost.module import load_module, validate_module
 from tablehost.record import load_record, replay, state_at, view_at
-from tablehost.selfplay import play_game
+from tablehost.selfplay import module_metadata, play_game
 from tablehost.simulate import simulate
 from tablehost.terminal import escape_controls
 
@@ -55,7 +55,13 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     data = _read_module_bytes(args.module)
     limits = limits_from_args(args)
     info = validate_module(data, limits)
-    check_instantiates(load_module(data, limits=limits))  # it must also compile and instantiate within the budgets
+    module = load_module(data, limits=limits)
+    check_instantiates(module)  # it must also compile and instantiate within the budgets
+    pool = GuestPool(module, limits)
+    try:
+        metadata = module_metadata(pool)
+    finally:
+        pool.close()
     report = {
         "module": args.module,
         "sha256": info.sha256,
@@ -65,6 +71,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         "initial_memory_bytes": info.initial_memory_bytes,
         "max_memory_bytes": info.max_memory_bytes,
         "budgets": describe_limits(limits),
+        "metadata": metadata.to_json(),
     }
     if args.json:
         print(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode())
@@ -76,7 +83,75 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     print(f"exports     {', '.join(info.exports)}")
     print("imports     none")
     print("budgets     " + ", ".join(f"{k}={v}" for k, v in report["budgets"].items()))  # type: ignore[union-attr]
+    for line in describe_metadata(metadata.to_json()):
+        print(line)
     return 0
+
+
+def describe_metadata(metadata: dict[str, Any]) -> list[str]:
+    """Lines for people: players, description, hidden information, result rule, options."""
+    low, high = metadata["min_players"], metadata["max_players"]
+    lines = [
+        f"players     {low}" + ("" if low == high else f" to {high}"),
+        f"about       {metadata['description'] or '(no description)'}",
+        f"hidden      {'yes' if metadata['hidden_information'] else 'no'}",
+        f"result      {metadata['result'].replace('_', ' ')} wins" if metadata["result"] != "ranks"
+        else "result      ranks given by the game",
+        f"resign      {'ends the match' if metadata['resign'] == 'ends' else 'the others play on'}",
+    ]
+    if not metadata.get("declared", True):
+        lines.append("metadata    none declared (ABI v1.0 module): these are the defaults")
+    if not metadata["options"]:
+        lines.append("options     none")
+    for option in metadata["options"]:
+        if option["type"] == "integer":
+            allowed = f"integer {option['min']}..{option['max']}"
+        elif option["type"] == "choice":
+            allowed = " | ".join(option["values"])
+        else:
+            allowed = "true | false"
+        default = str(option["default"]).lower() if isinstance(option["default"], bool) else option["default"]
+        lines.append(f"option      {option['name']} = {default}  ({allowed}) {option['description']}".rstrip())
+    return lines
+
+
+def parse_options(pairs: Sequence[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs as option values: ``true``/``false`` booleans, integers, else strings.
+
+    Raises:
+        SystemExit: a pair without ``=``.
+    """
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, equals, text = pair.partition("=")
+        if not equals or not key:
+            raise SystemExit(f"tablehost: --option {pair!r} is not KEY=VALUE")
+        value: Any = text
+        if text in ("true", "false"):
+            value = text == "true"
+        else:
+            try:
+                value = int(text)
+            except ValueError:
+                pass
+        options[key] = value
+    return options
+
+
+def describe_result(result: dict[str, Any]) -> str:
+    """One line: how the match ended, the winners and every seat's rank."""
+    ended = result["ended_by"]
+    if ended == "aborted":
+        return "result: aborted by the admin (no ranks)"
+    how = {"normal": "game over", "resigned": f"player {result['player_id']} resigned",
+           "timeout": f"player {result['player_id']} ran out of time"}[ended]
+    ranks = ", ".join(f"player {pid} #{rank}" for pid, rank in result["ranks"].items())
+    winners = result["winners"]
+    if len(winners) == 1:
+        who = f"winner: player {winners[0]}"
+    else:
+        who = "shared first place: players " + ", ".join(str(w) for w in winners)  # a tie, or partners
+    return f"result: {how}; {who} ({ranks})"
 
 
 def _print_move(match: Match, move: MoveRecord) -> None:
@@ -97,6 +172,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     module = load_module(data, limits=limits, name=Path(args.module).stem)
     seed = args.seed if args.seed is not None else secrets.randbits(64)
     pool = GuestPool(module, limits)
+    options = parse_options(args.option)
     try:
         # The whole game on one big-stack thread: guest calls then need no hop each.
         result = on_big_stack(
@@ -110,6 +186,7 @@ def cmd_play(args: argparse.Namespace) -> int:
                 module_sha256=module.sha256,
                 module_name=module.name,
                 on_move=None if args.quiet else _print_move,
+                options=options,
             ),
         )
     finally:
@@ -127,6 +204,9 @@ def cmd_play(args: argparse.Namespace) -> int:
             print(f"winner: player {ids[0]}")
         else:
             print(f"winners (one team): players {', '.join(ids)}")
+    final = match.result
+    if final is not None:
+        print(describe_result(final.to_json()))
     if args.record:
         try:
             Path(args.record).write_bytes(orjson.dumps(match.record(), option=orjson.OPT_INDENT_2))
@@ -168,6 +248,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         for seat, wins in enumerate(summary.wins):
             print(f"  seat {seat + 1} ({summary.bots[seat]}): {wins} wins")
         print(f"  draws: {summary.draws}")
+        print("  mean rank per seat: " + ", ".join(str(rank) for rank in summary.mean_ranks))
         print(f"  plies: mean {summary.plies_mean}, median {summary.plies_median}, max {summary.plies_max}")
         print(f"  speed: {summary.moves_per_second} moves/s, {summary.games_per_second} games/s")
         print(f"  failures: {len(summary.failures)}")
@@ -276,6 +357,8 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--record", help="write the match record (JSON) to this file")
     play.add_argument("--max-plies", type=int, default=10_000, help="stop after this many moves")
     play.add_argument("--quiet", action="store_true", help="do not print each move")
+    play.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                      help="a game option (see inspect); repeat for several")
     add_budget_options(play)
     play.set_defaults(func=cmd_play)
 

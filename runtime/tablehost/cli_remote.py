@@ -119,12 +119,29 @@ def format_view(view: dict[str, Any]) -> str:
         if view["viewer"] is None
         else f"player {view['viewer']} ({names.get(view['viewer'], '?')})"
     )
-    status = (
-        "game over"
-        if view["game_over"]
-        else "active: " + ", ".join(f"{pid} {names.get(pid, '?')}" for pid in view["active_player_ids"])
-    )
+    match_status = view.get("status", "active")
+    if match_status == "waiting":
+        status = "waiting for players: open seats " + ", ".join(str(s) for s in view.get("open_seats", []))
+    elif view["game_over"]:
+        status = match_status
+    else:
+        status = "active: " + ", ".join(f"{pid} {names.get(pid, '?')}" for pid in view["active_player_ids"])
     lines = [f"match {view['match_id']}  version {view['version']}  viewing as {who}  {status}"]
+    if view.get("result"):
+        from tablehost.cli import describe_result
+
+        lines.append("  " + describe_result(view["result"]))
+    for clock in view.get("clocks", []):
+        running = "  (running)" if clock["running"] else ""
+        lines.append(
+            f"  clock {names.get(clock['player_id'], clock['player_id'])}: {clock['remaining_ms'] / 1000:.1f} s{running}"
+        )
+    if view.get("connected_player_ids"):
+        lines.append("  connected: " + ", ".join(str(names.get(p, p)) for p in view["connected_player_ids"]))
+    if view.get("zombie_player_ids"):
+        lines.append(
+            "  played by the host (timed out): " + ", ".join(str(names.get(p, p)) for p in view["zombie_player_ids"])
+        )
     labels = view["score_labels"] or ["points"]
     for pid, score in view["scores"].items():
         points = ", ".join(f"{label} {value:g}" for label, value in zip(labels, score["public_points"]))
@@ -243,7 +260,10 @@ def cmd_upload(args: argparse.Namespace) -> int:
 
 @_guarded
 def cmd_create(args: argparse.Namespace) -> int:
-    """Create a match; prints its id and one token per seat."""
+    """Create a match; prints its id, one token per seated seat, and the open seats."""
+    from tablehost.cli import parse_options
+    from tablehost.clocks import TimeControl
+
     usernames = [u.strip() for u in args.usernames.split(",")] if args.usernames else []
     players = args.players if args.players is not None else len(usernames)
     if args.players is None and not usernames:
@@ -252,8 +272,18 @@ def cmd_create(args: argparse.Namespace) -> int:
         raise SystemExit(f"tablehost: a match has 1 to {MAX_SEATS} seats, not {players}")
     if usernames and len(usernames) != players:
         raise SystemExit(f"tablehost: {len(usernames)} usernames for {players} players")
+    if args.on_timeout and not args.clock:
+        raise SystemExit("tablehost: --on-timeout needs --clock")
+    time_control = TimeControl.parse(args.clock, args.on_timeout or "forfeit").to_json() if args.clock else {}
+    open_seats = list(range(1, players + 1)) if args.open else []
     with TablehostClient(args.address, _token(args)) as client:
-        created = client.create_match(args.module_id, usernames or [""] * players)
+        created = client.create_match(
+            args.module_id,
+            usernames or [""] * players,
+            open_seats=open_seats,
+            options=parse_options(args.option),
+            time_control=time_control,
+        )
     if args.json:
         _dump({k: v for k, v in created.items() if k != "view"})
         return 0
@@ -261,6 +291,64 @@ def cmd_create(args: argparse.Namespace) -> int:
     for seat in created["seats"]:
         print(f"  seat {seat['player_id']} {escape_controls(seat['username']):<12} token {seat['token']}")
     print(f"  spectator         token {created['spectator_token']}")
+    if created["open_seats"]:
+        seats = ", ".join(str(s) for s in created["open_seats"])
+        print(f"  open seats {seats}: tablehost join {created['match_id']} --name NAME --token SPECTATOR_TOKEN")
+    return 0
+
+
+@_guarded
+def cmd_join(args: argparse.Namespace) -> int:
+    """Take an open seat; prints the seat token."""
+    with TablehostClient(args.address, _token(args)) as client:
+        seat = client.join(args.match_id, args.name, player_id=args.seat, color=args.color or "")
+    if args.json:
+        _dump(seat)
+        return 0
+    print(f"seat {seat['player_id']} {seat['username']}  token {seat['token']}")
+    print(f"  match is {seat['status']}")
+    return 0
+
+
+@_guarded
+def cmd_resign(args: argparse.Namespace) -> int:
+    """Resign this token's seat; prints the final view."""
+    with TablehostClient(args.address, _token(args)) as client:
+        view = client.resign(args.match_id)
+    _dump(view) if args.json else print(format_view(view))
+    return 0
+
+
+@_guarded
+def cmd_abort(args: argparse.Namespace) -> int:
+    """Abort a match (admin token)."""
+    with TablehostClient(args.address, _token(args)) as client:
+        view = client.abort(args.match_id)
+    _dump(view) if args.json else print(f"match {args.match_id} {view['status']}")
+    return 0
+
+
+@_guarded
+def cmd_matches(args: argparse.Namespace) -> int:
+    """List the matches this token may see (``--open``: waiting ones with a free seat)."""
+    from tablehost.cli import describe_result
+
+    with TablehostClient(args.address, _token(args)) as client:
+        matches = client.list_matches(module_id=args.module or "", open_only=args.open)
+    if args.json:
+        _dump(matches)
+        return 0
+    for m in matches:
+        line = f"{m['match_id']}  {m['module_name']:<12} {m['status']:<9} version {m['version']}"
+        if m["open_seats"]:
+            line += "  open seats " + ",".join(str(s) for s in m["open_seats"])
+        if m["options"]:
+            line += "  options " + ",".join(f"{k}={v}" for k, v in m["options"].items())
+        if m["result"]:
+            line += "  " + describe_result(m["result"])
+        print(line)
+    if not matches:
+        print("no matches" + (" with an open seat" if args.open else ""))
     return 0
 
 
@@ -748,8 +836,39 @@ def register(commands: Any) -> None:
     create.add_argument("module_id", help="the module id printed by upload")
     create.add_argument("--players", type=int, help="number of seats")
     create.add_argument("--usernames", help="comma-separated names, one per seat")
+    create.add_argument("--open", action="store_true", help="leave every seat open for `tablehost join`")
+    create.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                        help="a game option (see `tablehost inspect`); repeat for several")
+    create.add_argument("--clock", metavar="SECONDS[+INCREMENT]",
+                        help="time control: SECONDS per move, or SECONDS main time + INCREMENT per move")
+    create.add_argument("--on-timeout", choices=("forfeit", "zombie"),
+                        help="what a timeout does: the seat loses (forfeit, default) or the host plays for it")
     _client_options(create)
     create.set_defaults(func=cmd_create)
+
+    join = commands.add_parser("join", help="take an open seat (admin or the match's spectator token)")
+    join.add_argument("match_id")
+    join.add_argument("--name", required=True, help="your display name")
+    join.add_argument("--seat", type=int, help="the seat (player id) wanted; default the lowest open one")
+    join.add_argument("--color", help="display colour (#rrggbb or a name)")
+    _client_options(join)
+    join.set_defaults(func=cmd_join)
+
+    resign = commands.add_parser("resign", help="resign this seat token's seat")
+    resign.add_argument("match_id")
+    _client_options(resign)
+    resign.set_defaults(func=cmd_resign)
+
+    abort = commands.add_parser("abort", help="abort a match (admin token)")
+    abort.add_argument("match_id")
+    _client_options(abort)
+    abort.set_defaults(func=cmd_abort)
+
+    matches = commands.add_parser("matches", help="list matches (status, open seats, results)")
+    matches.add_argument("--open", action="store_true", help="only waiting matches with an open seat")
+    matches.add_argument("--module", help="only this module's matches (module id)")
+    _client_options(matches)
+    matches.set_defaults(func=cmd_matches)
 
     view = commands.add_parser("view", help="print this token's view of a match")
     view.add_argument("match_id")

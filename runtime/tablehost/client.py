@@ -30,6 +30,7 @@ from tablehost.api import convert
 from tablehost.api._pb import tablehost_pb2 as pb
 from tablehost.api._pb import tablehost_pb2_grpc as pb_grpc
 from tablehost.api.validation import MAX_RESPONSE_BYTES, check_address
+from tablehost.view_delta import apply_delta
 
 T = TypeVar("T")
 
@@ -161,19 +162,41 @@ class TablehostClient:
     # ------------------------------------------------------------ matches
 
     def create_match(
-        self, module_id: str, usernames: list[str], colors: list[str] | None = None
+        self,
+        module_id: str,
+        usernames: list[str],
+        colors: list[str] | None = None,
+        *,
+        open_seats: list[int] | None = None,
+        options: dict[str, Any] | None = None,
+        time_control: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Create a match with one seat per username (admin token); empty names get defaults.
 
+        Args:
+            open_seats: 1-based seat numbers to leave open for :meth:`join` (their names are ignored).
+            options: game options by name (see the module's ``metadata``).
+            time_control: ``{"main_ms", "increment_ms", "per_move_ms", "on_timeout"}`` (any subset).
+
         Returns:
-            ``{"match_id", "seats": [{"player_id", "username", "color", "token"}],
-            "spectator_token", "view"}`` (the spectator view, as :meth:`view`).
+            ``{"match_id", "seats": [{"player_id", "username", "color", "token"}] (seated seats only),
+            "spectator_token", "view"`` (the spectator view, as :meth:`view`), ``"open_seats"}``.
+
+        Raises:
+            ApiError: INVALID_ARGUMENT for a seat count or option the module does not declare.
         """
         colors = colors or [""] * len(usernames)
+        open_set = set(open_seats or ())
         request = pb.CreateMatchRequest(
             module_id=module_id,
-            seats=[pb.SeatRequest(username=u, color=c) for u, c in zip(usernames, colors, strict=True)],
+            seats=[
+                pb.SeatRequest(username=u, color=c, open=n in open_set)
+                for n, (u, c) in enumerate(zip(usernames, colors, strict=True), start=1)
+            ],
         )
+        if options:
+            request.options.update(options)
+        convert.time_control_to_proto(time_control or {}, request.time_control)
         response = self._call(self._matches.CreateMatch, request)
         return {
             "match_id": response.match_id,
@@ -183,7 +206,41 @@ class TablehostClient:
             ],
             "spectator_token": response.spectator_token,
             "view": convert.view_from_proto(response.view),
+            "open_seats": list(response.open_seats),
         }
+
+    def join(self, match_id: str, username: str, *, player_id: int | None = None, color: str = "") -> dict[str, Any]:
+        """Take an open seat (the admin token or the match's spectator token).
+
+        Returns:
+            ``{"player_id", "username", "color", "token", "status"}``; ``status`` is ``"waiting"``
+            or, when this join filled the last seat, the started match's status.
+
+        Raises:
+            ApiError: FAILED_PRECONDITION when the seat is taken or none is open.
+        """
+        request = pb.JoinMatchRequest(match_id=match_id, username=username, color=color)
+        if player_id is not None:
+            request.player_id = player_id
+        response = self._call(self._matches.JoinMatch, request)
+        seat = response.seat
+        return {
+            "player_id": seat.player_id,
+            "username": seat.username,
+            "color": seat.color,
+            "token": seat.token,
+            "status": convert.STATUS_NAMES.get(response.status, "waiting"),
+        }
+
+    def resign(self, match_id: str) -> dict[str, Any]:
+        """This seat resigns; returns its view (status ``finished``, result ``resigned``)."""
+        return convert.view_from_proto(
+            self._call(self._matches.Resign, pb.ResignRequest(match_id=match_id)).view
+        )
+
+    def abort(self, match_id: str) -> dict[str, Any]:
+        """End a match as aborted (admin token); returns the spectator view."""
+        return convert.view_from_proto(self._call(self._matches.AbortMatch, pb.AbortMatchRequest(match_id=match_id)))
 
     def view(self, match_id: str) -> dict[str, Any]:
         """This token's view of the match (see ``convert.view_from_proto`` for the keys)."""
@@ -191,18 +248,32 @@ class TablehostClient:
             self._call(self._matches.GetView, pb.GetViewRequest(match_id=match_id))
         )
 
-    def watch(self, match_id: str) -> Iterator[dict[str, Any]]:
+    def watch(self, match_id: str, *, deltas: bool = False) -> Iterator[dict[str, Any]]:
         """This token's view now and after every change; ends after the game-over view.
+
+        Args:
+            deltas: ask the server for view deltas (smaller messages); every view yielded is
+                still whole: this method applies each delta to the view before it.
 
         Closing the iterator cancels the stream.
 
         Raises:
-            ApiError: as the server refused or the stream broke.
+            ApiError: as the server refused or the stream broke, or a delta does not follow
+                the view before it (DATA_LOSS).
         """
-        call = self._matches.WatchMatch(pb.WatchMatchRequest(match_id=match_id), metadata=self._metadata)
+        request = pb.WatchMatchRequest(match_id=match_id, deltas=deltas)
+        call = self._matches.WatchMatch(request, metadata=self._metadata)
+        previous: dict[str, Any] | None = None
         try:
             for message in call:
-                yield convert.view_from_proto(message)
+                view = convert.view_from_proto(message)
+                delta = view.pop("delta", None)
+                if delta is not None:
+                    if previous is None or previous["version"] != delta["base_version"]:
+                        raise ApiError(grpc.StatusCode.DATA_LOSS, "a view delta does not follow the view before it")
+                    view["state"] = apply_delta(previous["state"], delta)
+                previous = view
+                yield view
         except grpc.RpcError as exc:
             raise _api_error(exc, self.address) from None
         finally:
@@ -243,19 +314,37 @@ class TablehostClient:
         request = pb.UndoRequest(match_id=match_id, expected_version=_checked_version(expected_version))
         return convert.view_from_proto(self._call(self._matches.Undo, request).view)
 
+    def log(self, match_id: str, offset: int = 0, limit: int = 500) -> dict[str, Any]:
+        """This token's log lines from ``offset``, older than the view's 500 included.
+
+        Returns:
+            ``{"lines": [str], "total": int}``.
+        """
+        response = self._call(
+            self._matches.GetLog, pb.GetLogRequest(match_id=match_id, offset=offset, limit=limit)
+        )
+        return {"lines": [entry.text for entry in response.lines], "total": response.total}
+
     def record(self, match_id: str) -> dict[str, Any]:
         """The match record (``tablehost.record/2``, 64-bit seeds exact): admin any time, players after game over."""
         response = self._call(self._matches.GetRecord, pb.GetRecordRequest(match_id=match_id))
         return orjson.loads(response.record_json)  # type: ignore[no-any-return]
 
-    def list_matches(self) -> list[dict[str, Any]]:
+    def list_matches(self, *, module_id: str = "", open_only: bool = False) -> list[dict[str, Any]]:
         """Matches this token may see, newest first.
+
+        Args:
+            module_id: only this module's matches.
+            open_only: only waiting matches with an open seat.
 
         Returns:
             ``[{"match_id", "module_id", "module_name", "players": [{player_id, username, color}],
-            "version", "game_over", "active_player_ids", "created_at"}]``.
+            "version", "game_over", "active_player_ids", "created_at", "status", "result" (dict or
+            None), "open_seats", "options", "time_control"}]``.
         """
-        response = self._call(self._matches.ListMatches, pb.ListMatchesRequest())
+        response = self._call(
+            self._matches.ListMatches, pb.ListMatchesRequest(module_id=module_id, open_only=open_only)
+        )
         return [
             {
                 "match_id": m.match_id,
@@ -268,6 +357,11 @@ class TablehostClient:
                 "game_over": m.game_over,
                 "active_player_ids": list(m.active_player_ids),
                 "created_at": m.created_at,
+                "status": convert.STATUS_NAMES.get(m.status, "active"),
+                "result": convert.result_from_proto(m.result) if m.HasField("result") else None,
+                "open_seats": list(m.open_seats),
+                "options": convert.from_struct(m.options),
+                "time_control": convert.time_control_from_proto(m.time_control),
             }
             for m in response.matches
         ]
@@ -324,4 +418,5 @@ def _module(module: pb.Module) -> dict[str, Any]:
         "size_bytes": module.size_bytes,
         "exports": list(module.exports),
         "uploaded_at": module.uploaded_at,
+        "metadata": convert.metadata_from_proto(module.metadata),
     }

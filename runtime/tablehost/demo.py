@@ -22,8 +22,9 @@ from tablehost.guest import GuestPool
 from tablehost.module import load_module
 from tablehost.record import parse_record, replay
 
-PLAYERS = {"tic_tac_toe": 2, "reversi": 2, "checkers": 2, "dominoes": 3, "hearts": 4, "backgammon": 2, "spades": 4, "holdem": 6, "risk": 3}
-"""Seats per sample game in the demo (other modules found in the folder get 2)."""
+DEMO_SEATS_MAX = 3
+"""The demo seats each game's minimum player count, raised towards its maximum up to this many
+(the counts come from each module's metadata, not from the host)."""
 
 
 def free_port() -> int:
@@ -56,6 +57,13 @@ def wait_for_admin_token(data_dir: Path, server: subprocess.Popen[bytes], timeou
     raise RuntimeError(f"the server did not start within {timeout_s} s; see {data_dir / 'server.log'}")
 
 
+def describe_result(result: dict[str, Any]) -> str:
+    """The result line of :func:`tablehost.cli.describe_result`."""
+    from tablehost.cli import describe_result as describe
+
+    return describe(result)
+
+
 def play_match(address: str, admin: TablehostClient, module: dict[str, Any], seats: int, seed: int) -> dict[str, Any]:
     """Create a match of ``module`` and let one random bot per seat play it to the end."""
     created = admin.create_match(module["module_id"], [f"bot{i + 1}" for i in range(seats)])
@@ -83,7 +91,8 @@ def run_demo(dist: Path, data_dir: Path | None = None, seed: int = 1) -> int:
         for path in modules:
             name = path.stem
             uploaded = admin.upload_module(path.read_bytes(), name=name)
-            seats = PLAYERS.get(name, 2)
+            metadata = uploaded["metadata"]
+            seats = max(metadata["min_players"], min(metadata["max_players"], DEMO_SEATS_MAX))
             started = time.perf_counter()
             try:
                 played = play_match(address, admin, uploaded, seats, seed)
@@ -103,6 +112,8 @@ def run_demo(dist: Path, data_dir: Path | None = None, seed: int = 1) -> int:
                 f"{name:12s} {seats} bots  {final.get('version', 0):4d} versions  {seconds:6.2f} s  "
                 f"scores {points}  replay {'verified' if verdict.ok else 'MISMATCH: ' + verdict.detail}"
             )
+            if final.get("result"):
+                print(f"{'':12s} {describe_result(final['result'])}")
         admin.close()
     finally:
         server.terminate()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 import orjson
 
@@ -69,11 +69,14 @@ class Outcome(TypedDict):
         scores: ``{"<pid>": {"public_points": [float], "private_points": [float]}}``.
         game_over: no action is accepted any more.
         offers_sha256: :func:`offers_digest` of the offers of that state.
+        ranks: ``{"<pid>": rank}`` the game sent with ``game_over`` (only then, and only for a
+            game whose result rule is ``ranks``; :mod:`tablehost.results`).
     """
 
     scores: dict[str, Any]
     game_over: bool
     offers_sha256: str
+    ranks: NotRequired[dict[str, Any]]
 
 
 class SetupRecord(TypedDict, total=False):
@@ -87,6 +90,7 @@ class SetupRecord(TypedDict, total=False):
         score_labels: names of the score columns.
         outcome: the :class:`Outcome` of the starting state (format 2; absent in format 1).
         printed: what setup printed, bounded (format 2; may be absent).
+        options: the match's resolved options (ABI v1.1), when not empty.
     """
 
     seed: int
@@ -96,6 +100,7 @@ class SetupRecord(TypedDict, total=False):
     score_labels: list[str]
     outcome: Outcome
     printed: str
+    options: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -141,6 +146,10 @@ class MoveRecord:
         outcome: scores, game over and the offers' digest after the move (None: a format-1
             record, which did not keep them).
         printed: what the game printed during the move, bounded (admin only; not compared).
+        by_host: the host played this move for an absent seat (a timeout under the ``zombie``
+            policy, or a resigned seat under the ``continue`` rule).
+        clocks: every seat's clock right after the move (:meth:`tablehost.clocks.Clocks.to_json`),
+            or None when the match has no clock.
     """
 
     seq: int
@@ -157,6 +166,8 @@ class MoveRecord:
     undo_seq: int | None = None
     outcome: Outcome | None = None
     printed: str = ""
+    by_host: bool = False
+    clocks: dict[str, Any] | None = None
     revealed: bool = field(default=False, compare=False)
     """Set by the match when it applies the move (not recorded: recomputed on resume)."""
 
@@ -185,6 +196,10 @@ class MoveRecord:
             data["outcome"] = self.outcome
         if self.printed:
             data["printed"] = self.printed
+        if self.by_host:
+            data["by_host"] = True
+        if self.clocks is not None:
+            data["clocks"] = self.clocks
         return data
 
     @classmethod
@@ -205,6 +220,8 @@ class MoveRecord:
             undo_seq=data.get("undo_seq"),
             outcome=data.get("outcome"),
             printed=str(data.get("printed") or ""),
+            by_host=bool(data.get("by_host", False)),
+            clocks=data.get("clocks"),
         )
 
 

@@ -6,10 +6,12 @@ before it is used; anything off is a :class:`~tablehost.errors.GuestProtocolErro
 
 - ``playout``: exactly one game per seed, each ``{"plies": int 0..max_plies, "game_over": bool,
   "cut": null | "max_plies" | "stuck", "scores": Scores}``, ``cut`` null exactly when
-  ``game_over``, ``"max_plies"`` only at ``max_plies`` plies, and scores for exactly the seated
-  players with finite numbers.
-- ``search``: ``{"action": AvailableAction, "visits": int, "iterations": int}`` whose action is
-  one of the actions the host itself offers the seat in its view, ``iterations`` the number
+  ``game_over``, ``"max_plies"`` only at ``max_plies`` plies, scores for exactly the seated
+  players with finite numbers, and ``ranks`` (only at game over, optional) one rank 1..seats
+  per seated player (:func:`tablehost.results.check_ranks`).
+- ``search``: ``{"action": AvailableAction, "visits": int, "iterations": int}`` whose action,
+  named in view addresses again (:mod:`tablehost.search_view`: the guest searches the view with
+  its hidden groups expanded), is one of the actions the host itself offers the seat in its view, ``iterations`` the number
   asked, ``0 <= visits <= iterations``.
 
 Budgets: a call's fuel and wall clock are the per-move budgets times
@@ -26,6 +28,8 @@ from typing import Any, TypeGuard
 
 from tablehost.errors import GuestProtocolError
 from tablehost.guest import OP_PLAYOUT, OP_SEARCH, GuestPool
+from tablehost.results import check_ranks
+from tablehost.search_view import ExpandedView, expand_view
 from tablehost.types import AvailableActionDict, PlayerId, Seed, StateDict
 
 POLICIES = ("random", "first")
@@ -63,12 +67,14 @@ class PlayoutGame:
             was offered a choice or confirm); None when it is over.
         scores: final scores keyed by decimal player id, ``{"public_points": [float],
             "private_points": [float]}`` each.
+        ranks: the game's own ranks at game over (player id -> rank), or None when it gives none.
     """
 
     plies: int
     game_over: bool
     cut: str | None
     scores: dict[str, dict[str, list[float]]]
+    ranks: dict[PlayerId, int] | None = None
 
 
 def playouts(
@@ -145,7 +151,8 @@ def search(
         The element of ``offered`` whose action the guest chose.
 
     Raises:
-        ValueError: an unknown algorithm or iterations below 1.
+        ValueError: an unknown algorithm, iterations below 1, or a view whose groups expand past
+            :data:`tablehost.search_view.MAX_EXPANDED_PIECES` pieces.
         GuestProtocolError: the guest refused (``guest_code`` ``no_sampler`` for ismcts on a
             game without ``sample_hidden``, ``hidden_information`` for mcts on a game with it,
             ``no_action``) or answered something not offered or malformed.
@@ -155,10 +162,12 @@ def search(
         raise ValueError(f"unknown search {algorithm!r}; known: {', '.join(ALGORITHMS)}")
     if iterations < 1:
         raise ValueError(f"a search needs at least 1 iteration, got {iterations}")
-    fields = {"view": view, "player_id": player_id, "algorithm": algorithm, "iterations": iterations, "seed": seed}
+    expanded = expand_view(view)
+    fields = {"view": expanded.state, "player_id": player_id, "algorithm": algorithm, "iterations": iterations,
+              "seed": seed}
     scale = max(1, math.ceil(iterations / ITERATIONS_PER_BUDGET))
     response = _run(pool, OP_SEARCH, fields, scale=scale)
-    return check_search_answer(response, offered, iterations)
+    return check_search_answer(response, offered, iterations, expanded)
 
 
 def _run(pool: GuestPool, op: int, fields: dict[str, Any], **options: Any) -> dict[str, Any]:
@@ -227,14 +236,30 @@ def check_playout_answer(
             raise _refuse("has a game_over/cut pair that does not agree", "playout", response)
         if cut == "max_plies" and plies != max_plies:
             raise _refuse("says a game was cut at max_plies before reaching it", "playout", response)
-        result.append(PlayoutGame(plies, over, cut, _check_scores(item.get("scores"), seated, response)))
+        ranks = None
+        if "ranks" in item:
+            if not over:
+                raise _refuse("has ranks for a game that is not over", "playout", response)
+            try:
+                ranks = check_ranks(item["ranks"], [int(pid) for pid in seated])
+            except GuestProtocolError as exc:
+                raise _refuse(f"has ranks that are off ({exc})", "playout", response) from exc
+        result.append(PlayoutGame(plies, over, cut, _check_scores(item.get("scores"), seated, response), ranks))
     return result
 
 
 def check_search_answer(
-    response: dict[str, Any], offered: Sequence[AvailableActionDict], iterations: int
+    response: dict[str, Any], offered: Sequence[AvailableActionDict], iterations: int,
+    expanded: ExpandedView | None = None,
 ) -> AvailableActionDict:
     """Check a ``search`` answer in full (module docstring); return the offered action it names.
+
+    Args:
+        response: the parsed answer.
+        offered: the seat's offers in view addresses.
+        iterations: the iterations asked.
+        expanded: the expanded view the guest searched (its answer's addresses are mapped back
+            to view addresses); None when the guest was sent the view itself.
 
     Raises:
         GuestProtocolError: anything off, including an action the seat is not offered.
@@ -247,7 +272,8 @@ def check_search_answer(
     visits = response.get("visits")
     if not _is_count(visits) or visits > iterations:
         raise _refuse("reports visits that are not a count up to the iterations", "search", response)
+    action = expanded.to_view_action(chosen["action"]) if expanded is not None else chosen["action"]
     for offer in offered:
-        if offer.get("intent") != "undo" and offer["action"] == chosen["action"]:
+        if offer.get("intent") != "undo" and offer["action"] == action:
             return offer
     raise _refuse("chose an action the seat is not offered in its view", "search", response)

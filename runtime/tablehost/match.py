@@ -12,7 +12,7 @@ not active, stale version, not offered, then the guest.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, cast
@@ -40,6 +40,8 @@ from tablehost.history import (
     offers_digest,
 )
 from tablehost.limits import DEFAULT_ANSWER_LIMITS, AnswerLimits
+from tablehost.metadata import DEFAULT_METADATA, GameMetadata
+from tablehost.results import END_REASONS, MatchResult, check_ranks, compute_result
 from tablehost.reveal import reveals
 from tablehost.table import Table, canonical_json, normalize_state
 from tablehost.types import ActionDict, AvailableActionDict, PlayerId, Seed, StateDict, Viewer
@@ -79,7 +81,9 @@ class MatchView:
         scores: the scores the viewer may see, keyed by player id as a decimal string.
         active_player_ids: whose turn it is.
         game_over: no action is accepted any more.
-        version: history length (moves + undos) this view reflects.
+        version: history length (moves, undos and the ending) this view reflects.
+        status: ``"active"``, ``"finished"`` or ``"aborted"`` (the lobby adds ``"waiting"``).
+        result: the result once the match ended (:class:`~tablehost.results.MatchResult`), else None.
     """
 
     state: dict[str, Any]
@@ -88,6 +92,8 @@ class MatchView:
     active_player_ids: list[PlayerId]
     game_over: bool
     version: int
+    status: str = "active"
+    result: MatchResult | None = None
 
 
 @dataclass
@@ -121,11 +127,23 @@ class Match:
     gate: Gate
     journal: Journal | None = None
     check_mirror: bool = False
+    metadata: GameMetadata = DEFAULT_METADATA
+    time_control: dict[str, Any] = field(default_factory=dict)
+    """The time control's JSON form (:class:`tablehost.clocks.TimeControl`), ``{}`` for none."""
+    stamp_clocks: Callable[[MoveRecord], dict[str, Any] | None] | None = None
+    """Called with each new move before it is journaled; returns the clocks recorded with it."""
+    resignations: list[dict[str, Any]] = field(default_factory=list)
+    """Seats that resigned while the others play on (resign rule ``continue``), in order:
+    ``{"seq", "player_id", "at"}``. The host plays for them; they rank last."""
+    ending: dict[str, Any] | None = None
+    """How the match ended early (resigned, timeout, aborted): ``{"seq", "ended_by", "player_id",
+    "at"}``; None while it runs or when it ended by the rules."""
     history: list[MoveRecord] = field(default_factory=list)
     scores: dict[str, Any] = field(default_factory=dict)
     game_over: bool = False
     version: int = 0
     _actions: dict[int, list[AvailableActionDict]] = field(default_factory=dict)
+    _ranks: dict[int, int] | None = None
     _undo_chain: list[tuple[MoveRecord, _Position]] = field(default_factory=list)
 
     # ----------------------------------------------------------------- creation
@@ -142,6 +160,9 @@ class Match:
         seed: Seed | None = None,
         journal: Journal | None = None,
         check_mirror: bool = False,
+        metadata: GameMetadata = DEFAULT_METADATA,
+        options: dict[str, Any] | None = None,
+        time_control: dict[str, Any] | None = None,
         answer_limits: AnswerLimits = DEFAULT_ANSWER_LIMITS,
     ) -> Match:
         """Seat ``players`` and run the game's ``config`` and ``prepare``.
@@ -153,6 +174,10 @@ class Match:
             seed: the setup seed (a fresh one from :mod:`secrets` when None; fixed only in tests).
             journal: durability hook, called with ``("setup", record)`` before the match exists.
             check_mirror: ask the guest for its state after every move and compare (tests).
+            metadata: the module's checked metadata (the result rule and resign rule come from it).
+            options: the resolved options (:func:`tablehost.metadata.resolve_options`); sent to
+                ``setup`` and recorded in ``setup.options`` when not empty.
+            time_control: the time control's JSON form, recorded as ``time_control``.
             answer_limits: what the gate lets through of every answer of this match.
 
         Returns:
@@ -170,9 +195,13 @@ class Match:
             raise ValueError(f"duplicate player ids in {ids}")
         setup_seed = draw_seed() if seed is None else seed
         gate = Gate(ids, answer_limits)
-        response, table = gate.check_setup(
-            pool.setup([p.to_json() for p in players], setup_seed, f"{match_id}:0"), ids
-        )  # a normalised copy: the record keeps the original
+        seated = [p.to_json() for p in players]
+        if options:
+            answer = pool.setup(seated, setup_seed, f"{match_id}:0", options)
+        else:
+            answer = pool.setup(seated, setup_seed, f"{match_id}:0")
+        response, table = gate.check_setup(answer, ids)  # a normalised copy: the record keeps the original
+        _check_ranks(response, metadata, ids)
         setup: SetupRecord = {
             "seed": setup_seed,
             "state": response["state"],
@@ -184,6 +213,8 @@ class Match:
         printed = keep_printed(response.get("printed"), answer_limits.printed_kept_chars)
         if printed:
             setup["printed"] = printed
+        if options:
+            setup["options"] = dict(options)
         match = cls(
             match_id=match_id,
             module_sha256=module_sha256,
@@ -196,6 +227,8 @@ class Match:
             gate=gate,
             journal=journal,
             check_mirror=check_mirror,
+            metadata=metadata,
+            time_control=dict(time_control or {}),
         )
         match._take_outcome(response)
         if journal is not None:
@@ -213,9 +246,12 @@ class Match:
         players: Sequence[PlayerInfo],
         setup: SetupRecord,
         created_at: str,
-        events: Iterable[tuple[str, MoveRecord]],
+        events: Iterable[tuple[str, Any]],
         journal: Journal | None = None,
         answer_limits: AnswerLimits = DEFAULT_ANSWER_LIMITS,
+        metadata: GameMetadata = DEFAULT_METADATA,
+        time_control: dict[str, Any] | None = None,
+        ending: dict[str, Any] | None = None,
     ) -> Match:
         """Rebuild a match from its recorded setup and events without re-running the game's moves.
 
@@ -250,10 +286,14 @@ class Match:
             created_at=created_at,
             gate=gate,
             journal=None,
+            metadata=metadata,
+            time_control=dict(time_control or {}),
         )
         outcomes: list[Outcome | None] = [setup.get("outcome")]
         for kind, move in events:
-            if kind == "move":
+            if kind == "resign":
+                match._commit_resignation(move)
+            elif kind == "move":
                 before = _Position(match.table.snapshot(), outcomes[-1], None) if move.undoable else None
                 match._commit_move(move, before)
                 outcomes.append(move.outcome)
@@ -262,6 +302,8 @@ class Match:
                 outcomes.pop()
         match.gate.state_bytes = len(match.table.snapshot())
         match._restore_outcome(outcomes[-1])
+        if ending is not None:
+            match._commit_ending(ending)
         match.journal = journal
         return match
 
@@ -295,6 +337,30 @@ class Match:
             offered.append({"action": UNDO_ACTION, "intent": "undo", "label": "Undo"})
         return offered
 
+    @property
+    def status(self) -> str:
+        """``"active"`` while moves are accepted, ``"finished"`` after game over (by the rules, a
+        resignation or a timeout), ``"aborted"`` after the admin aborted it."""
+        if self.ending is not None and self.ending["ended_by"] == "aborted":
+            return "aborted"
+        return "finished" if self.game_over else "active"
+
+    @property
+    def result(self) -> MatchResult | None:
+        """The result once the match ended (None while it runs); see :mod:`tablehost.results`."""
+        if not self.game_over:
+            return None
+        ending = self.ending or {}
+        return compute_result(
+            [p.player_id for p in self.players],
+            self.metadata.result,
+            self.scores,
+            self._ranks,
+            ended_by=ending.get("ended_by", "normal"),
+            player_id=ending.get("player_id"),
+            resigned=[r["player_id"] for r in self.resignations],
+        )
+
     def view(self, viewer: Viewer) -> MatchView:
         """Return what ``viewer`` (a player id, or None for a spectator) may see now."""
         actions = [] if viewer is None else view_actions(self.state, viewer, self.actions_for(viewer))
@@ -302,14 +368,20 @@ class Match:
             state=view_state(self.state, viewer),
             actions=actions,
             scores=visible_scores(self.scores, viewer),
-            active_player_ids=self.active_player_ids,
+            active_player_ids=[] if self.game_over else self.active_player_ids,
             game_over=self.game_over,
             version=self.version,
+            status=self.status,
+            result=self.result,
         )
 
     def record(self) -> dict[str, Any]:
-        """The match record (:func:`tablehost.history.build_record`): everything replay needs."""
-        return build_record(
+        """The match record (:func:`tablehost.history.build_record`): everything replay needs.
+
+        ``time_control``, ``resignations``, ``ending`` (how an early end happened) and ``result``
+        are added when the match has them (``result`` once it ended).
+        """
+        record = build_record(
             match_id=self.match_id,
             module_sha256=self.module_sha256,
             module_name=self.module_name,
@@ -318,6 +390,93 @@ class Match:
             moves=self.history,
             created_at=self.created_at,
         )
+        if self.time_control:
+            record["time_control"] = dict(self.time_control)
+        if self.resignations:
+            record["resignations"] = [dict(r) for r in self.resignations]
+        if self.ending is not None:
+            record["ending"] = dict(self.ending)
+        result = self.result
+        if result is not None:
+            record["result"] = result.to_json()
+        return record
+
+    # ----------------------------------------------------------------- early ends
+
+    def resign(self, player_id: PlayerId, *, expected_version: int | None = None) -> dict[str, Any]:
+        """``player_id`` resigns, as the module's resign rule says (the version moves on by one).
+
+        Rule ``ends`` (the default), or fewer than two other seats still playing: the match ends
+        with ``ended_by = "resigned"`` and that seat last. Rule ``continue``: the others play on,
+        the seat joins :attr:`resignations` (the host plays for it) and ranks last at the end.
+
+        Returns:
+            ``{"seq", "ended_by", "player_id", "at"}`` for an ending, or ``{"seq", "player_id",
+            "at"}`` for a resignation the others play on from.
+
+        Raises:
+            MatchOver: the game is over.
+            NotYourTurn: ``player_id`` is not seated, or resigned already.
+            StaleVersion: ``expected_version`` is not the current version.
+        """
+        if player_id not in {p.player_id for p in self.players}:
+            raise NotYourTurn(f"player {player_id} is not seated", match_id=self.match_id, player_id=player_id)
+        if player_id in self.resigned_ids:
+            raise NotYourTurn(f"player {player_id} resigned already", match_id=self.match_id, player_id=player_id)
+        playing = len(self.players) - len(self.resignations)
+        if self.metadata.resign != "continue" or playing <= 2:
+            return self.end("resigned", player_id, expected_version=expected_version)
+        if self.game_over:
+            raise MatchOver(f"match {self.match_id} is over", match_id=self.match_id)
+        self._check_version(expected_version)
+        resignation = {"seq": self.version + 1, "player_id": player_id, "at": utc_now()}
+        if self.journal is not None:
+            self.journal("resign", resignation)
+        self._commit_resignation(resignation)
+        return resignation
+
+    @property
+    def resigned_ids(self) -> list[PlayerId]:
+        """Seats that resigned while the others play on, in the order they resigned."""
+        return [int(r["player_id"]) for r in self.resignations]
+
+    def _commit_resignation(self, resignation: dict[str, Any]) -> None:
+        if resignation.get("seq") != self.version + 1:
+            from tablehost.errors import RecordError
+
+            raise RecordError(f"the resignation {resignation} does not follow version {self.version}")
+        self.resignations.append(dict(resignation))
+        self._undo_chain.clear()
+        self.version = int(resignation["seq"])  # the guest's next call misses this ref and gets the state
+
+    def end(
+        self, ended_by: str, player_id: PlayerId | None = None, *, expected_version: int | None = None
+    ) -> dict[str, Any]:
+        """End the match early (resign, timeout under ``forfeit``, abort); journaled first.
+
+        Args:
+            ended_by: ``"resigned"``, ``"timeout"`` or ``"aborted"``.
+            player_id: the seat that resigned or timed out (None for an abort).
+            expected_version: the version the caller saw; None skips the check.
+
+        Returns:
+            The ending ``{"seq", "ended_by", "player_id", "at"}``.
+
+        Raises:
+            ValueError: an unknown ``ended_by``.
+            MatchOver: the game is over already.
+            StaleVersion: ``expected_version`` is not the current version.
+        """
+        if ended_by not in END_REASONS or ended_by == "normal":
+            raise ValueError(f"a match ends early by resigned, timeout or aborted, not {ended_by!r}")
+        if self.game_over:
+            raise MatchOver(f"match {self.match_id} is over", match_id=self.match_id)
+        self._check_version(expected_version)
+        ending = {"seq": self.version + 1, "ended_by": ended_by, "player_id": player_id, "at": utc_now()}
+        if self.journal is not None:
+            self.journal("end", ending)
+        self._commit_ending(ending)
+        return ending
 
     # ----------------------------------------------------------------- moves
 
@@ -330,6 +489,7 @@ class Match:
         seed: Seed | None = None,
         view_action: ActionDict | None = None,
         picked: bool = False,
+        by_host: bool = False,
     ) -> MoveRecord:
         """Apply ``action`` (guest addresses) for ``player_id``.
 
@@ -340,6 +500,7 @@ class Match:
             expected_version: the version the client saw; None skips the check.
             seed: the move's seed; None draws a fresh one (fixed only by replay and tests).
             view_action, picked: set by :meth:`submit_view_action`.
+            by_host: the host plays this move for an absent seat (recorded as such).
 
         Returns:
             The new :class:`MoveRecord` (already in :attr:`history`).
@@ -353,7 +514,7 @@ class Match:
             raise MatchOver(f"match {self.match_id} is over", match_id=self.match_id)
         if action == UNDO_ACTION:
             return self.undo(player_id, expected_version=expected_version)
-        self._check_turn(player_id, expected_version)
+        self._check_turn(player_id, expected_version, by_host=by_host)
         if not any(offer["action"] == action for offer in self._actions.get(player_id, ())):
             raise NotOffered(
                 f"action {orjson.dumps(action).decode()} was not offered to player {player_id}",
@@ -372,7 +533,7 @@ class Match:
             want_state=self.check_mirror,
         )
         try:
-            return self._accept_move(player_id, action, move_seed, answer, view_action, picked)
+            return self._accept_move(player_id, action, move_seed, answer, view_action, picked, by_host)
         except BaseException:
             # Refused after the guest ran: what it cached under next_ref must never come back.
             self.pool.discard_ref(next_ref)
@@ -386,9 +547,11 @@ class Match:
         answer: Any,
         view_action: ActionDict | None,
         picked: bool,
+        by_host: bool,
     ) -> MoveRecord:
         """Gate, journal and apply the guest's answer to a move; raises (changing nothing) to refuse it."""
         response = self.gate.check_step(answer, self.table)  # also runs Table.check on the patches
+        _check_ranks(response, self.metadata, [p.player_id for p in self.players])
         move = MoveRecord(
             seq=self.version + 1,
             player_id=player_id,
@@ -400,9 +563,12 @@ class Match:
             at=utc_now(),
             view_action=view_action,
             picked=picked,
+            by_host=by_host,
             outcome=_outcome_of(response),
             printed=keep_printed(response.get("printed"), self.gate.limits.printed_kept_chars),
         )
+        if self.stamp_clocks is not None:
+            move.clocks = self.stamp_clocks(move)
         if self.journal is not None:
             # Gate (patches checked), make durable, then apply: the apply cannot fail after
             # the check, and a failed journal write leaves the match as it was.
@@ -519,8 +685,13 @@ class Match:
 
     # ----------------------------------------------------------------- internals
 
-    def _check_turn(self, player_id: PlayerId, expected_version: int | None) -> None:
-        """Platform rule 1 (only an active player acts), then the client's version."""
+    def _check_turn(self, player_id: PlayerId, expected_version: int | None, *, by_host: bool = False) -> None:
+        """Platform rule 1 (only an active player acts; a seat that resigned while the others
+        play on acts only through the host), then the client's version."""
+        if not by_host and self.resignations and player_id in self.resigned_ids:
+            raise NotYourTurn(
+                f"player {player_id} resigned; the host plays that seat", match_id=self.match_id, player_id=player_id
+            )
         if player_id not in self.table.state["active_player_ids"]:
             raise NotYourTurn(
                 f"player {player_id} is not active (active: {self.active_player_ids})",
@@ -589,13 +760,33 @@ class Match:
             return f"your move {last.seq} did not allow undo"
         return f"another player acted after your move {last.seq}"
 
+    def _commit_ending(self, ending: dict[str, Any]) -> None:
+        """Apply an early end (live or on resume): nobody acts any more; the version moves on."""
+        if ending.get("seq") != self.version + 1 or ending.get("ended_by") not in END_REASONS:
+            from tablehost.errors import RecordError
+
+            raise RecordError(f"the ending {ending} does not follow version {self.version}")
+        self.ending = dict(ending)
+        self.game_over = True
+        self._actions = {}
+        self._undo_chain.clear()
+        self.version = int(ending["seq"])
+
     def _take_outcome(self, response: SetupAnswer | StepAnswer) -> None:
-        """Take scores, game over and offers from an answer that passed the gate."""
+        """Take scores, game over, offers and ranks from an answer that passed the gate (and
+        :func:`_check_ranks`)."""
         self.scores = response["scores"]
         self.game_over = response["game_over"]
         self._actions = {
             int(pid): cast("list[AvailableActionDict]", acts) for pid, acts in response["actions"].items()
         }
+        self._ranks = self._checked_ranks(self.game_over, response.get("ranks"))
+
+    def _checked_ranks(self, game_over: bool, ranks: Any) -> dict[int, int] | None:
+        """The game's ranks when it is over and its result rule is ``ranks``, else None."""
+        if game_over and ranks is not None and self.metadata.result == "ranks":
+            return check_ranks(ranks, [p.player_id for p in self.players])
+        return None
 
     def _restore_outcome(self, outcome: Outcome | None) -> None:
         """Set the current result from the record and ask the guest for the current offers only.
@@ -609,9 +800,10 @@ class Match:
         get_state = lambda: self.table.state
         if outcome is None:
             over = self.gate.check_game_over(self.pool.game_over(self.state_ref, get_state))
-            scores, game_over = over["scores"], over["game_over"]
+            _check_ranks(dict(over), self.metadata, [p.player_id for p in self.players])
+            scores, game_over, ranks = over["scores"], over["game_over"], over.get("ranks")
         else:
-            scores, game_over = outcome["scores"], outcome["game_over"]
+            scores, game_over, ranks = outcome["scores"], outcome["game_over"], outcome.get("ranks")
         actions: dict[int, list[AvailableActionDict]] = {}
         if not game_over:
             for pid in self.table.state["active_player_ids"]:
@@ -626,6 +818,7 @@ class Match:
                 "than it did when the move was made (it is not deterministic)"
             )
         self.scores, self.game_over, self._actions = scores, game_over, actions
+        self._ranks = self._checked_ranks(game_over, ranks)
 
     def _compare_mirror(self, response: StepAnswer) -> None:
         guest_state = response.get("state")
@@ -638,11 +831,29 @@ class Match:
             )
 
 
+def _check_ranks(response: Mapping[str, Any], metadata: GameMetadata, player_ids: list[PlayerId]) -> None:
+    """A game whose result rule is ``ranks`` must send valid ranks with ``game_over``.
+
+    Raises:
+        GuestProtocolError: the ranks are missing or malformed (nothing has changed yet).
+    """
+    if metadata.result != "ranks" or not response.get("game_over"):
+        return
+    if "ranks" not in response:
+        raise GuestProtocolError("the game's result rule is 'ranks' but it sent none with game_over", op="ranks")
+    check_ranks(response["ranks"], player_ids)
+
+
+
 def _outcome_of(response: SetupAnswer | StepAnswer) -> Outcome:
     """The journaled result of an answer that passed the gate (offers by digest, empty lists dropped)."""
     offers = {pid: acts for pid, acts in response["actions"].items() if acts}
-    return {
+    outcome: Outcome = {
         "scores": response["scores"],
         "game_over": response["game_over"],
         "offers_sha256": offers_digest(offers),
     }
+    ranks = response.get("ranks")
+    if response["game_over"] and isinstance(ranks, dict):
+        outcome["ranks"] = ranks
+    return outcome

@@ -24,6 +24,7 @@ import orjson
 from tablehost.errors import GuestError, MatchError, RecordError, TablehostError
 from tablehost.history import RECORD_FORMAT, RECORD_FORMAT_1, MoveRecord, Outcome, PlayerInfo, SetupRecord
 from tablehost.match import Journal, Match
+from tablehost.metadata import GameMetadata, read_metadata
 from tablehost.table import Table, apply_patches, canonical_json, normalize_state
 from tablehost.types import StateDict, Viewer
 from tablehost.view import view_state
@@ -39,8 +40,10 @@ class ParsedRecord:
     Attributes:
         match_id, module_sha256, module_name, created_at: as recorded.
         players: the seats in seat order.
-        setup: ``{"seed", "state", "patches", "rng_used", "score_labels", "outcome"?, "printed"?}``.
+        setup: ``{"seed", "state", "patches", "rng_used", "score_labels", "outcome"?, "printed"?,
+            "options"?}``.
         moves: every move ever accepted, undone ones included, in ``seq`` order.
+        ending: how the match ended early (``{"seq", "ended_by", "player_id", "at"}``), or None.
         format: the record's format (:data:`RECORD_FORMAT` or :data:`RECORD_FORMAT_1`).
     """
 
@@ -51,6 +54,11 @@ class ParsedRecord:
     setup: SetupRecord
     moves: list[MoveRecord]
     created_at: str
+    ending: dict[str, Any] | None = None
+    time_control: dict[str, Any] = field(default_factory=dict)
+    resignations: list[dict[str, Any]] = field(default_factory=list)
+    """Seats that resigned while the others played on (resign rule ``continue``):
+    ``[{"seq", "player_id", "at"}]``, each taking one version."""
     format: str = RECORD_FORMAT
 
     @property
@@ -60,19 +68,25 @@ class ParsedRecord:
 
     @property
     def version(self) -> int:
-        """The version after the last event: moves plus undos."""
-        return len(self.moves) + sum(1 for m in self.moves if m.undone)
+        """The version after the last event: moves plus undos, plus one for an early ending."""
+        return self.move_version + (1 if self.ending is not None else 0)
 
-    def events(self) -> Iterator[tuple[str, MoveRecord]]:
-        """Yield ``("move", m)`` and ``("undo", m)`` in version order (1, 2, ...)."""
-        by_version: dict[int, tuple[str, MoveRecord]] = {}
+    @property
+    def move_version(self) -> int:
+        """The version after the last move, undo or resignation."""
+        return len(self.moves) + sum(1 for m in self.moves if m.undone) + len(self.resignations)
+
+    def events(self) -> Iterator[tuple[str, Any]]:
+        """Yield ``("move", m)``, ``("undo", m)`` (MoveRecords) and ``("resign", {"seq",
+        "player_id", "at"})`` in version order (1, 2, ...)."""
+        by_version: dict[int, tuple[str, Any]] = {int(r["seq"]): ("resign", r) for r in self.resignations}
         for move in self.moves:
             by_version[move.seq] = ("move", move)
             if move.undone:
                 if move.undo_seq is None:
                     raise RecordError(f"move {move.seq} is undone but has no undo_seq")
                 by_version[move.undo_seq] = ("undo", move)
-        for version in range(1, self.version + 1):
+        for version in range(1, self.move_version + 1):
             if version not in by_version:
                 raise RecordError(f"the record has no event for version {version}")
             yield by_version[version]
@@ -131,6 +145,19 @@ def parse_record(data: dict[str, Any] | bytes | str) -> ParsedRecord:
         if with_results:
             _outcome(_field(move, "outcome", dict, where), f"{where}.outcome")
         moves.append(MoveRecord.from_json(move))
+    ending = record.get("ending")
+    if ending is not None:
+        _expect(ending, dict, "ending")
+        _field(ending, "seq", int, "ending")
+        if ending.get("ended_by") not in ("resigned", "timeout", "aborted"):
+            raise RecordError(f"ending.ended_by {ending.get('ended_by')!r} is not resigned, timeout or aborted")
+    options = setup.get("options", {})
+    _expect(options, dict, "setup.options")
+    resignations = _expect(record.get("resignations", []), list, "resignations")
+    for i, item in enumerate(resignations):
+        _field(_expect(item, dict, f"resignations[{i}]"), "seq", int, f"resignations[{i}]")
+        if _field(item, "player_id", int, f"resignations[{i}]") not in ids:
+            raise RecordError(f"resignations[{i}].player_id is not one of the players {ids}")
     return ParsedRecord(
         match_id=str(_field(record, "match_id", str)),
         module_sha256=str(_field(module, "sha256", str, "module")),
@@ -139,6 +166,9 @@ def parse_record(data: dict[str, Any] | bytes | str) -> ParsedRecord:
         setup=setup,
         moves=sorted(moves, key=lambda m: m.seq),
         created_at=str(record.get("created_at", "")),
+        ending=ending,
+        time_control=dict(_expect(record.get("time_control", {}), dict, "time_control")),
+        resignations=list(resignations),
         format=form,
     )
 
@@ -151,9 +181,13 @@ def _outcome(outcome: dict[str, Any], where: str) -> Outcome:
 
 
 def resume_match(
-    pool: GuestPool, record: dict[str, Any] | ParsedRecord, journal: Journal | None = None
+    pool: GuestPool,
+    record: dict[str, Any] | ParsedRecord,
+    journal: Journal | None = None,
+    metadata: GameMetadata | None = None,
 ) -> Match:
-    """Rebuild a live match from its record (see :meth:`Match.restore`).
+    """Rebuild a live match from its record (see :meth:`Match.restore`); ``metadata`` is the
+    module's checked metadata (asked of the module when None).
 
     Raises:
         RecordError: the record is malformed, or the module's offers differ from the record.
@@ -161,6 +195,8 @@ def resume_match(
         GuestError: the guest failed answering for the current state.
     """
     parsed = record if isinstance(record, ParsedRecord) else parse_record(record)
+    if metadata is None:
+        metadata = read_metadata(pool)
     return Match.restore(
         pool,
         match_id=parsed.match_id,
@@ -171,6 +207,9 @@ def resume_match(
         created_at=parsed.created_at,
         events=parsed.events(),
         journal=journal,
+        metadata=metadata,
+        time_control=parsed.time_control,
+        ending=parsed.ending,
     )
 
 
@@ -222,6 +261,7 @@ def state_at(record: ParsedRecord, version: int | None = None) -> StateDict:
     last = record.version if version is None else version
     if not 0 <= last <= record.version:
         raise RecordError(f"version {last} is out of range 0..{record.version}")
+    last = min(last, record.move_version)  # an ending changes no state
     state = normalize_state(orjson.loads(orjson.dumps(record.setup["state"])))
     apply_patches(state, record.setup["patches"])
     table = Table(state)
@@ -229,6 +269,8 @@ def state_at(record: ParsedRecord, version: int | None = None) -> StateDict:
     for number, (kind, move) in enumerate(record.events(), start=1):
         if number > last:
             break
+        if kind == "resign":
+            continue
         if kind == "move":
             if move.undone:
                 starts[move.seq] = table.snapshot()
@@ -285,7 +327,10 @@ def replay(record: ParsedRecord, pool: GuestPool) -> ReplayResult:
             match_id=f"replay-{record.match_id}",
             module_sha256=record.module_sha256,
             seed=int(record.setup["seed"]),
+            options=record.setup.get("options") or None,
+            metadata=read_metadata(pool),
         )
+        match.time_control = dict(record.time_control)
     except GuestError as exc:
         return ReplayResult(False, 0, 0, f"setup failed in the guest: {exc}", results_compared=compared)
     if canonical_json(match.setup["state"]) != canonical_json(record.setup["state"]):
@@ -304,11 +349,17 @@ def replay(record: ParsedRecord, pool: GuestPool) -> ReplayResult:
     for kind, move in record.events():
         version = done + 1
         try:
+            if kind == "resign":
+                match.resign(move["player_id"])
+                done += 1
+                continue
             if kind == "undo":
                 match.undo(move.player_id)
                 done += 1
                 continue
-            again = match.submit(move.player_id, move.action, seed=move.seed, picked=move.picked)
+            again = match.submit(
+                move.player_id, move.action, seed=move.seed, picked=move.picked, by_host=move.by_host
+            )
         except (MatchError, TablehostError) as exc:
             return ReplayResult(
                 False, done, version, f"{kind} {move.seq} was refused: {exc}", match.state, compared
@@ -329,6 +380,12 @@ def replay(record: ParsedRecord, pool: GuestPool) -> ReplayResult:
                     match.state,
                     compared,
                 )
+        done += 1
+    if record.ending is not None:
+        if record.ending["seq"] != done + 1:
+            return ReplayResult(
+                False, done, done + 1, f"the ending is at version {record.ending['seq']}, not {done + 1}", match.state, compared
+            )
         done += 1
     return ReplayResult(True, done, final_state=match.state, results_compared=compared)
 

@@ -17,13 +17,12 @@ from tablehost.errors import StuckGame
 from tablehost.guest import GuestPool
 from tablehost.history import MoveRecord, PlayerInfo
 from tablehost.match import Match
+from tablehost.metadata import read_metadata as module_metadata
+from tablehost.metadata import resolve_options
 from tablehost.rng import Rng
 
 COLORS = ("#c0392b", "#2c3e50", "#27ae60", "#f39c12", "#8e44ad", "#16a085", "#d35400", "#7f8c8d")
 """Default seat colours, in seat order."""
-
-LOWER_WINS_KEY = "lower_score_wins"
-"""``meta_data`` key a game sets to ``true`` when the lowest first score wins (hearts)."""
 
 TEAMS_KEY = "teams"
 """``meta_data`` key of a partnership game: lists of 0-based seat indexes playing together
@@ -45,7 +44,7 @@ class GameResult:
         seed: the game's seed (replays the same game).
         plies: moves applied.
         scores: final scores keyed by player id (decimal string).
-        winners: seat indexes (0-based) with the best first score; empty when the game has no scores.
+        winners: seat indexes (0-based) ranked first by the module's result rule (several on a tie).
         teams: the game's partnerships (``meta_data["teams"]``), seat indexes; empty when none.
         finished: the game reached game over (False when ``max_plies`` cut it off).
         match: the match itself (its record, history and state).
@@ -98,6 +97,7 @@ def play_game(
     check_mirror: bool = False,
     via_views: bool = False,
     on_move: Callable[[Match, MoveRecord], None] | None = None,
+    options: dict[str, Any] | None = None,
 ) -> GameResult:
     """Play one game with one bot per seat.
 
@@ -111,14 +111,22 @@ def play_game(
         via_views: bots see only their own view's actions (view addresses) and act through
             :meth:`Match.submit_view_action`, as a client of the server does (slower).
         on_move: called after each move (printing, leak checks).
+        options: game options by name (checked against the module's metadata; defaults filled in).
 
     Raises:
+        SetupRefused: the seat count or an option is outside what the module declares.
         GuestError: the game failed; the error says how.
         StuckGame: no active player is offered anything before game over.
         ValueError: an unknown bot name.
     """
     rng = Rng(seed)
     players = default_players(len(bots))
+    metadata = module_metadata(pool)
+    resolved = resolve_options(metadata, options or {})
+    if metadata.declared:
+        from tablehost.metadata import check_player_count
+
+        check_player_count(metadata, len(players))
     match = Match.start(
         pool,
         players,
@@ -127,6 +135,8 @@ def play_game(
         module_name=module_name,
         seed=rng.next_u64(),
         check_mirror=check_mirror,
+        metadata=metadata,
+        options=resolved,
     )
     seat_bots = {p.player_id: make_bot(name, rng.next_u64()) for p, name in zip(players, bots)}
     plies = 0
@@ -167,14 +177,10 @@ def _has_move(offered: list[dict[str, Any]]) -> bool:
 
 
 def winners(match: Match) -> list[int]:
-    """Seat indexes with the best first public score (highest, or lowest when the game's
-    ``meta_data`` sets ``lower_score_wins``). Empty when there are no scores."""
-    firsts: list[float] = []
-    for player in match.players:
-        points = match.scores.get(str(player.player_id), {}).get("public_points") or []
-        if not points:
-            return []
-        firsts.append(float(points[0]))
-    lower = bool(match.state["meta_data"].get(LOWER_WINS_KEY))
-    best = min(firsts) if lower else max(firsts)
-    return [i for i, value in enumerate(firsts) if value == best]
+    """Seat indexes (0-based) ranked first by the match's result (the module's result rule:
+    highest or lowest first score, or the game's own ranks). Empty while the game runs."""
+    result = match.result
+    if result is None:
+        return []
+    seats = [p.player_id for p in match.players]
+    return [seats.index(pid) for pid in result.winners]

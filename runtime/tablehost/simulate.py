@@ -30,9 +30,11 @@ from tablehost.errors import TablehostError
 from tablehost.guest import GuestPool
 from tablehost.inguest import POLICIES, playouts
 from tablehost.limits import DEFAULT_LIMITS, Limits
+from tablehost.metadata import read_metadata
 from tablehost.module import load_module
+from tablehost.results import compute_result
 from tablehost.rng import Rng
-from tablehost.selfplay import LOWER_WINS_KEY, default_players, play_game
+from tablehost.selfplay import default_players, play_game
 
 
 @dataclass
@@ -43,8 +45,9 @@ class GameOutcome:
         index: game number (0-based).
         seed: the game's seed; ``play --seed`` with it reproduces the game.
         plies: moves applied.
-        winners: seat indexes with the best score (several = a draw, unless one team).
-        draw: several seats share the best score and they are not partners.
+        winners: seat indexes ranked first by the module's result rule (several = a draw, unless one team).
+        ranks: each seat's rank (1 = first, ties shared), in seat order; empty when unfinished.
+        draw: several seats share first place and they are not partners.
         finished: reached game over within the ply cap.
         error: ``"code: message"`` when the game failed, else None.
     """
@@ -53,6 +56,7 @@ class GameOutcome:
     seed: int
     plies: int = 0
     winners: list[int] = field(default_factory=list)
+    ranks: list[int] = field(default_factory=list)
     draw: bool = False
     finished: bool = False
     error: str | None = None
@@ -65,7 +69,8 @@ class Summary:
     Attributes:
         games: games played; ``failures`` lists every failed or unfinished game with its seed.
         wins: outright wins per seat (index = seat; both partners of a winning team count one);
-            ``draws``: games whose best score was shared by seats that are not one team.
+            ``draws``: games whose first place was shared by seats that are not one team.
+        mean_ranks: each seat's mean rank over finished games (1 = always first).
         plies_mean, plies_median, plies_max: over finished games.
         moves_per_second, games_per_second: over the wall-clock time of the whole run.
     """
@@ -76,6 +81,7 @@ class Summary:
     games: int
     wins: list[int]
     draws: int
+    mean_ranks: list[float]
     plies_mean: float
     plies_median: float
     plies_max: int
@@ -124,7 +130,7 @@ class _Worker:
 
     pool: GuestPool | None = None
     sha256 = ""
-    lower_wins: bool | None = None
+    result_rule: str | None = None
 
 
 _worker = _Worker()
@@ -138,7 +144,15 @@ def _init_worker(module_bytes: bytes, name: str, limits: Limits) -> None:
         return
     _worker.pool = GuestPool(module, limits)
     _worker.sha256 = module.sha256
-    _worker.lower_wins = None
+    _worker.result_rule = None
+
+
+def _result_rule() -> str:
+    """The module's declared result rule (op 6), read once per worker."""
+    assert _worker.pool is not None
+    if _worker.result_rule is None:
+        _worker.result_rule = read_metadata(_worker.pool).result
+    return _worker.result_rule
 
 
 def _failure(exc: TablehostError) -> str:
@@ -157,31 +171,12 @@ def _run_game(index: int, seed: int, bots: Sequence[str], max_plies: int) -> Gam
         return outcome
     outcome.plies, outcome.winners, outcome.finished = result.plies, result.winners, result.finished
     outcome.draw = result.draw
+    final = result.match.result
+    if final is not None:
+        outcome.ranks = [final.ranks.get(p.player_id, 0) for p in result.match.players]
     if not result.finished:
         outcome.error = f"simulate/unfinished: no game over after {max_plies} plies"
     return outcome
-
-
-def _lower_score_wins(players: list[dict[str, Any]]) -> bool:
-    """The game's ``meta_data.lower_score_wins``, read once from a setup (seed 0)."""
-    assert _worker.pool is not None
-    if _worker.lower_wins is None:
-        state = _worker.pool.setup(players, 0, "sim-probe")["state"]
-        meta = state.get("meta_data") if isinstance(state, dict) else None
-        _worker.lower_wins = bool(isinstance(meta, dict) and meta.get(LOWER_WINS_KEY) is True)
-        _worker.pool.discard_ref("sim-probe")
-    return _worker.lower_wins
-
-
-def _seat_winners(scores: dict[str, Any], player_ids: list[int], lower: bool) -> list[int]:
-    firsts = []
-    for pid in player_ids:
-        points = scores.get(str(pid), {}).get("public_points") or []
-        if not points:
-            return []
-        firsts.append(float(points[0]))
-    best = min(firsts) if lower else max(firsts)
-    return [seat for seat, value in enumerate(firsts) if value == best]
 
 
 def _run_in_guest(batch: Batch) -> list[GameOutcome]:
@@ -191,7 +186,7 @@ def _run_in_guest(batch: Batch) -> list[GameOutcome]:
     players = [p.to_json() for p in default_players(len(batch.bots))]
     player_ids = [p["player_id"] for p in players]
     try:
-        lower = _lower_score_wins(players)
+        rule = _result_rule()
         games = playouts(_worker.pool, batch.seeds, batch.bots, players=players, max_plies=batch.max_plies)
     except TablehostError as exc:
         if len(batch.seeds) == 1:
@@ -205,7 +200,9 @@ def _run_in_guest(batch: Batch) -> list[GameOutcome]:
     for k, game in enumerate(games):
         outcome = GameOutcome(batch.first + k, batch.seeds[k], plies=game.plies, finished=game.game_over)
         if game.game_over:
-            outcome.winners = _seat_winners(game.scores, player_ids, lower)
+            result = compute_result(player_ids, rule, game.scores, game.ranks)
+            outcome.ranks = [result.ranks.get(pid, 0) for pid in player_ids]
+            outcome.winners = [player_ids.index(pid) for pid in result.winners]
             outcome.draw = len(outcome.winners) > 1  # in-guest results know no teams
         elif game.cut == "stuck":
             outcome.error = f"match/stuck: no active player is offered an action after {game.plies} plies"
@@ -358,6 +355,8 @@ def summarize(
             for seat in outcome.winners:  # one seat, or partners who won together
                 wins[seat] += 1
     total_moves = sum(o.plies for o in outcomes)
+    ranked = [o.ranks for o in outcomes if o.error is None and len(o.ranks) == len(bots)]
+    mean_ranks = [round(statistics.fmean(r[seat] for r in ranked), 3) if ranked else 0.0 for seat in range(len(bots))]
     return Summary(
         module=module,
         bots=list(bots),
@@ -365,6 +364,7 @@ def summarize(
         games=len(outcomes),
         wins=wins,
         draws=draws,
+        mean_ranks=mean_ranks,
         plies_mean=round(statistics.fmean(plies), 2) if plies else 0.0,
         plies_median=float(statistics.median(plies)) if plies else 0.0,
         plies_max=max(plies) if plies else 0,

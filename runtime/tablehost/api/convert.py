@@ -216,20 +216,68 @@ def _fill_state(message: pb.TableState, state: dict[str, Any]) -> None:
     for player in state.get("players", []):
         _fill_player(message.players.add(), player)
     for space in state.get("spaces", []):
-        out = message.spaces.add(space_id=space["space_id"], kind=space.get("kind", ""))
-        out.arrangement = ARRANGEMENTS.get(space.get("arrangement", "ordered"), pb.ARRANGEMENT_ORDERED)
-        if space.get("owner") is not None:
-            out.owner = space["owner"]
-        if space.get("public_state"):
-            _fill_struct(out.public_state, space["public_state"])
-        if space.get("private_state"):
-            _fill_struct(out.private_state, space["private_state"])
-        for piece in space.get("pieces", []):
-            _fill_piece(out.pieces.add(), piece)
+        _fill_space(message.spaces.add(), space)
     if state.get("meta_data"):
         _fill_struct(message.meta_data, state["meta_data"])
     for entry in state.get("log", []):
         message.log.add(text=entry.get("text", ""))
+
+
+def _fill_space(out: pb.Space, space: dict[str, Any]) -> None:
+    out.space_id = space["space_id"]
+    out.kind = space.get("kind", "")
+    out.arrangement = ARRANGEMENTS.get(space.get("arrangement", "ordered"), pb.ARRANGEMENT_ORDERED)
+    if space.get("owner") is not None:
+        out.owner = space["owner"]
+    if space.get("public_state"):
+        _fill_struct(out.public_state, space["public_state"])
+    if space.get("private_state"):
+        _fill_struct(out.private_state, space["private_state"])
+    for piece in space.get("pieces", []):
+        _fill_piece(out.pieces.add(), piece)
+
+
+def _space_from_proto(s: pb.Space) -> dict[str, Any]:
+    return {
+        "space_id": s.space_id,
+        "kind": s.kind,
+        "owner": s.owner if s.HasField("owner") else None,
+        "arrangement": ARRANGEMENT_NAMES[s.arrangement],
+        "public_state": from_struct(s.public_state),
+        "private_state": from_struct(s.private_state),
+        "pieces": [_piece_from_proto(p) for p in s.pieces],
+    }
+
+
+def delta_to_proto(delta: dict[str, Any], base_version: int, message: pb.ViewDelta) -> None:
+    """Fill ``message`` from a :func:`tablehost.view_delta.diff_views` delta."""
+    message.base_version = base_version
+    for space in delta["spaces"]:
+        _fill_space(message.spaces.add(), space)
+    for player in delta["players"]:
+        _fill_player(message.players.add(), player)
+    if "meta_data" in delta:
+        message.meta_data.SetInParent()
+        if delta["meta_data"]:
+            _fill_struct(message.meta_data, delta["meta_data"])
+    message.log_dropped = delta["log_dropped"]
+    for entry in delta["log_appended"]:
+        message.log_appended.add(text=entry.get("text", ""))
+    message.active_player_ids.extend(delta["active_player_ids"])
+
+
+def delta_from_proto(message: pb.ViewDelta) -> dict[str, Any]:
+    """A ViewDelta message as the dict :func:`tablehost.view_delta.apply_delta` takes."""
+    delta: dict[str, Any] = {
+        "spaces": [_space_from_proto(s) for s in message.spaces],
+        "players": [player_from_proto(p) for p in message.players],
+        "log_dropped": message.log_dropped,
+        "log_appended": [{"text": entry.text} for entry in message.log_appended],
+        "active_player_ids": list(message.active_player_ids),
+    }
+    if message.HasField("meta_data"):
+        delta["meta_data"] = from_struct(message.meta_data)
+    return delta
 
 
 def state_from_proto(state: pb.TableState) -> dict[str, Any]:
@@ -237,18 +285,7 @@ def state_from_proto(state: pb.TableState) -> dict[str, Any]:
     return {
         "active_player_ids": list(state.active_player_ids),
         "players": [player_from_proto(p) for p in state.players],
-        "spaces": [
-            {
-                "space_id": s.space_id,
-                "kind": s.kind,
-                "owner": s.owner if s.HasField("owner") else None,
-                "arrangement": ARRANGEMENT_NAMES[s.arrangement],
-                "public_state": from_struct(s.public_state),
-                "private_state": from_struct(s.private_state),
-                "pieces": [_piece_from_proto(p) for p in s.pieces],
-            }
-            for s in state.spaces
-        ],
+        "spaces": [_space_from_proto(s) for s in state.spaces],
         "meta_data": from_struct(state.meta_data),
         "log": [{"text": entry.text} for entry in state.log],
     }
@@ -287,7 +324,9 @@ def player_from_proto(player: pb.Player) -> dict[str, Any]:
 # ---------------------------------------------------------------- views
 
 
-def view_to_proto(match_id: str, viewer: int | None, view: Any, score_labels: list[str]) -> pb.MatchView:
+def view_to_proto(
+    match_id: str, viewer: int | None, view: Any, score_labels: list[str], *, with_state: bool = True
+) -> pb.MatchView:
     """A ``match.MatchView`` as a message.
 
     Args:
@@ -295,6 +334,7 @@ def view_to_proto(match_id: str, viewer: int | None, view: Any, score_labels: li
         viewer: the player id the view is for, ``None`` for the spectator view.
         view: the ``MatchView`` (state, actions, scores keyed by decimal player id, ...).
         score_labels: names of the score columns.
+        with_state: false leaves ``state`` out (a delta carries the table instead).
     """
     message = pb.MatchView(
         match_id=match_id,
@@ -303,11 +343,15 @@ def view_to_proto(match_id: str, viewer: int | None, view: Any, score_labels: li
         active_player_ids=view.active_player_ids,
         game_over=view.game_over,
     )
-    _fill_state(message.state, view.state)
+    if with_state:
+        _fill_state(message.state, view.state)
     for offer in view.actions:
         _fill_available(message.actions.add(), offer)
     if viewer is not None:
         message.viewer = viewer
+    message.status = STATUSES.get(getattr(view, "status", "active"), pb.MATCH_STATUS_ACTIVE)
+    if getattr(view, "result", None) is not None:
+        result_to_proto(view.result, message.result)
     for player_id, score in view.scores.items():
         message.scores[int(player_id)].CopyFrom(
             pb.Score(
@@ -324,13 +368,19 @@ def view_from_proto(view: pb.MatchView) -> dict[str, Any]:
     Returns:
         ``{"match_id", "viewer" (int or None), "version", "state", "actions", "scores"
         (keyed by decimal player id, like the ABI), "score_labels", "active_player_ids",
-        "game_over"}``; actions are ABI dicts that can be submitted as they are.
+        "game_over", "status", "result", "clocks", "time_control", "connected_player_ids",
+        "zombie_player_ids", "open_seats"}``; actions are ABI dicts that can be submitted as
+        they are. A message carrying a delta also has ``"delta"`` (with ``"base_version"``)
+        and ``"state": None``; :meth:`tablehost.client.TablehostClient.watch` applies it.
     """
-    return {
+    extra: dict[str, Any] = {}
+    if view.HasField("delta"):
+        extra["delta"] = delta_from_proto(view.delta) | {"base_version": view.delta.base_version}
+    return extra | {
         "match_id": view.match_id,
         "viewer": view.viewer if view.HasField("viewer") else None,
         "version": view.version,
-        "state": state_from_proto(view.state),
+        "state": None if view.HasField("delta") else state_from_proto(view.state),
         "actions": [available_from_proto(a) for a in view.actions],
         "scores": {
             str(pid): {"public_points": list(s.public_points), "private_points": list(s.private_points)}
@@ -339,4 +389,145 @@ def view_from_proto(view: pb.MatchView) -> dict[str, Any]:
         "score_labels": list(view.score_labels),
         "active_player_ids": list(view.active_player_ids),
         "game_over": view.game_over,
+        "status": STATUS_NAMES.get(view.status, "active"),
+        "result": result_from_proto(view.result) if view.HasField("result") else None,
+        "clocks": [
+            {"player_id": c.player_id, "remaining_ms": c.remaining_ms, "running": c.running} for c in view.clocks
+        ],
+        "time_control": time_control_from_proto(view.time_control),
+        "connected_player_ids": list(view.connected_player_ids),
+        "zombie_player_ids": list(view.zombie_player_ids),
+        "open_seats": list(view.open_seats),
+    }
+
+
+# ---------------------------------------------------------------- lifecycle: status, result, clocks, metadata
+
+STATUSES = {
+    "waiting": pb.MATCH_STATUS_WAITING,
+    "active": pb.MATCH_STATUS_ACTIVE,
+    "finished": pb.MATCH_STATUS_FINISHED,
+    "aborted": pb.MATCH_STATUS_ABORTED,
+}
+STATUS_NAMES = {value: name for name, value in STATUSES.items()} | {pb.MATCH_STATUS_UNSPECIFIED: "active"}
+END_REASONS = {
+    "normal": pb.END_REASON_NORMAL,
+    "resigned": pb.END_REASON_RESIGNED,
+    "timeout": pb.END_REASON_TIMEOUT,
+    "aborted": pb.END_REASON_ABORTED,
+}
+END_REASON_NAMES = {value: name for name, value in END_REASONS.items()}
+POLICIES = {"forfeit": pb.TIMEOUT_POLICY_FORFEIT, "zombie": pb.TIMEOUT_POLICY_ZOMBIE}
+POLICY_NAMES = {value: name for name, value in POLICIES.items()} | {pb.TIMEOUT_POLICY_UNSPECIFIED: "forfeit"}
+RESULT_RULES = {
+    "highest_score": pb.RESULT_RULE_HIGHEST_SCORE,
+    "lowest_score": pb.RESULT_RULE_LOWEST_SCORE,
+    "ranks": pb.RESULT_RULE_RANKS,
+}
+RESIGN_RULES = {"ends": pb.RESIGN_RULE_ENDS, "continue": pb.RESIGN_RULE_CONTINUE}
+OPTION_TYPES = {"integer": pb.OPTION_TYPE_INTEGER, "boolean": pb.OPTION_TYPE_BOOLEAN, "choice": pb.OPTION_TYPE_CHOICE}
+
+
+def result_to_proto(result: Any, message: pb.MatchResult) -> None:
+    """Fill ``message`` from a :class:`tablehost.results.MatchResult`."""
+    for player_id, rank in result.ranks.items():
+        message.ranks.add(player_id=player_id, rank=rank)
+    message.winners.extend(result.winners)
+    message.ended_by = END_REASONS[result.ended_by]
+    if result.player_id is not None:
+        message.player_id = result.player_id
+
+
+def result_from_proto(message: pb.MatchResult) -> dict[str, Any]:
+    """A MatchResult message as ``{"ranks": {"<pid>": rank}, "winners", "ended_by", "player_id"}``."""
+    return {
+        "ranks": {str(r.player_id): r.rank for r in message.ranks},
+        "winners": list(message.winners),
+        "ended_by": END_REASON_NAMES.get(message.ended_by, "normal"),
+        "player_id": message.player_id if message.HasField("player_id") else None,
+    }
+
+
+def time_control_to_proto(data: dict[str, Any], message: pb.TimeControl) -> None:
+    """Fill ``message`` from a time control's JSON form (``{}``: leave it empty)."""
+    if not data:
+        return
+    message.main_ms = int(data.get("main_ms", 0))
+    message.increment_ms = int(data.get("increment_ms", 0))
+    message.per_move_ms = int(data.get("per_move_ms", 0))
+    message.on_timeout = POLICIES.get(str(data.get("on_timeout", "forfeit")), pb.TIMEOUT_POLICY_FORFEIT)
+
+
+def time_control_from_proto(message: pb.TimeControl) -> dict[str, Any]:
+    """A TimeControl message as its JSON form (``{}`` when no clock)."""
+    if not (message.main_ms or message.per_move_ms):
+        return {}
+    return {
+        "main_ms": message.main_ms,
+        "increment_ms": message.increment_ms,
+        "per_move_ms": message.per_move_ms,
+        "on_timeout": POLICY_NAMES.get(message.on_timeout, "forfeit"),
+    }
+
+
+def add_view_extras(message: pb.MatchView, extras: dict[str, Any]) -> None:
+    """Set the fields that change without a new version (clocks, presence, zombies, open seats)."""
+    for clock in extras.get("clocks", ()):
+        message.clocks.add(player_id=clock["player_id"], remaining_ms=clock["remaining_ms"], running=clock["running"])
+    time_control_to_proto(extras.get("time_control") or {}, message.time_control)
+    message.connected_player_ids.extend(extras.get("connected", ()))
+    message.zombie_player_ids.extend(extras.get("zombies", ()))
+    message.open_seats.extend(extras.get("open_seats", ()))
+
+
+def metadata_to_proto(metadata: Any, message: pb.GameMetadata) -> None:
+    """Fill ``message`` from a :class:`tablehost.metadata.GameMetadata`."""
+    message.min_players = metadata.min_players
+    message.max_players = metadata.max_players
+    message.description = metadata.description
+    message.hidden_information = metadata.hidden_information
+    message.result = RESULT_RULES[metadata.result]
+    message.resign = RESIGN_RULES[metadata.resign]
+    message.declared = metadata.declared
+    for option in metadata.options:
+        out = message.options.add(name=option.name, description=option.description, type=OPTION_TYPES[option.type])
+        _set_value(out.default_value, option.default)
+        if option.type == "integer":
+            out.min, out.max = int(option.minimum), int(option.maximum)
+        out.values.extend(option.values)
+
+
+def _set_value(target: struct_pb2.Value, value: Any) -> None:
+    if isinstance(value, bool):
+        target.bool_value = value
+    elif isinstance(value, (int, float)):
+        target.number_value = float(value)
+    else:
+        target.string_value = str(value)
+
+
+def metadata_from_proto(message: pb.GameMetadata) -> dict[str, Any]:
+    """A GameMetadata message as the JSON form of docs/abi.md "metadata" (plus ``declared``)."""
+    names = {value: name for name, value in OPTION_TYPES.items()}
+    options = []
+    for option in message.options:
+        kind = names.get(option.type, "choice")
+        entry: dict[str, Any] = {"name": option.name, "type": kind, "description": option.description,
+                                 "default": _ints(MessageToDict(option.default_value))}
+        if kind == "integer":
+            entry["min"], entry["max"] = option.min, option.max
+        if kind == "choice":
+            entry["values"] = list(option.values)
+        options.append(entry)
+    rules = {value: name for name, value in RESULT_RULES.items()}
+    resigns = {value: name for name, value in RESIGN_RULES.items()}
+    return {
+        "min_players": message.min_players,
+        "max_players": message.max_players,
+        "description": message.description,
+        "hidden_information": message.hidden_information,
+        "result": rules.get(message.result, "highest_score"),
+        "resign": resigns.get(message.resign, "ends"),
+        "options": options,
+        "declared": message.declared,
     }

@@ -53,6 +53,9 @@ STATUS_BY_CODE: dict[str, grpc.StatusCode] = {
     "request/rate_limited": grpc.StatusCode.RESOURCE_EXHAUSTED,
     "response/too_large": grpc.StatusCode.RESOURCE_EXHAUSTED,
     "module/invalid": grpc.StatusCode.INVALID_ARGUMENT,
+    # A player count or option the module does not declare: refused before any guest call.
+    "setup/invalid": grpc.StatusCode.INVALID_ARGUMENT,
+    "match/seat_taken": grpc.StatusCode.FAILED_PRECONDITION,
     "module/unknown": grpc.StatusCode.NOT_FOUND,
     "module/quarantined": grpc.StatusCode.UNAVAILABLE,
     "module/busy": grpc.StatusCode.RESOURCE_EXHAUSTED,

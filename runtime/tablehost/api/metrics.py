@@ -186,8 +186,10 @@ class MeteredPool(GuestPool):
         finally:
             self._seconds[op].observe(time.perf_counter() - started)
 
-    def setup(self, players: list[dict[str, Any]], seed: Seed, next_ref: str) -> dict[str, Any]:
-        return self._timed("setup", lambda: GuestPool.setup(self, players, seed, next_ref))
+    def setup(
+        self, players: list[dict[str, Any]], seed: Seed, next_ref: str, options: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        return self._timed("setup", lambda: GuestPool.setup(self, players, seed, next_ref, options))
 
     def step(
         self,

@@ -15,12 +15,18 @@ tokens created by another process are loaded on first use.
 Check order of a match request: the token's match (PERMISSION_DENIED for another match's
 token), unknown match, the token's rights (a spectator cannot act), then the match's own
 order (game over, not active, stale version, not offered, the guest).
+
+Beside the running matches it keeps the lobby (matches waiting for players,
+:mod:`tablehost.lobby`), each module's metadata (:mod:`tablehost.metadata`), the clocks of
+timed matches (:mod:`tablehost.clocks`, advanced by :meth:`MatchRegistry.tick_clocks`), the
+seats the host plays for (zombies), and who is connected (an open WatchMatch per seat).
 """
 
 from __future__ import annotations
 
 import secrets
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -33,13 +39,17 @@ import structlog
 from tablehost.api.auth import ADMIN, Principal, ensure_admin_token, hash_token, new_token
 from tablehost.api.faults import InvalidRequest, PermissionDenied, Unauthenticated, UnknownModule
 from tablehost.api.metrics import MeteredPool, Metrics
+from tablehost.api.timekeeper import Timekeeper
 from tablehost.api.validation import check_color, check_module_name, check_username
+from tablehost.clocks import Clocks, Heartbeat, TimeControl, now_ms
 from tablehost.conformance import check_module
-from tablehost.errors import ModuleError, TablehostError, UnknownMatch
+from tablehost.errors import GuestError, ModuleError, TablehostError, UnknownMatch
 from tablehost.guest import GuestPool, check_instantiates
-from tablehost.history import PlayerInfo
+from tablehost.history import MoveRecord, PlayerInfo
 from tablehost.limits import DEFAULT_LIMITS, Limits
+from tablehost.lobby import PendingMatch, PendingSeat, SeatTaken, is_pending
 from tablehost.match import Match, MatchView
+from tablehost.metadata import GameMetadata, check_player_count, parse_metadata, resolve_options
 from tablehost.module import GameModule, load_module
 from tablehost.record import resume_match
 from tablehost.store import Claim, MatchStore, SeatRow, StoredModule, open_store
@@ -54,6 +64,12 @@ WATCH_POLL_S = 0.5
 that the match did not move elsewhere), seconds."""
 HEARD_WAIT_S = 0.05
 """How long the store's listener waits for a busy match's lock to wake its watchers, seconds."""
+HOST_MOVES_PER_TICK = 200
+"""Most moves the host plays for absent seats in one match per clock tick (a bound, so one
+match cannot hold the timekeeper)."""
+HOST_INTENTS = ("confirm", "choice")
+"""The host's choice for an absent seat: the first offered action of intent ``confirm``, else
+the first of intent ``choice``; never ``cancel`` or ``undo`` (so it cannot go back and forth)."""
 
 
 @dataclass
@@ -71,6 +87,23 @@ class LiveMatch:
     match: Match
     changed: threading.Condition
     views: dict[int | None, ServedView] = field(default_factory=dict)
+    clocks: Clocks | None = None
+    """The clocks of a timed match (None without a time control)."""
+    zombies: set[int] = field(default_factory=set)
+    """Seats the host plays for (timed out under the ``zombie`` policy) until they come back."""
+    connected: Counter[int] = field(default_factory=Counter)
+    """Open WatchMatch streams per seat."""
+    next_clocks: Clocks | None = None
+    """The clocks stamped on the move being submitted (committed once it is accepted)."""
+
+
+@dataclass
+class LobbyEntry:
+    """A waiting match with its lock (joins run one at a time under it)."""
+
+    pending: PendingMatch
+    changed: threading.Condition
+    aborted: bool = False
 
 
 @dataclass(frozen=True)
@@ -90,6 +123,7 @@ class CreatedMatch:
     spectator_token: str
     view: MatchView
     score_labels: list[str]
+    open_seats: list[int] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -110,6 +144,10 @@ class ServedView:
     wire: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
     """Room for the API layer to memoise this view's wire form (the registry reuses one
     ``ServedView`` per viewer and version, so the form is built once too)."""
+    extras: dict[str, Any] = field(default_factory=dict, compare=False)
+    """What changes without a new version, added at serve time: ``clocks`` (``[{"player_id",
+    "remaining_ms", "running"}]``), ``time_control``, ``connected`` and ``zombies`` (player ids),
+    ``open_seats`` (a waiting match)."""
 
 
 def _require_check(module: GameModule, games: int, players: int, limits: Limits) -> None:
@@ -189,26 +227,55 @@ class MatchRegistry:
         self.closed = threading.Event()
         """Set once :meth:`close` ran (background checks stop then)."""
         self._pools: dict[str, GuestPool] = {}
+        self._metadata: dict[str, GameMetadata] = {}
         self._resume_pools: dict[str, GuestPool] = {}
         self._matches: dict[str, LiveMatch] = {}
+        self._lobby: dict[str, LobbyEntry] = {}
+        self.heartbeat = Heartbeat(self.data_dir)
         self._tokens: dict[str, Principal] = {hash_token(admin_token): ADMIN}
         for seat in self.store.load_seats():
             kind = "spectator" if seat.player_id is None else "seat"
             self._tokens[seat.token_sha256] = Principal(kind, seat.match_id, seat.player_id)
         self._resume_all()
+        self.heartbeat.beat(force=True)
+        self._timekeeper: Timekeeper | None = None
+
+    def start_timekeeper(self) -> None:
+        """Start the thread that runs the clocks (:mod:`tablehost.api.timekeeper`); idempotent."""
+        if self._timekeeper is None:
+            self._timekeeper = Timekeeper(self)
+            self._timekeeper.start()
         self.store.subscribe(self._heard)
 
     # ------------------------------------------------------------ lifecycle
 
     def _resume_all(self) -> None:
+        charged_until = self.heartbeat.read()
         for match_id in self.store.match_ids():
             try:
-                self._matches[match_id] = LiveMatch(self._resume(match_id), threading.Condition())
+                record = self.store.load_record(match_id)
+                if self._hold_waiting(record):
+                    continue
+                live = LiveMatch(self._resume(match_id, record), threading.Condition())
             except Exception as exc:  # noqa: BLE001 - one broken match must not keep the others from being served
                 log.error(
                     "match.resume_failed", match_id=match_id, error=str(exc), error_type=type(exc).__name__
                 )
+                continue
+            self._resume_clocks(live, record, charged_until)
+            self._matches[match_id] = live
 
+    def _hold_waiting(self, record: dict[str, Any]) -> bool:
+        """Keep a waiting (or aborted while waiting) match in the lobby; false for a started one."""
+        if not (is_pending(record) or record.get("status") == "aborted"):
+            return False
+        match_id = record["match_id"]
+        entry = LobbyEntry(PendingMatch.from_json(record), threading.Condition())
+        entry.aborted = record.get("status") == "aborted"
+        with self._lock:
+            self._lobby.setdefault(match_id, entry)
+        log.info("match.resumed", match_id=match_id, status="aborted" if entry.aborted else "waiting")
+        return True
     def _resume(self, match_id: str, record: dict[str, Any] | None = None) -> Match:
         """The match rebuilt from its stored record (``record`` when the caller read it already).
 
@@ -227,7 +294,7 @@ class MatchRegistry:
             resume_pool = self._resume_pools.get(sha256)
             if resume_pool is None:
                 resume_pool = self._resume_pools[sha256] = GuestPool(pool.module, pool.limits.for_replay())
-        match = resume_match(resume_pool, record, journal=self.store.journal_for(match_id))
+        match = resume_match(resume_pool, record, journal=self.store.journal_for(match_id), metadata=self.metadata_of(sha256))
         match.pool = pool
         log.info("match.resumed", match_id=match_id, version=match.version, game_over=match.game_over)
         return match
@@ -264,7 +331,48 @@ class MatchRegistry:
         previous = live.match.version
         live.match = self._resume(match_id, record)
         live.views.clear()
+        if live.clocks is not None:  # the clocks stay this process's; the new match stamps them
+            self._install_stamp(live)
         log.info("match.caught_up", match_id=match_id, version_before=previous, version=live.match.version)
+
+    @contextmanager
+    def _held(self, live: LiveMatch) -> Iterator[None]:
+        """Hold the match in the store for one change; call under ``live.changed``.
+
+        Catches up with a newer stored version first, and journals through the hold (on
+        PostgreSQL its transaction); afterwards the match journals through the store again.
+
+        Raises:
+            StoreUnavailable: the store cannot be reached (nothing changed).
+        """
+        match_id = live.match.match_id
+        with self.store.claim(match_id) as claim:
+            self._catch_up(live, claim)
+            live.match.journal = claim.journal
+            try:
+                yield
+            finally:
+                live.match.journal = self.store.journal_for(match_id)
+
+    def _resume_clocks(self, live: LiveMatch, record: dict[str, Any], charged_until: int | None) -> None:
+        """Restore a timed match's clocks and zombies (the downtime policy of :mod:`tablehost.clocks`)."""
+        match = live.match
+        control = TimeControl.from_json(match.time_control)
+        for player in match.players:  # a seat whose newest move the host played is still absent
+            own = [m for m in match.history if m.player_id == player.player_id and not m.undone]
+            if own and own[-1].by_host:
+                live.zombies.add(player.player_id)
+        live.zombies.update(match.resigned_ids)
+        if not control.enabled:
+            return
+        saved = next((m.clocks for m in reversed(match.history) if m.clocks is not None), None)
+        if saved is None:
+            started = int(match.time_control.get("started_at_ms", now_ms()))
+            saved = Clocks.start(control, [p.player_id for p in match.players], [], started).to_json()
+        now = now_ms()
+        active = [] if match.game_over else match.active_player_ids
+        live.clocks = Clocks.restore(control, saved, active, charged_until or now, now)
+        self._install_stamp(live)
 
     def close_watchers(self) -> None:
         """Wake every watcher so its stream ends (before stopping the server); no new watch waits."""
@@ -272,10 +380,15 @@ class MatchRegistry:
         for live in list(self._matches.values()):
             with live.changed:
                 live.changed.notify_all()
+        for entry in list(self._lobby.values()):
+            with entry.changed:
+                entry.changed.notify_all()
 
     def close(self) -> None:
         """End the watchers, close the guest pools and the store; the registry is unusable afterwards."""
         self.close_watchers()
+        if self._timekeeper is not None:
+            self._timekeeper.stop()
         self.closed.set()
         for pool in [*self._pools.values(), *self._resume_pools.values()]:
             pool.close()
@@ -334,6 +447,22 @@ class MatchRegistry:
         with self._lock:
             return self._pools.setdefault(sha256, fresh)
 
+    def metadata_of(self, sha256: str) -> GameMetadata:
+        """The checked metadata of a stored module (asked of the module once, then kept).
+
+        Raises:
+            UnknownModule: no such module.
+            GuestError: the module's ``metadata`` op failed or answered malformed metadata.
+        """
+        with self._lock:
+            known = self._metadata.get(sha256)
+        if known is not None:
+            return known
+        raw = self._pool(sha256).metadata()
+        metadata = parse_metadata(raw) if raw is not None else GameMetadata(declared=False)
+        with self._lock:
+            return self._metadata.setdefault(sha256, metadata)
+
     def upload_module(self, principal: Principal, data: bytes, name: str) -> StoredModule:
         """Validate, compile and store a module (admin only); identical bytes return the stored module.
 
@@ -354,8 +483,16 @@ class MatchRegistry:
             data, limits=self.limits, cache_dir=self.data_dir / "cache", name=name or None, isolated=True
         )
         check_instantiates(module, self.limits)  # a start function that loops or traps is refused here
+        try:  # malformed metadata refuses the module before it is stored
+            raw = GuestPool(module, self.limits).metadata()
+            metadata = parse_metadata(raw) if raw is not None else GameMetadata(declared=False)
+        except GuestError as exc:
+            raise ModuleError(f"the module's metadata cannot be read: {exc}") from exc
         if self.check_uploads:
-            _require_check(module, self.check_uploads, self.check_players, self.limits)
+            players = metadata.min_players if metadata.declared else self.check_players
+            _require_check(module, self.check_uploads, players, self.limits)
+        with self._lock:
+            self._metadata.setdefault(module.sha256, metadata)
         stored = self.store.put_module(
             module.sha256, name or f"module-{module.sha256[:12]}", data, module.info.exports, _utc_now()
         )
@@ -385,58 +522,370 @@ class MatchRegistry:
     # ------------------------------------------------------------ matches
 
     def create_match(
-        self, principal: Principal, module_id: str, seats: list[tuple[str, str]]
+        self,
+        principal: Principal,
+        module_id: str,
+        seats: list[tuple[str, str]] | list[tuple[str, str, bool]],
+        options: dict[str, Any] | None = None,
+        time_control: TimeControl | None = None,
     ) -> CreatedMatch:
-        """Start a match (admin only) with one seat per ``(username, color)``; blanks get defaults.
+        """Create a match (admin only): one seat per ``(username, color)`` or ``(username, color,
+        open)``; blanks get defaults. With no open seat the game starts now; otherwise the match
+        waits in the lobby for :meth:`join`.
+
+        Args:
+            options: option name -> value, checked against the module's metadata.
+            time_control: the clocks (None or disabled: none).
 
         Returns:
-            The match id, a token per seat, the spectator token and the first spectator view.
+            The match id, a token per seated seat, the spectator token, the first spectator
+            view (status ``waiting`` with no table while seats are open) and the open seats.
 
         Raises:
             PermissionDenied: not the admin token.
             InvalidRequest: no seats or more than :data:`MAX_SEATS`, or a username or color
                 the API does not accept (:mod:`tablehost.api.validation`).
             UnknownModule: no such module.
+            SetupRefused: a seat count outside the module's range, or an option it does not
+                declare or allow; raised before any game code runs, nothing stored.
             GuestError: the game failed during setup (nothing is stored).
         """
         _require_admin(principal, "create matches")
         if not 1 <= len(seats) <= MAX_SEATS:
             raise InvalidRequest(f"a match needs 1 to {MAX_SEATS} seats, got {len(seats)}")
-        for username, color in seats:
-            if username:
+        specs = [(seat[0], seat[1], bool(seat[2]) if len(seat) > 2 else False) for seat in seats]
+        for username, color, open_seat in specs:
+            if username and not open_seat:
                 check_username(username)
             check_color(color)
-        pool = self._pool(module_id)
+        metadata = self.metadata_of(module_id)  # UnknownModule first
+        check_player_count(metadata, len(specs))
+        resolved = resolve_options(metadata, options or {})
+        control = time_control or TimeControl()
         stored = self.store.get_module(module_id)
         assert stored is not None
         match_id = "m-" + secrets.token_hex(8)
-        players = [
-            PlayerInfo(n, username or f"player{n}", color or PALETTE[(n - 1) % len(PALETTE)])
-            for n, (username, color) in enumerate(seats, start=1)
-        ]
-        tokens = [new_token("seat") for _ in players]
+        colors = [color or PALETTE[(n - 1) % len(PALETTE)] for n, (_, color, _) in enumerate(specs, start=1)]
         spectator_token = new_token("spectator")
+        spectator_row = SeatRow(hash_token(spectator_token), match_id, None)
+        if any(open_seat for _, _, open_seat in specs):
+            return self._create_pending(
+                match_id, stored, specs, colors, resolved, control, spectator_token, spectator_row
+            )
+        players = [PlayerInfo(n, specs[n - 1][0] or f"player{n}", colors[n - 1]) for n in range(1, len(specs) + 1)]
+        tokens = [new_token("seat") for _ in players]
         rows = [SeatRow(hash_token(t), match_id, p.player_id) for p, t in zip(players, tokens)]
-        rows.append(SeatRow(hash_token(spectator_token), match_id, None))
+        rows.append(spectator_row)
+        live = self._start(match_id, stored, players, resolved, control, self.store.journal_for(match_id, rows))
+        self._register(rows, match_id)
+        log.info("match.created", match_id=match_id, module_id=module_id, seats=len(players))
+        if live.match.setup.get("printed"):
+            log.info("guest.printed", match_id=match_id, seq=0, printed=live.match.setup["printed"])
+        return CreatedMatch(
+            match_id, list(zip(players, tokens)), spectator_token, live.match.view(None), _score_labels(live.match)
+        )
+
+    def _create_pending(
+        self,
+        match_id: str,
+        stored: StoredModule,
+        specs: list[tuple[str, str, bool]],
+        colors: list[str],
+        options: dict[str, Any],
+        control: TimeControl,
+        spectator_token: str,
+        spectator_row: SeatRow,
+    ) -> CreatedMatch:
+        seats = [
+            PendingSeat(n, colors[n - 1], None if open_seat else (username or f"player{n}"))
+            for n, (username, _, open_seat) in enumerate(specs, start=1)
+        ]
+        pending = PendingMatch(match_id, stored.sha256, stored.name, _utc_now(), seats, options, control.to_json())
+        tokens = {seat.player_id: new_token("seat") for seat in seats if not seat.open}
+        rows = [SeatRow(hash_token(t), match_id, pid) for pid, t in tokens.items()] + [spectator_row]
+        self.store.create_pending(pending.to_json(), rows)
+        with self._lock:
+            self._lobby[match_id] = LobbyEntry(pending, threading.Condition())
+        self._register(rows, match_id)
+        log.info("match.created", match_id=match_id, module_id=stored.sha256, seats=len(seats),
+                 open_seats=len(pending.open_seats))
+        seated = [(PlayerInfo(s.player_id, s.username or "", s.color), tokens[s.player_id]) for s in seats if not s.open]
+        return CreatedMatch(match_id, seated, spectator_token, _waiting_view(), [], pending.open_seats)
+
+    def _start(
+        self,
+        match_id: str,
+        stored: StoredModule,
+        players: list[PlayerInfo],
+        options: dict[str, Any],
+        control: TimeControl,
+        journal: Callable[[str, dict[str, Any]], None],
+    ) -> LiveMatch:
+        """Run the game's setup and serve the match (journaled through ``journal``)."""
+        started_ms = now_ms()
+        time_control = control.to_json()
+        if control.enabled:
+            time_control["started_at_ms"] = started_ms
         match = Match.start(
-            pool,
+            self._pool(stored.sha256),
             players,
             match_id=match_id,
-            module_sha256=module_id,
+            module_sha256=stored.sha256,
             module_name=stored.name,
-            journal=self.store.journal_for(match_id, rows),
+            journal=journal,
+            metadata=self.metadata_of(stored.sha256),
+            options=options,
+            time_control=time_control,
         )
+        live = LiveMatch(match, threading.Condition())
+        if control.enabled:
+            active = [] if match.game_over else match.active_player_ids
+            live.clocks = Clocks.start(control, [p.player_id for p in players], active, started_ms)
+            self._install_stamp(live)
         with self._lock:
-            self._matches[match_id] = LiveMatch(match, threading.Condition())
+            self._matches[match_id] = live
+        return live
+
+    def _install_stamp(self, live: LiveMatch) -> None:
+        """Make every move of ``live`` carry the clocks right after it."""
+
+        def stamp(move: MoveRecord) -> dict[str, Any] | None:
+            if live.clocks is None:
+                return None
+            active = live.match.active_player_ids
+            for patch in move.patches:
+                if patch.get("op") == "set_active_players":
+                    active = list(patch.get("player_ids", []))
+            live.next_clocks = live.clocks.after(move.player_id, active, now_ms())
+            return live.next_clocks.to_json()
+
+        live.match.stamp_clocks = stamp
+
+    def _register(self, rows: list[SeatRow], match_id: str) -> None:
+        with self._lock:
             for row in rows:
                 kind = "spectator" if row.player_id is None else "seat"
                 self._tokens[row.token_sha256] = Principal(kind, match_id, row.player_id)
-        log.info("match.created", match_id=match_id, module_id=module_id, seats=len(players))
-        if match.setup.get("printed"):
-            log.info("guest.printed", match_id=match_id, seq=0, printed=match.setup["printed"])
-        return CreatedMatch(
-            match_id, list(zip(players, tokens)), spectator_token, match.view(None), _score_labels(match)
-        )
+
+    # ------------------------------------------------------------ lobby
+
+    def join(
+        self, principal: Principal, match_id: str, username: str, color: str = "", player_id: int | None = None
+    ) -> tuple[PlayerInfo, str, str]:
+        """Take an open seat of a waiting match; the join that fills the last seat starts the game.
+
+        Args:
+            principal: the admin, or the match's spectator token (the invitation).
+            username: the seat's display name (checked like every name).
+            color: a display colour; empty keeps the seat's.
+            player_id: the seat wanted; None for the lowest open one.
+
+        Returns:
+            ``(player, token, status)``: the seat, its token (shown once), and ``"waiting"`` or,
+            after the last seat, the started match's status.
+
+        Raises:
+            PermissionDenied: a seat token, or another match's token.
+            UnknownMatch: no such match.
+            SeatTaken: the seat is taken, no seat is open, or the match already started.
+            InvalidRequest: a bad name or colour.
+            GuestError: the game's setup failed on the last join (the seat stays open).
+        """
+        if principal.kind == "seat" or (principal.match_id is not None and principal.match_id != match_id):
+            raise PermissionDenied(
+                "join with the admin token or this match's spectator token (its invitation)", match_id=match_id
+            )
+        check_username(username)
+        check_color(color)
+        entry = self._lobby_entry(match_id)
+        if entry is None:
+            if match_id in self._matches or (self.store.shared and self._load(match_id) is not None):
+                raise SeatTaken(f"match {match_id} has already started: every seat is taken", match_id=match_id)
+            raise UnknownMatch(f"no match {match_id}", match_id=match_id)
+        # The claim holds the match in a shared store (another process's join waits), and the
+        # waiting form is re-read under it; on SQLite this process is the only writer.
+        with entry.changed, self.store.claim(match_id) as claim:
+            if self.store.shared:
+                record = claim.load_record()
+                if is_pending(record) or record.get("status") == "aborted":
+                    entry.pending = PendingMatch.from_json(record)
+                    entry.aborted = record.get("status") == "aborted"
+                else:
+                    with self._lock:
+                        self._lobby.pop(match_id, None)
+            if entry.aborted or match_id not in self._lobby:
+                state = "was aborted" if entry.aborted else "has already started"
+                raise SeatTaken(f"match {match_id} {state}", match_id=match_id)
+            pending = entry.pending
+            taken = pending.take_seat(username, player_id)
+            if color:
+                taken.color = color
+            token = new_token("seat")
+            row = SeatRow(hash_token(token), match_id, taken.player_id)
+            player = PlayerInfo(taken.player_id, username, taken.color)
+            if len(pending.open_seats) > 1:
+                after = PendingMatch.from_json(pending.to_json())
+                after.commit(taken)
+                self.store.update_pending(match_id, after.to_json(), [row])
+                pending.commit(taken)
+                status = "waiting"
+            else:
+                players = [player if p.player_id == taken.player_id else p for p in pending.players()]
+                stored = self.store.get_module(pending.module_sha256)
+                if stored is None:
+                    raise UnknownMatch(f"the module of match {match_id} is gone", match_id=match_id)
+
+                def journal(kind: str, payload: dict[str, Any]) -> None:
+                    if kind == "setup":
+                        self.store.update_pending(match_id, payload, [row])
+                    else:
+                        self.store.append(match_id, kind, payload)
+
+                live = self._start(
+                    match_id, stored, players, pending.options, TimeControl.from_json(pending.time_control), journal
+                )
+                pending.commit(taken)
+                with self._lock:
+                    self._lobby.pop(match_id, None)
+                status = live.match.status
+            self._register([row], match_id)
+            entry.changed.notify_all()
+        log.info("match.joined", match_id=match_id, player_id=taken.player_id, status=status)
+        return player, token, status
+
+    def abort(self, principal: Principal, match_id: str) -> ServedView:
+        """End a match at once, result ``aborted`` (admin only); a waiting match stops waiting.
+
+        Raises:
+            PermissionDenied: not the admin token.
+            UnknownMatch: no such match.
+            MatchOver: the match is over already.
+        """
+        _require_admin(principal, "abort matches")
+        entry = self._lobby.get(match_id)
+        if entry is not None:
+            with entry.changed:
+                if match_id in self._lobby and not entry.aborted:
+                    stored = entry.pending.to_json() | {"status": "aborted"}
+                    self.store.update_pending(match_id, stored, [])
+                    entry.aborted = True
+                    entry.changed.notify_all()
+                    log.info("match.aborted", match_id=match_id, status="waiting")
+                    return self._pending_served(entry, None)
+        live = self._live(principal, match_id)
+        with live.changed, self._held(live):
+            live.match.end("aborted")
+            self._stop_clocks(live)
+            live.changed.notify_all()
+            log.info("match.aborted", match_id=match_id, version=live.match.version)
+            return self._served(live, None)
+
+    def resign(self, principal: Principal, match_id: str) -> ServedView:
+        """The caller's seat resigns: the match ends, result ``resigned``, that seat last; or, under
+        the module's resign rule ``continue`` with two or more others still playing, the others
+        play on while the host plays this seat (it ranks last at the end).
+
+        Raises:
+            PermissionDenied: not a seat token.
+            MatchOver: the match is over already.
+        """
+        live = self._live(principal, match_id)
+        player_id = _require_seat(principal)
+        with live.changed, self._held(live):
+            live.match.resign(player_id)
+            if live.match.game_over:
+                self._stop_clocks(live)
+            else:  # resign rule "continue": the others play on, the host plays this seat
+                live.zombies.add(player_id)
+                self._play_for_absent(live)
+            live.changed.notify_all()
+            log.info("match.resigned", match_id=match_id, player_id=player_id)
+            return self._served(live, player_id)
+
+    def _stop_clocks(self, live: LiveMatch) -> None:
+        if live.clocks is not None:
+            live.clocks = live.clocks.after(None, [], now_ms())
+
+    # ------------------------------------------------------------ clocks and absent seats
+
+    def tick_clocks(self, at_ms: int | None = None) -> int:
+        """Apply timeouts and play for absent seats in every timed or zombie-seated match.
+
+        A running clock at 0 times its seat out: under ``forfeit`` the match ends (result
+        ``timeout``, that seat last); under ``zombie`` the host plays for the seat, one move
+        each time it is active (:data:`HOST_INTENTS`), recorded with ``by_host``, until the seat
+        comes back (a GetView or WatchMatch with its token). Called by the server's timekeeper
+        a few times a second; also beats the heartbeat.
+
+        Returns:
+            How many matches changed.
+        """
+        self.heartbeat.beat()
+        now = now_ms() if at_ms is None else at_ms
+        changed = 0
+        for live in list(self._matches.values()):
+            if live.clocks is None and not live.zombies:
+                continue
+            with live.changed:
+                if live.match.game_over:
+                    continue
+                try:
+                    with self._held(live):
+                        moved = self._apply_timeouts(live, now) | self._play_for_absent(live)
+                except TablehostError as exc:  # a failing game must not stop the other matches' clocks
+                    log.warning("clock.tick_failed", match_id=live.match.match_id, code=exc.code, error=str(exc))
+                    moved = True
+                if moved:
+                    changed += 1
+                    live.changed.notify_all()
+        return changed
+
+    def _apply_timeouts(self, live: LiveMatch, now: int) -> bool:
+        if live.clocks is None:
+            return False
+        match = live.match
+        for player_id in live.clocks.expired(now):
+            if player_id in live.zombies:
+                continue
+            if live.clocks.control.on_timeout == "forfeit":
+                match.end("timeout", player_id)
+                live.clocks = live.clocks.after(None, [], now)
+                log.info("clock.timeout", match_id=match.match_id, player_id=player_id, policy="forfeit")
+                return True
+            live.zombies.add(player_id)
+            log.info("clock.timeout", match_id=match.match_id, player_id=player_id, policy="zombie")
+        return False
+
+    def _play_for_absent(self, live: LiveMatch) -> bool:
+        match = live.match
+        moved = False
+        for _ in range(HOST_MOVES_PER_TICK):
+            if match.game_over or not live.zombies:
+                break
+            choice = None
+            for player_id in match.active_player_ids:
+                if player_id in live.zombies:
+                    choice = _host_choice(match.actions_for(player_id))
+                    if choice is not None:
+                        break
+            if choice is None:
+                break
+            live.match.submit(player_id, choice["action"], by_host=True)
+            self._commit_clocks(live)
+            moved = True
+        return moved
+
+    def _commit_clocks(self, live: LiveMatch) -> None:
+        if live.next_clocks is not None:
+            live.clocks, live.next_clocks = live.next_clocks, None
+
+    def _come_back(self, live: LiveMatch, viewer: int | None) -> None:
+        """A seat that shows up again (view or watch with its token) is no longer played for."""
+        if viewer is not None and viewer in live.zombies and viewer not in live.match.resigned_ids:
+            live.zombies.discard(viewer)
+            log.info("seat.returned", match_id=live.match.match_id, player_id=viewer)
+
+    # ------------------------------------------------------------ reading
 
     def _live(self, principal: Principal, match_id: str) -> LiveMatch:
         if principal.match_id is not None and principal.match_id != match_id:
@@ -451,40 +900,114 @@ class MatchRegistry:
     def _load(self, match_id: str) -> LiveMatch | None:
         """A match another process created, loaded into memory; ``None`` when it is not stored."""
         try:
-            match = self._resume(match_id)
+            record = self.store.load_record(match_id)
         except UnknownMatch:
             return None
+        if self._hold_waiting(record):
+            return None
+        match = self._resume(match_id, record)
         with self._lock:
             return self._matches.setdefault(match_id, LiveMatch(match, threading.Condition()))
 
     def view(self, principal: Principal, match_id: str) -> ServedView:
-        """The caller's view: its seat's for a seat token, the spectator view otherwise."""
+        """The caller's view: its seat's for a seat token, the spectator view otherwise (a waiting
+        match: no table yet, status ``waiting`` and its open seats)."""
+        entry = self._waiting(principal, match_id)
+        if entry is not None:
+            with entry.changed:
+                return self._pending_served(entry, principal.viewer)
         live = self._live(principal, match_id)
         with live.changed:
             self._catch_up(live)
+            self._come_back(live, principal.viewer)
             return self._served(live, principal.viewer)
+
+    def _waiting(self, principal: Principal, match_id: str) -> LobbyEntry | None:
+        if principal.match_id is not None and principal.match_id != match_id:
+            raise PermissionDenied(f"this token belongs to another match, not {match_id}", match_id=match_id)
+        return self._lobby_entry(match_id)
+
+    def _lobby_entry(self, match_id: str) -> LobbyEntry | None:
+        """The waiting match ``match_id`` or ``None``; on a shared store, as stored now (another
+        process may have created it, taken seats or started it)."""
+        entry = self._lobby.get(match_id)
+        if not self.store.shared or (entry is None and match_id in self._matches):
+            return entry
+        try:
+            record = self.store.load_record(match_id)
+        except UnknownMatch:
+            return None
+        if not (is_pending(record) or record.get("status") == "aborted"):
+            with self._lock:
+                self._lobby.pop(match_id, None)
+            if entry is not None:
+                with entry.changed:
+                    entry.changed.notify_all()
+            return None
+        if entry is None:
+            self._hold_waiting(record)
+            return self._lobby.get(match_id)
+        with entry.changed:
+            entry.pending = PendingMatch.from_json(record)
+            entry.aborted = record.get("status") == "aborted"
+        return entry
 
     def watch(
         self, principal: Principal, match_id: str, is_active: Callable[[], bool]
     ) -> Iterator[ServedView]:
         """The caller's view now, then after every change; ends after the game-over view.
 
-        Views are coalesced: a reader slower than the match gets the newest view, never a
-        backlog. The iterator also ends when ``is_active()`` turns false or the registry closes.
+        A waiting match sends its waiting view, then the first view once the last seat is
+        taken. Views are coalesced: a reader slower than the match gets the newest view, never
+        a backlog. The iterator also ends when ``is_active()`` turns false or the registry
+        closes. A seat watching counts as connected (``extras["connected"]``) and, if the host
+        was playing for it, as back.
         """
-        live = self._live(principal, match_id)
-        seen: int | None = None
-        while is_active() and not self._closing:
-            with live.changed:
-                self._catch_up(live)
-                if live.match.version == seen:
-                    live.changed.wait(WATCH_POLL_S)
-                    continue
-                served = self._served(live, principal.viewer)
-            seen = served.view.version
-            yield served
-            if served.view.game_over:
+        entry = self._waiting(principal, match_id)
+        if entry is not None:
+            sent = False
+            while is_active() and not self._closing:
+                if self.store.shared:  # a join through another process
+                    self._lobby_entry(match_id)
+                with entry.changed:
+                    if match_id not in self._lobby or entry.aborted:
+                        break
+                    if sent:
+                        entry.changed.wait(WATCH_POLL_S)
+                        continue
+                    served = self._pending_served(entry, principal.viewer)
+                yield served
+                sent = True
+            if entry.aborted:
+                with entry.changed:
+                    served = self._pending_served(entry, principal.viewer)
+                yield served
                 return
+        live = self._live(principal, match_id)
+        viewer = principal.viewer
+        with live.changed:
+            if viewer is not None:
+                live.connected[viewer] += 1
+            self._come_back(live, viewer)
+        try:
+            seen: int | None = None
+            while is_active() and not self._closing:
+                with live.changed:
+                    self._catch_up(live)  # moves stored by another process (shared store)
+                    if live.match.version == seen:
+                        live.changed.wait(WATCH_POLL_S)
+                        continue
+                    served = self._served(live, viewer)
+                seen = served.view.version
+                yield served
+                if served.view.game_over:
+                    return
+        finally:
+            if viewer is not None:
+                with live.changed:
+                    live.connected[viewer] -= 1
+                    if live.connected[viewer] <= 0:
+                        del live.connected[viewer]
 
     def submit(
         self, principal: Principal, match_id: str, view_action: dict[str, Any], expected_version: int
@@ -501,11 +1024,14 @@ class MatchRegistry:
         """
         live = self._live(principal, match_id)
         player_id = _require_seat(principal)
-        with live.changed, self._counted("move"), self.store.claim(match_id) as claim:
-            self._catch_up(live, claim)
-            live.match.journal = claim.journal
+        with live.changed, self._counted("move"), self._held(live):
+            self._come_back(live, player_id)
             action = _offered_form(live.match, player_id, view_action)
+            live.next_clocks = None
             move = live.match.submit_view_action(player_id, action, expected_version=expected_version)
+            self._commit_clocks(live)
+            if live.zombies:
+                self._play_for_absent(live)
             live.changed.notify_all()
             if move.printed:  # bounded by the gate's limits; for the admin, never for players
                 log.info("guest.printed", match_id=match_id, seq=move.seq, printed=move.printed)
@@ -521,10 +1047,10 @@ class MatchRegistry:
         """
         live = self._live(principal, match_id)
         player_id = _require_seat(principal)
-        with live.changed, self._counted("undo"), self.store.claim(match_id) as claim:
-            self._catch_up(live, claim)
-            live.match.journal = claim.journal
+        with live.changed, self._counted("undo"), self._held(live):
             live.match.undo(player_id, expected_version=expected_version)
+            if live.clocks is not None:
+                live.clocks = live.clocks.after(None, live.match.active_player_ids, now_ms())
             live.changed.notify_all()
             return self._served(live, player_id)
 
@@ -545,6 +1071,33 @@ class MatchRegistry:
                 )
             return live.match.record()
 
+    def log_history(self, principal: Principal, match_id: str, offset: int, limit: int) -> tuple[list[str], int]:
+        """The caller's log lines from ``offset`` (0 = the match's first line), at most ``limit``.
+
+        Lines come from the setup's and every move's ``log`` patches (undone moves left out),
+        so lines older than the 500 a state keeps are there too; each is the caller's own
+        ``for_player`` line where the game wrote one, exactly as in views.
+
+        Returns:
+            ``(texts, total)``: the lines and how many the match has in all.
+
+        Raises:
+            PermissionDenied: another match's token. UnknownMatch: no such match.
+        """
+        if self._waiting(principal, match_id) is not None:
+            return [], 0
+        live = self._live(principal, match_id)
+        key = None if principal.viewer is None else str(principal.viewer)
+        with live.changed:
+            match = live.match
+            batches = [match.setup["patches"]] + [m.patches for m in match.history if not m.undone]
+            entries = [p["entry"] for batch in batches for p in batch if p.get("op") == "log"]
+        texts = [
+            (entry.get("for_player") or {}).get(key, entry.get("text", "")) if key else entry.get("text", "")
+            for entry in entries[offset : offset + limit]
+        ]
+        return texts, len(entries)
+
     def match_module(self, principal: Principal, match_id: str) -> StoredModule:
         """The module a match runs, bytes included, for anyone who may view the match.
 
@@ -553,7 +1106,7 @@ class MatchRegistry:
 
         Raises:
             PermissionDenied: another match's token.
-            UnknownMatch: no such match.
+            UnknownMatch: no such match (a waiting match has no table yet).
         """
         live = self._live(principal, match_id)
         with live.changed:
@@ -563,40 +1116,76 @@ class MatchRegistry:
             raise UnknownModule(f"no module {sha256}", module_id=sha256)
         return stored
 
-    def list_matches(self, principal: Principal) -> list[dict[str, Any]]:
+    def list_matches(
+        self, principal: Principal, *, module_id: str = "", open_only: bool = False
+    ) -> list[dict[str, Any]]:
         """Summaries of the matches the caller may see, newest first.
+
+        Args:
+            module_id: only matches of this module ("" for all).
+            open_only: only waiting matches with an open seat.
 
         Returns:
             Dicts ``{match_id, module_id, module_name, players: [PlayerInfo], version, game_over,
-            active_player_ids, created_at}``.
+            active_player_ids, created_at, status, result (MatchResult or None), open_seats,
+            options, time_control}``.
         """
         if self.store.shared:  # matches another process created
             for match_id in set(self.store.match_ids()) - set(self._matches):
                 if principal.match_id is None or principal.match_id == match_id:
                     self._load(match_id)
         with self._lock:
-            lives = [
-                live
-                for match_id, live in self._matches.items()
-                if principal.match_id is None or principal.match_id == match_id
-            ]
+            visible = lambda match_id: principal.match_id is None or principal.match_id == match_id
+            lives = [live for match_id, live in self._matches.items() if visible(match_id)]
+            entries = [entry for match_id, entry in self._lobby.items() if visible(match_id)]
         summaries = []
-        for live in lives:
-            with live.changed:
-                self._catch_up(live)
-                m = live.match
+        for entry in entries:
+            with entry.changed:
+                p = entry.pending
                 summaries.append(
                     {
-                        "match_id": m.match_id,
-                        "module_id": m.module_sha256,
-                        "module_name": m.module_name,
-                        "players": list(m.players),
-                        "version": m.version,
-                        "game_over": m.game_over,
-                        "active_player_ids": [] if m.game_over else m.active_player_ids,
-                        "created_at": m.created_at,
+                        "match_id": p.match_id,
+                        "module_id": p.module_sha256,
+                        "module_name": p.module_name,
+                        "players": [PlayerInfo(s.player_id, s.username or "", s.color) for s in p.seats],
+                        "version": 0,
+                        "game_over": entry.aborted,
+                        "active_player_ids": [],
+                        "created_at": p.created_at,
+                        "status": "aborted" if entry.aborted else "waiting",
+                        "result": None,
+                        "open_seats": [] if entry.aborted else p.open_seats,
+                        "options": p.options,
+                        "time_control": p.time_control,
                     }
                 )
+        if not open_only:
+            for live in lives:
+                with live.changed:
+                    self._catch_up(live)
+                    m = live.match
+                    summaries.append(
+                        {
+                            "match_id": m.match_id,
+                            "module_id": m.module_sha256,
+                            "module_name": m.module_name,
+                            "players": list(m.players),
+                            "version": m.version,
+                            "game_over": m.game_over,
+                            "active_player_ids": [] if m.game_over else m.active_player_ids,
+                            "created_at": m.created_at,
+                            "status": m.status,
+                            "result": m.result,
+                            "open_seats": [],
+                            "options": dict(m.setup.get("options") or {}),
+                            "time_control": {k: v for k, v in m.time_control.items() if k != "started_at_ms"},
+                        }
+                    )
+        summaries = [
+            s
+            for s in summaries
+            if (not module_id or s["module_id"] == module_id) and (not open_only or s["open_seats"])
+        ]
         return sorted(summaries, key=lambda s: (s["created_at"], s["match_id"]), reverse=True)
 
     @contextmanager
@@ -621,13 +1210,30 @@ class MatchRegistry:
         ]
 
     def _served(self, live: LiveMatch, viewer: int | None) -> ServedView:
-        """The view of ``viewer`` at the match's current version (cached); call under ``live.changed``."""
+        """The view of ``viewer`` at the match's current version (cached), with the extras of now;
+        call under ``live.changed``."""
         match = live.match
         served = live.views.get(viewer)
         if served is None or served.view.version != match.version:
             served = ServedView(match.match_id, viewer, match.view(viewer), _score_labels(match))
             live.views[viewer] = served
-        return served
+        extras: dict[str, Any] = {}
+        if live.clocks is not None:
+            extras["clocks"] = live.clocks.view(now_ms())
+            extras["time_control"] = live.clocks.control.to_json()
+        if live.connected:
+            extras["connected"] = sorted(live.connected)
+        if live.zombies:
+            extras["zombies"] = sorted(live.zombies)
+        if not extras:
+            return served
+        return ServedView(served.match_id, viewer, served.view, served.score_labels, served.wire, extras)
+
+    def _pending_served(self, entry: LobbyEntry, viewer: int | None) -> ServedView:
+        pending = entry.pending
+        view = _waiting_view("aborted" if entry.aborted else "waiting")
+        extras = {"open_seats": [] if entry.aborted else pending.open_seats, "time_control": pending.time_control}
+        return ServedView(pending.match_id, viewer, view, [], extras=extras)
 
 
 def _require_admin(principal: Principal, what: str) -> None:
@@ -639,6 +1245,25 @@ def _require_seat(principal: Principal) -> int:
     if principal.kind != "seat" or principal.player_id is None:
         raise PermissionDenied(f"the {principal.kind} token cannot act; use a seat token")
     return principal.player_id
+
+
+def _waiting_view(status: str = "waiting") -> MatchView:
+    """The view of a match that has not started: no table, no actions."""
+    result = None
+    if status == "aborted":
+        from tablehost.results import MatchResult
+
+        result = MatchResult(ended_by="aborted")
+    return MatchView({}, [], {}, [], status == "aborted", 0, status, result)
+
+
+def _host_choice(offered: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The action the host plays for an absent seat (:data:`HOST_INTENTS`), or None."""
+    for intent in HOST_INTENTS:
+        for offer in offered:
+            if offer.get("intent", "choice") == intent:
+                return offer
+    return None
 
 
 def _score_labels(match: Match) -> list[str]:

@@ -106,6 +106,7 @@ def create_server(
         RuntimeError: the address cannot be bound (port taken, host not of this machine).
     """
     check_address(address, listening=True)
+    registry.start_timekeeper()
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="tablehost-rpc"),
         interceptors=[

@@ -19,23 +19,30 @@ from tablehost.api.faults import InvalidRequest, ResponseTooLarge
 from tablehost.api.registry import MatchRegistry, ServedView
 from tablehost.api.validation import MAX_RESPONSE_BYTES
 from tablehost.api.watch_slots import WatchSlots
+from tablehost.clocks import TimeControl
+from tablehost.metadata import GameMetadata
 from tablehost.store import StoredModule
+from tablehost.view_delta import diff_views
 
 
-def _module(stored: StoredModule) -> pb.Module:
-    return pb.Module(
+def _module(stored: StoredModule, metadata: GameMetadata) -> pb.Module:
+    message = pb.Module(
         module_id=stored.sha256,
         name=stored.name,
         size_bytes=stored.size_bytes,
         exports=stored.exports,
         uploaded_at=stored.uploaded_at,
     )
-
-
-def _uploaded(stored: StoredModule) -> pb.Module:
-    message = _module(stored)
-    message.already_stored = not stored.newly_stored
+    convert.metadata_to_proto(metadata, message.metadata)
     return message
+
+
+def _time_control(message: pb.TimeControl) -> TimeControl:
+    """The request's time control; INVALID_ARGUMENT for an inconsistent one."""
+    try:
+        return TimeControl.from_json(convert.time_control_from_proto(message))
+    except ValueError as exc:
+        raise InvalidRequest(f"time_control: {exc}") from None
 
 
 def _view(served: ServedView, max_bytes: int) -> pb.MatchView:
@@ -49,13 +56,43 @@ def _view(served: ServedView, max_bytes: int) -> pb.MatchView:
             reason no user can act on).
     """
     structlog.contextvars.bind_contextvars(version=served.view.version)
-    message: pb.MatchView | None = served.wire.get("pb")
-    if message is None:
+    built: tuple[pb.MatchView, int] | None = served.wire.get("pb")
+    if built is None:
         message = convert.view_to_proto(served.match_id, served.viewer, served.view, served.score_labels)
-        # Size first: another thread that finds "pb" must find its size too.
-        served.wire["bytes"] = message.ByteSize()
-        served.wire["pb"] = message
-    _check_size("this view", served.wire["bytes"], max_bytes)
+        # One assignment: a stream on another thread sees the message and its size together.
+        built = served.wire["pb"] = (message, message.ByteSize())
+    message, size = built
+    _check_size("this view", size, max_bytes)
+    if served.extras:  # clocks and presence change without a new version: a copy per serve
+        dynamic = pb.MatchView()
+        dynamic.CopyFrom(message)
+        convert.add_view_extras(dynamic, served.extras)
+        return dynamic
+    return message
+
+
+def _delta_view(served: ServedView, previous: ServedView, max_bytes: int) -> pb.MatchView | None:
+    """``served`` as a delta of ``previous`` (the view sent before it on the stream), or None when
+    the tables differ in shape and the whole view must go. Built once per viewer and version."""
+    cached = served.wire.get("delta")
+    if cached is None or cached[0] != previous.view.version:
+        delta = diff_views(previous.view.state, served.view.state)
+        message = None
+        if delta is not None:
+            message = convert.view_to_proto(
+                served.match_id, served.viewer, served.view, served.score_labels, with_state=False
+            )
+            convert.delta_to_proto(delta, previous.view.version, message.delta)
+        cached = served.wire["delta"] = (previous.view.version, message)
+    message = cached[1]
+    if message is None:
+        return None
+    _check_size("this view's delta", message.ByteSize(), max_bytes)
+    if served.extras:
+        dynamic = pb.MatchView()
+        dynamic.CopyFrom(message)
+        convert.add_view_extras(dynamic, served.extras)
+        return dynamic
     return message
 
 
@@ -78,6 +115,10 @@ def _expected_version(request: pb.SubmitActionRequest | pb.UndoRequest) -> int:
     return request.expected_version
 
 
+MAX_LOG_LINES = 5000
+"""Most log lines one GetLog answers."""
+
+
 class ModuleServicer(pb_grpc.ModuleServiceServicer):
     """ModuleService over a :class:`MatchRegistry`."""
 
@@ -87,19 +128,26 @@ class ModuleServicer(pb_grpc.ModuleServiceServicer):
     def UploadModule(self, request: pb.UploadModuleRequest, context: grpc.ServicerContext) -> pb.Module:
         if not request.wasm:
             raise InvalidRequest("wasm is empty: send the module bytes")
-        return _uploaded(self.registry.upload_module(current_principal.get(), request.wasm, request.name))
+        stored = self.registry.upload_module(current_principal.get(), request.wasm, request.name)
+        message = _module(stored, self.registry.metadata_of(stored.sha256))
+        message.already_stored = not stored.newly_stored
+        return message
 
     def ListModules(
         self, request: pb.ListModulesRequest, context: grpc.ServicerContext
     ) -> pb.ListModulesResponse:
         return pb.ListModulesResponse(
-            modules=[_module(m) for m in self.registry.list_modules(current_principal.get())]
+            modules=[
+                _module(m, self.registry.metadata_of(m.sha256))
+                for m in self.registry.list_modules(current_principal.get())
+            ]
         )
 
     def GetModule(self, request: pb.GetModuleRequest, context: grpc.ServicerContext) -> pb.Module:
         if not request.module_id:
             raise InvalidRequest("module_id is required")
-        return _module(self.registry.get_module(current_principal.get(), request.module_id))
+        stored = self.registry.get_module(current_principal.get(), request.module_id)
+        return _module(stored, self.registry.metadata_of(stored.sha256))
 
 
 class MatchServicer(pb_grpc.MatchServiceServicer):
@@ -129,12 +177,16 @@ class MatchServicer(pb_grpc.MatchServiceServicer):
     ) -> pb.CreateMatchResponse:
         if not request.module_id:
             raise InvalidRequest("module_id is required")
-        if request.options.fields:
-            raise InvalidRequest("options are reserved and must be empty in tablehost.v1")
         created = self.registry.create_match(
-            current_principal.get(), request.module_id, [(s.username, s.color) for s in request.seats]
+            current_principal.get(),
+            request.module_id,
+            [(s.username, s.color, s.open) for s in request.seats],
+            convert.from_struct(request.options) if request.options.fields else {},
+            _time_control(request.time_control),
         )
         structlog.contextvars.bind_contextvars(match_id=created.match_id, version=0)
+        view = convert.view_to_proto(created.match_id, None, created.view, created.score_labels)
+        view.open_seats.extend(created.open_seats)
         return pb.CreateMatchResponse(
             match_id=created.match_id,
             seats=[
@@ -142,8 +194,31 @@ class MatchServicer(pb_grpc.MatchServiceServicer):
                 for p, token in created.seats
             ],
             spectator_token=created.spectator_token,
-            view=convert.view_to_proto(created.match_id, None, created.view, created.score_labels),
+            view=view,
+            open_seats=created.open_seats,
         )
+
+    def JoinMatch(self, request: pb.JoinMatchRequest, context: grpc.ServicerContext) -> pb.JoinMatchResponse:
+        match_id = _match_id(request.match_id)
+        player, token, status = self.registry.join(
+            current_principal.get(),
+            match_id,
+            request.username,
+            request.color,
+            request.player_id if request.HasField("player_id") else None,
+        )
+        return pb.JoinMatchResponse(
+            seat=pb.SeatToken(player_id=player.player_id, username=player.username, color=player.color, token=token),
+            status=convert.STATUSES[status],
+        )
+
+    def Resign(self, request: pb.ResignRequest, context: grpc.ServicerContext) -> pb.SubmitActionResponse:
+        served = self.registry.resign(current_principal.get(), _match_id(request.match_id))
+        return pb.SubmitActionResponse(view=_view(served, self.max_response_bytes), seq=served.view.version)
+
+    def AbortMatch(self, request: pb.AbortMatchRequest, context: grpc.ServicerContext) -> pb.MatchView:
+        served = self.registry.abort(current_principal.get(), _match_id(request.match_id))
+        return _view(served, self.max_response_bytes)
 
     def GetView(self, request: pb.GetViewRequest, context: grpc.ServicerContext) -> pb.MatchView:
         served = self.registry.view(current_principal.get(), _match_id(request.match_id))
@@ -154,8 +229,26 @@ class MatchServicer(pb_grpc.MatchServiceServicer):
     ) -> Iterator[pb.MatchView]:
         principal = current_principal.get()
         with self.watch_slots.hold(principal):
+            previous: ServedView | None = None
             for served in self.registry.watch(principal, _match_id(request.match_id), context.is_active):
-                yield _view(served, self.max_response_bytes)
+                message = None
+                # A delta only from the view right before (a gap, e.g. coalesced views, sends it whole).
+                if request.deltas and previous is not None and served.view.version == previous.view.version + 1:
+                    message = _delta_view(served, previous, self.max_response_bytes)
+                yield message if message is not None else _view(served, self.max_response_bytes)
+                previous = served
+
+    def GetLog(self, request: pb.GetLogRequest, context: grpc.ServicerContext) -> pb.GetLogResponse:
+        if request.limit > MAX_LOG_LINES:
+            raise InvalidRequest(f"limit is at most {MAX_LOG_LINES} lines, got {request.limit}")
+        lines, total = self.registry.log_history(
+            current_principal.get(), _match_id(request.match_id), request.offset, request.limit or 500
+        )
+        response = pb.GetLogResponse(total=total)
+        for text in lines:
+            response.lines.add(text=text)
+        _check_size("the log", response.ByteSize(), self.max_response_bytes)
+        return response
 
     def SubmitAction(
         self, request: pb.SubmitActionRequest, context: grpc.ServicerContext
@@ -181,18 +274,26 @@ class MatchServicer(pb_grpc.MatchServiceServicer):
     def ListMatches(
         self, request: pb.ListMatchesRequest, context: grpc.ServicerContext
     ) -> pb.ListMatchesResponse:
-        return pb.ListMatchesResponse(
-            matches=[
-                pb.MatchSummary(
-                    match_id=s["match_id"],
-                    module_id=s["module_id"],
-                    module_name=s["module_name"],
-                    players=[convert.player_to_proto(p) for p in s["players"]],
-                    version=s["version"],
-                    game_over=s["game_over"],
-                    active_player_ids=s["active_player_ids"],
-                    created_at=s["created_at"],
-                )
-                for s in self.registry.list_matches(current_principal.get())
-            ]
+        summaries = self.registry.list_matches(
+            current_principal.get(), module_id=request.module_id, open_only=request.open_only
         )
+        response = pb.ListMatchesResponse()
+        for s in summaries:
+            summary = response.matches.add(
+                match_id=s["match_id"],
+                module_id=s["module_id"],
+                module_name=s["module_name"],
+                players=[convert.player_to_proto(p) for p in s["players"]],
+                version=s["version"],
+                game_over=s["game_over"],
+                active_player_ids=s["active_player_ids"],
+                created_at=s["created_at"],
+                status=convert.STATUSES[s["status"]],
+                open_seats=s["open_seats"],
+            )
+            if s["result"] is not None:
+                convert.result_to_proto(s["result"], summary.result)
+            if s["options"]:
+                summary.options.update(s["options"])
+            convert.time_control_to_proto(s["time_control"], summary.time_control)
+        return response

@@ -13,6 +13,7 @@ from tablehost.guest.pool import GuestPool
 from tablehost.guest.protocol import (
     OP_ACTIONS,
     OP_GAME_OVER,
+    OP_METADATA,
     OP_NAMES,
     OP_PLAYOUT,
     OP_SCORES,
@@ -27,6 +28,7 @@ __all__ = [
     "BUDGET_BY_TRAP",
     "OP_ACTIONS",
     "OP_GAME_OVER",
+    "OP_METADATA",
     "OP_NAMES",
     "OP_PLAYOUT",
     "OP_SCORES",

@@ -191,6 +191,7 @@ class Guest:
         self._dealloc = RawFunc(raw, _func(exports, "tablehost_dealloc"), 2)
         self._call = RawFunc(raw, _func(exports, "tablehost_call"), 3)
         self._panic = RawFunc(raw, _func(exports, "tablehost_panic_message"), 1)
+        self._marker = RawFunc(raw, _func(exports, "tablehost_abi_v1"), 1)
         self._buffer_ptr = 0
         self._buffer_bytes = 0
         self._memory_at_start = raw.memory_bytes()
@@ -235,6 +236,16 @@ class Guest:
         except GuestError:
             self.broken = True
             raise
+
+    def abi_minor(self, budget: CallBudget | None = None) -> int:
+        """The ABI v1 minor version the module implements (what ``tablehost_abi_v1()`` returns).
+
+        Raises:
+            BudgetExceeded, GuestPanic, GuestTrap: the marker call failed; :attr:`broken` is set.
+        """
+        self._budget = budget if budget is not None else CallBudget.start(self.limits)
+        with self._crossing("abi_marker"):
+            return int(self._marker.call().i32)
 
     def remember(self, ref: str) -> list[str]:
         """Record that the SDK now caches ``ref``; return the refs its LRU evicted."""

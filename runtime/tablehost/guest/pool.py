@@ -36,6 +36,7 @@ from tablehost.guest.instance import CallBudget, Guest
 from tablehost.guest.protocol import (
     OP_ACTIONS,
     OP_GAME_OVER,
+    OP_METADATA,
     OP_NAMES,
     OP_SCORES,
     OP_SETUP,
@@ -111,13 +112,16 @@ class GuestPool:
         self._quarantined_until = 0.0
         _SWEEPER.add(self)
 
-    def setup(self, players: list[dict[str, Any]], seed: Seed, next_ref: str) -> dict[str, Any]:
+    def setup(
+        self, players: list[dict[str, Any]], seed: Seed, next_ref: str, options: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         """Run ``setup`` and cache the starting state in the instance under ``next_ref``.
 
         Args:
             players: ``[{"player_id", "username", "color"}]`` in seat order.
             seed: the setup seed, 0 <= seed < 2**64.
             next_ref: the ref the SDK keeps the resulting state under.
+            options: the chosen options (ABI v1.1), sent only when not empty.
 
         Returns:
             The setup response: ``state``, ``patches``, ``rng_used``, ``score_labels``, ``scores``,
@@ -126,8 +130,28 @@ class GuestPool:
         Raises:
             BudgetExceeded, GuestPanic, GuestTrap, GuestProtocolError: the call failed.
         """
-        request = {"players": players, "seed": seed, "next_ref": next_ref}
+        request: dict[str, Any] = {"players": players, "seed": seed, "next_ref": next_ref}
+        if options:
+            request["options"] = options
         return self._run(OP_SETUP, None, _no_state, request, next_ref=next_ref)
+
+    def metadata(self) -> dict[str, Any] | None:
+        """The module's op-6 answer (unchecked: see :mod:`tablehost.metadata`), or None for a
+        module of ABI minor 0, which has no ``metadata`` op. Runs in a fresh instance bound to
+        no match, under one call's budgets.
+
+        Raises:
+            BudgetExceeded, GuestPanic, GuestTrap, GuestProtocolError: the call failed.
+        """
+
+        def ask() -> dict[str, Any] | None:
+            guest = Guest(self.module, self.limits)
+            budget = CallBudget.start(self.limits)
+            if guest.abi_minor(budget) < 1:
+                return None
+            return guest.call(OP_METADATA, {}, budget)
+
+        return on_big_stack(self.limits.stack_bytes, ask)
 
     def step(
         self,

@@ -96,6 +96,7 @@ SELECT_MODULES = (
 )
 INSERT_MATCH = "INSERT INTO matches (match_id, module_sha256, setup, created_at) VALUES (?, ?, ?, ?)"
 INSERT_SEAT = "INSERT INTO seats (token_sha256, match_id, player_id) VALUES (?, ?, ?)"
+UPDATE_MATCH_SETUP = "UPDATE matches SET setup = ? WHERE match_id = ?"
 INSERT_MOVE = "INSERT INTO moves (match_id, version, kind, payload) VALUES (?, ?, ?, ?)"
 SELECT_MATCH_IDS = "SELECT match_id FROM matches ORDER BY created_at, match_id"
 SELECT_MATCH = "SELECT match_id, setup FROM matches WHERE match_id = ?"
@@ -174,7 +175,8 @@ class Claim:
 
 
 def version_of(kind: str, payload: dict[str, Any]) -> int:
-    """The match version a journal entry creates: a move's ``seq``, an undo's ``undo_seq``.
+    """The match version a journal entry creates: a move's ``seq``, an undo's ``undo_seq``,
+    an early ending's (``end``) or a resignation's (``resign``) ``seq``.
 
     Raises:
         ValueError: an unknown kind.
@@ -183,6 +185,8 @@ def version_of(kind: str, payload: dict[str, Any]) -> int:
         return int(payload["seq"])
     if kind == "undo":
         return int(payload["undo_seq"])
+    if kind in ("end", "resign"):
+        return int(payload["seq"])
     raise ValueError(f"unknown journal kind {kind!r}")
 
 
@@ -319,13 +323,50 @@ class MatchStore:
             + [(INSERT_SEAT, (seat.token_sha256, match_id, seat.player_id)) for seat in seats]
         )
 
+    def create_pending(self, pending: dict[str, Any], seats: list[SeatRow]) -> None:
+        """Store a waiting match (the lobby's form, :mod:`tablehost.lobby`) and its first tokens.
+
+        Args:
+            pending: ``PendingMatch.to_json()``; needs ``match_id``, ``module.sha256``, ``created_at``.
+            seats: the tokens of its reserved seats and its spectator token.
+
+        Raises:
+            StoreConflict: the match id or a token hash is stored already.
+            StoreMissingRef: the module is unknown.
+        """
+        match_id = pending["match_id"]
+        row = (match_id, pending["module"]["sha256"], orjson.dumps(pending).decode(), pending["created_at"])
+        self._write(
+            [(INSERT_MATCH, row)]
+            + [(INSERT_SEAT, (seat.token_sha256, match_id, seat.player_id)) for seat in seats]
+        )
+
+    def update_pending(self, match_id: str, stored: dict[str, Any], seats: list[SeatRow]) -> None:
+        """A join: store the match's new form and the new seat tokens in one transaction.
+
+        Args:
+            match_id: the match.
+            stored: the new ``matches.setup`` value: the waiting form after the join, or, for the
+                join that filled the last seat, the started match's record without moves.
+            seats: the tokens handed out by this join.
+
+        Raises:
+            StoreConflict: a token hash is stored already (nothing of the join is stored).
+        """
+        record = {key: value for key, value in stored.items() if key != "moves"}
+        self._write(
+            [(INSERT_SEAT, (seat.token_sha256, match_id, seat.player_id)) for seat in seats]
+            + [(UPDATE_MATCH_SETUP, (orjson.dumps(record).decode(), match_id))]
+        )
+
     def append(self, match_id: str, kind: str, payload: dict[str, Any]) -> None:
         """Append one journal entry and commit before returning.
 
         Args:
             match_id: the match.
-            kind: ``"move"`` (payload is a move dict with ``seq``) or ``"undo"`` (payload
-                ``{"seq", "undo_seq", "at"}``).
+            kind: ``"move"`` (payload is a move dict with ``seq``), ``"undo"`` (payload
+                ``{"seq", "undo_seq", "at"}``), ``"end"`` (an early ending ``{"seq", "ended_by",
+                "player_id", "at"}``) or ``"resign"`` (one seat leaving, ``{"seq", ...}``).
             payload: the journal payload as the match emitted it.
 
         Raises:
@@ -419,6 +460,10 @@ def rebuild_record(setup_json: str, journal_rows: list[tuple[Any, ...]]) -> dict
             move = {**payload, "undone": False, "undo_seq": None}
             moves.append(move)
             by_seq[move["seq"]] = move
+        elif kind == "end":
+            record["ending"] = payload
+        elif kind == "resign":
+            record.setdefault("resignations", []).append(payload)
         else:
             undone = by_seq.get(payload["seq"])
             if undone is None:

@@ -11,7 +11,8 @@ GET      /api/whoami                          ``{"kind", "match_id", "player_id"
 GET      /api/modules                         stored modules ``[{module_id, name, size_bytes, uploaded_at}]``
 POST     /api/modules?name=N                  upload the request body as a module (admin)
 GET      /api/matches                         the matches the token may see (summaries)
-POST     /api/matches                         ``{"module_id", "seats": [{"username", "color"}]}`` (admin)
+POST     /api/matches                         ``{"module_id", "seats": [{"username", "color", "open"}]}`` (admin)
+POST     /api/matches/{id}/join               ``{"username", "color"?, "player_id"?}`` → the seat and its token
 GET      /api/matches/{id}/view               the token's view (:func:`~tablehost.web.wire.view_json`)
 GET      /api/matches/{id}/events             Server-Sent Events: ``event: view`` after every change
 POST     /api/matches/{id}/actions            ``{"action": Action, "version": int}`` → the new view
@@ -135,6 +136,7 @@ class Api:
             Route("/api/modules", wrap(self.upload), methods=["POST"]),
             Route("/api/matches", wrap(self.matches), methods=["GET"]),
             Route("/api/matches", wrap(self.create), methods=["POST"]),
+            Route("/api/matches/{match_id}/join", wrap(self.join), methods=["POST"]),
             Route("/api/matches/{match_id}/view", wrap(self.view), methods=["GET"]),
             Route("/api/matches/{match_id}/events", wrap(self.events), methods=["GET"]),
             Route("/api/matches/{match_id}/actions", wrap(self.act), methods=["POST"]),
@@ -202,16 +204,42 @@ class Api:
         module_id, seats = body.get("module_id"), body.get("seats")
         if not isinstance(module_id, str) or not isinstance(seats, list):
             raise InvalidRequest("send {'module_id': str, 'seats': [{'username': str, 'color': str}]}")
-        pairs = []
+        specs: list[tuple[str, str, bool]] = []
         for seat in seats:
             if not isinstance(seat, dict):
-                raise InvalidRequest("each seat is {'username': str, 'color': str}")
-            username, color = seat.get("username", ""), seat.get("color", "")
-            if not isinstance(username, str) or not isinstance(color, str):
-                raise InvalidRequest("a seat's username and color are strings")
-            pairs.append((username, color))
-        created = await run_in_threadpool(self.registry.create_match, principal, module_id, pairs)
+                raise InvalidRequest("each seat is {'username': str, 'color': str, 'open': bool}")
+            username, color, open_seat = seat.get("username", ""), seat.get("color", ""), seat.get("open", False)
+            if not isinstance(username, str) or not isinstance(color, str) or not isinstance(open_seat, bool):
+                raise InvalidRequest("a seat's username and color are strings, open a boolean")
+            specs.append((username, color, open_seat))  # an open seat waits for a join
+        created = await run_in_threadpool(self.registry.create_match, principal, module_id, specs)
         return json_response(created_json(created), 201)
+
+    async def join(self, request: Request, principal: Principal) -> Response:
+        """JoinMatch over HTTP: take an open seat of a waiting match (admin or its spectator token).
+
+        Body ``{"username": str, "color": str?, "player_id": int?}``; answers 201 with
+        ``{"match_id", "player_id", "username", "color", "token", "status"}`` (the seat token,
+        shown once; ``status`` is ``"waiting"`` or, after the last seat, the started match's).
+        Refusals as :meth:`MatchRegistry.join` raises them (``match/seat_taken`` is 409).
+        """
+        body = await json_body(request)
+        username, color, seat = body.get("username"), body.get("color", ""), body.get("player_id")
+        if not isinstance(username, str) or not isinstance(color, str) or not (seat is None or type(seat) is int):
+            raise InvalidRequest("send {'username': str, 'color': str (optional), 'player_id': int (optional)}")
+        match_id = request.path_params["match_id"]
+        player, token, status = await run_in_threadpool(
+            self.registry.join, principal, match_id, username, color, seat
+        )
+        joined = {
+            "match_id": match_id,
+            "player_id": player.player_id,
+            "username": player.username,
+            "color": player.color,
+            "token": token,
+            "status": status,
+        }
+        return json_response(joined, 201)
 
     # ------------------------------------------------------------ one match
 

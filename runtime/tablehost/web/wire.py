@@ -87,8 +87,8 @@ def _view_body(served: ServedView) -> dict[str, Any]:
         "score_labels": served.score_labels,
     }
     result = getattr(view, "result", None)
-    if result is not None:
-        body["result"] = result
+    if result is not None:  # a MatchResult: its JSON form has string player ids as keys
+        body["result"] = result.to_json() if hasattr(result, "to_json") else result
     return body
 
 
@@ -110,4 +110,7 @@ def summary_json(summary: dict[str, Any]) -> dict[str, Any]:
     players = [
         {"player_id": p.player_id, "username": p.username, "color": p.color} for p in summary["players"]
     ]
+    result = summary.get("result")
+    if result is not None and hasattr(result, "to_json"):  # a MatchResult: string player ids as keys
+        return {**summary, "players": players, "result": result.to_json()}
     return {**summary, "players": players}

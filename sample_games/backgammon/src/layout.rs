@@ -16,7 +16,7 @@
 //! (1) and `doubling_cube` (true). Player public state: `colour` and
 //! `match_points`.
 
-use tablehost_sdk::{json, GameConfig, Map, Piece, PlayerId, Space, StartingPlayer, Table, Value};
+use tablehost_sdk::{json, GameConfig, Map, Options, Piece, PlayerId, Space, StartingPlayer, Table, Value};
 
 use crate::board::{Board, Side, BAR, OFF};
 
@@ -80,7 +80,7 @@ impl Phase {
 /// middle, no points. The opening roll happens in `prepare`.
 ///
 /// Panics unless there are exactly two players.
-pub fn config(players: &[PlayerId]) -> GameConfig {
+pub fn config(players: &[PlayerId], options: &Options) -> GameConfig {
     assert_eq!(players.len(), 2, "backgammon is for exactly 2 players");
     let mut spaces: Vec<Space> = (1..=24).map(|n| Space::new(point_space(n), "point").with_public("number", n)).collect();
     for side in [Side::White, Side::Black] {
@@ -101,8 +101,10 @@ pub fn config(players: &[PlayerId]) -> GameConfig {
     meta_data.insert(GAME_NUMBER.to_string(), json!(1));
     meta_data.insert(CRAWFORD_GAME.to_string(), json!(false));
     meta_data.insert(CRAWFORD_PLAYED.to_string(), json!(false));
-    meta_data.insert(MATCH_LENGTH.to_string(), json!(DEFAULT_MATCH_LENGTH));
-    meta_data.insert(DOUBLING_CUBE.to_string(), json!(true));
+    let length = options.0.get(MATCH_LENGTH).and_then(Value::as_u64).unwrap_or(DEFAULT_MATCH_LENGTH);
+    let cube = options.0.get(DOUBLING_CUBE).and_then(Value::as_bool).unwrap_or(true);
+    meta_data.insert(MATCH_LENGTH.to_string(), json!(length));
+    meta_data.insert(DOUBLING_CUBE.to_string(), json!(cube));
     GameConfig {
         spaces,
         score_labels: vec!["Match points".to_string(), "Pips to go".to_string()],

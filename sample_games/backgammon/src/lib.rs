@@ -38,7 +38,9 @@
 //! and the rules read back, so only `config` changes once declared options
 //! arrive. Scores: `public_points` = [match points, pips to go].
 
-use tablehost_sdk::{Action, AvailableAction, Game, GameConfig, PlayerId, Rng, Score, Scores, Table};
+use tablehost_sdk::{
+    Action, AvailableAction, Game, GameConfig, GameOption, Metadata, Options, PlayerId, Rng, Score, Scores, Table,
+};
 
 pub mod board;
 pub mod game;
@@ -51,8 +53,18 @@ use layout::{board, match_points, phase, side_of, Phase};
 pub struct Backgammon;
 
 impl Game for Backgammon {
-    fn config(players: &[PlayerId]) -> GameConfig {
-        layout::config(players)
+    fn metadata() -> Metadata {
+        Metadata::players(2, 2)
+            .description("Backgammon: race your fifteen checkers home and bear them off; hitting, the bar, the doubling cube.")
+            .option(
+                GameOption::integer(layout::MATCH_LENGTH, layout::DEFAULT_MATCH_LENGTH as i64, 1, 25)
+                    .describe("points to win the match (the Crawford rule applies)"),
+            )
+            .option(GameOption::boolean(layout::DOUBLING_CUBE, true).describe("play with the doubling cube"))
+    }
+
+    fn config(players: &[PlayerId], options: &Options) -> GameConfig {
+        layout::config(players, options)
     }
 
     fn prepare(table: &mut Table, rng: &mut Rng) {

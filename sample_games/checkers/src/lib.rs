@@ -27,6 +27,7 @@
 //! 7. A player with no legal move on their turn loses.
 //! 8. After 80 consecutive plies with no capture and no man moving, the game
 //!    is drawn (a ply that leaves the opponent without a move wins first).
+//!    Option `draw_plies` (20 to 400) changes the 80.
 //!
 //! # Actions
 //!
@@ -42,13 +43,24 @@ mod display;
 pub mod rules;
 pub mod turn;
 
-use tablehost_sdk::{Action, AvailableAction, Game, GameConfig, PlayerId, Rng, Scores, Table};
+use tablehost_sdk::{
+    Action, AvailableAction, Game, GameConfig, GameOption, Metadata, Options, PlayerId, Rng, Scores, Table,
+};
 
 /// The game module: every method delegates to the rule of the same concern.
 pub struct Checkers;
 
 impl Game for Checkers {
-    fn config(players: &[PlayerId]) -> GameConfig {
+    fn metadata() -> Metadata {
+        Metadata::players(2, 2)
+            .description("English draughts: men move diagonally forward, captures are compulsory, kings move both ways.")
+            .option(
+                GameOption::integer(turn::DRAW_PLIES, turn::QUIET_PLIES_FOR_DRAW as i64, 20, 400)
+                    .describe("consecutive plies without a capture or a man moving that draw the game"),
+            )
+    }
+
+    fn config(players: &[PlayerId], _options: &Options) -> GameConfig {
         rules::starting_table(players)
     }
 

@@ -9,7 +9,7 @@ use tablehost_sdk::{
 };
 
 use crate::board::{dark_squares, parse_square, square_name, Board, Checker, Colour, Square, Step};
-use crate::turn::{self, Outcome, Turn, QUIET_PLIES_FOR_DRAW};
+use crate::turn::{self, quiet_plies_for_draw, Outcome, Turn};
 
 /// The kind of every square space.
 pub const SQUARE_KIND: &str = "square";
@@ -221,7 +221,7 @@ fn step_selected_piece(table: &mut Table, player: PlayerId, to: Square) {
 /// game is over:
 ///
 /// * No-move rule: the opponent, with no legal step, loses.
-/// * Draw rule: after 80 consecutive plies with no capture and no man moving
+/// * Draw rule: after 80 (option `draw_plies`) consecutive plies with no capture and no man moving
 ///   the game is drawn. The no-move rule is checked first: the ply that
 ///   blocks the opponent wins even if it is the 80th quiet one.
 fn end_move(table: &mut Table, after: &Board, mover: Colour, quiet_plies: u64, man_moved: bool) {
@@ -238,7 +238,7 @@ fn end_move(table: &mut Table, after: &Board, mover: Colour, quiet_plies: u64, m
     let next = mover.opponent();
     if !board.has_legal_step(next) {
         finish(table, Outcome::Win(player_of(table, mover)));
-    } else if quiet_plies >= QUIET_PLIES_FOR_DRAW {
+    } else if quiet_plies >= quiet_plies_for_draw(table) {
         finish(table, Outcome::Draw);
     } else {
         table.set_active_players(vec![player_of(table, next)]);
@@ -254,7 +254,7 @@ fn finish(table: &mut Table, outcome: Outcome) {
         }
         Outcome::Draw => format!(
             "{} plies without a capture or a man moving: the game is drawn",
-            QUIET_PLIES_FOR_DRAW
+            quiet_plies_for_draw(table)
         ),
     };
     turn::write_outcome(table, outcome);

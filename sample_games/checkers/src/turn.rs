@@ -21,8 +21,16 @@ pub const QUIET_PLIES: &str = "quiet_plies";
 pub const WINNER: &str = "winner";
 pub const DRAW: &str = "draw";
 
-/// Draw rule: this many consecutive quiet plies (no capture, no man moving) draw the game.
+/// Draw rule: this many consecutive quiet plies (no capture, no man moving) draw the game
+/// (the default of option [`DRAW_PLIES`]).
 pub const QUIET_PLIES_FOR_DRAW: u64 = 80;
+/// The option setting the draw rule's count of quiet plies (20 to 400).
+pub const DRAW_PLIES: &str = "draw_plies";
+
+/// The draw rule's count for this match: option `draw_plies`, else 80.
+pub fn quiet_plies_for_draw(table: &Table) -> u64 {
+    table.options().0.get(DRAW_PLIES).and_then(Value::as_u64).unwrap_or(QUIET_PLIES_FOR_DRAW)
+}
 
 /// How the game ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -248,3 +248,16 @@ fn light_squares_are_not_spaces() {
     assert_eq!(table.state().spaces.len(), 32);
     assert!(table.state().spaces.iter().all(|space| parse_square(&space.space_id).is_some()));
 }
+
+#[test]
+fn option_draw_plies_moves_the_draw() {
+    let mut table = table_with(&[("a1", DARK_KING), ("h8", LIGHT_KING)], DARK, 29);
+    let mut options = tablehost_sdk::Map::new();
+    options.insert(checkers::turn::DRAW_PLIES.to_owned(), Value::from(30));
+    table.set_meta(tablehost_sdk::OPTIONS_META_KEY, Value::Object(options));
+    table.take_patches();
+    play::<Checkers>(&mut table, DARK, &select("a1"), 0);
+    play::<Checkers>(&mut table, DARK, &to("b2"), 0);
+    assert_eq!(table.meta(QUIET_PLIES), Some(&Value::from(30)));
+    assert_eq!(result(&table), (0.5, 0.5, true), "30 quiet plies draw under draw_plies = 30");
+}

@@ -10,7 +10,7 @@
 
 use tablehost_sdk::face_down::{face_of, faces_in};
 pub use tablehost_sdk::face_down::{hand_of, BACK};
-use tablehost_sdk::{json, GameConfig, Map, Piece, PlayerId, Space, StartingPlayer, Table, Value};
+use tablehost_sdk::{json, GameConfig, Map, Options, Piece, PlayerId, Space, StartingPlayer, Table, Value};
 
 use crate::tile::Tile;
 /// The space of the tiles not yet drawn.
@@ -29,6 +29,19 @@ pub const MIN_PLAYERS: usize = 2;
 /// Most players at the table.
 pub const MAX_PLAYERS: usize = 4;
 
+/// The option and meta key of the tiles dealt to each hand (option: 0 means
+/// the standard count of [`tiles_per_hand`], else 1 to 7).
+pub const TILES_PER_HAND: &str = "tiles_per_hand";
+
+/// The tiles this match deals to each hand: option `tiles_per_hand` when it
+/// is 1 to 7, else the standard count for `player_count`.
+pub fn tiles_dealt(options: &Options, player_count: usize) -> usize {
+    match options.0.get(TILES_PER_HAND).and_then(Value::as_u64) {
+        Some(count) if count >= 1 => count as usize,
+        _ => tiles_per_hand(player_count),
+    }
+}
+
 /// Tiles dealt to each hand: 7 with two players, 5 with three or four.
 pub fn tiles_per_hand(player_count: usize) -> usize {
     if player_count == 2 {
@@ -43,7 +56,7 @@ pub fn tiles_per_hand(player_count: usize) -> usize {
 /// `prepare`, with the setup seed.
 ///
 /// Panics unless there are 2 to 4 players.
-pub fn config(players: &[PlayerId]) -> GameConfig {
+pub fn config(players: &[PlayerId], options: &Options) -> GameConfig {
     assert!(
         (MIN_PLAYERS..=MAX_PLAYERS).contains(&players.len()),
         "dominoes is for 2 to 4 players, not {}",
@@ -58,7 +71,7 @@ pub fn config(players: &[PlayerId]) -> GameConfig {
     let line = Space::new(LINE, "line").with_public(PASSES_IN_A_ROW, 0);
     let mut meta_data = Map::new();
     meta_data.insert("game".to_string(), json!("dominoes"));
-    meta_data.insert("tiles_per_hand".to_string(), json!(tiles_per_hand(players.len())));
+    meta_data.insert(TILES_PER_HAND.to_string(), json!(tiles_dealt(options, players.len())));
     meta_data.insert("display".to_string(), crate::display::hints());
     GameConfig {
         spaces: std::iter::once(boneyard)

@@ -3,7 +3,8 @@
 //! Rules, one round being the whole game:
 //!
 //! 1. 2 to 4 players. Each draws 7 tiles with two players, 5 with three or
-//!    four, at random from the face-down boneyard (`round::deal`).
+//!    four (option `tiles_per_hand`: 1 to 7 sets another count), at random
+//!    from the face-down boneyard (`round::deal`).
 //! 2. The holder of the highest double leads it; if no double was dealt, the
 //!    holder of the highest tile leads that (`round::leader`). The lead is the
 //!    leader's first move, not automatic: it is the only action offered.
@@ -21,7 +22,10 @@
 //! face (see `layout`). Public points are 0 until the round ends; each player's
 //! `private_points[0]` is the pips in their own hand.
 
-use tablehost_sdk::{Action, AvailableAction, Game, GameConfig, PlayerId, Rng, Score, Scores, State, Table};
+use tablehost_sdk::{
+    Action, AvailableAction, Game, GameConfig, GameOption, Metadata, Options, PlayerId, Rng, Score, Scores, State,
+    Table,
+};
 
 pub mod display;
 pub mod layout;
@@ -36,8 +40,18 @@ use layout::{hand_pips, result, POINTS};
 pub struct Dominoes;
 
 impl Game for Dominoes {
-    fn config(players: &[PlayerId]) -> GameConfig {
-        layout::config(players)
+    fn metadata() -> Metadata {
+        Metadata::players(layout::MIN_PLAYERS as u32, layout::MAX_PLAYERS as u32)
+            .description("Block-and-draw dominoes with a double-six set: match an open end or draw; first out wins the pips left.")
+            .hidden_information(true)
+            .option(
+                GameOption::integer(layout::TILES_PER_HAND, 0, 0, 7)
+                    .describe("tiles dealt to each hand; 0: 7 with two players, 5 with three or four"),
+            )
+    }
+
+    fn config(players: &[PlayerId], options: &Options) -> GameConfig {
+        layout::config(players, options)
     }
 
     fn prepare(table: &mut Table, rng: &mut Rng) {

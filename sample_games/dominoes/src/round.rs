@@ -3,7 +3,7 @@
 use tablehost_sdk::face_down::{self, turn_face_up};
 use tablehost_sdk::{json, LogEntry, PlayerId, Rng, Table};
 
-use crate::layout::{hand_of, hand_pips, hand_tiles, tiles_per_hand, BONEYARD, POINTS, RESULT};
+use crate::layout::{hand_of, hand_pips, hand_tiles, tiles_per_hand, BONEYARD, POINTS, RESULT, TILES_PER_HAND};
 use crate::tile::Tile;
 
 /// Deals `tiles_per_hand` tiles to every hand, one at a time in seat order,
@@ -13,7 +13,11 @@ use crate::tile::Tile;
 /// positions is what makes the deal random.
 pub fn deal(table: &mut Table, rng: &mut Rng) {
     let hands: Vec<String> = table.players().into_iter().map(hand_of).collect();
-    face_down::deal(table, rng, BONEYARD, &hands, tiles_per_hand(hands.len()));
+    let count = table
+        .meta(TILES_PER_HAND)
+        .and_then(|v| v.as_u64())
+        .map_or_else(|| tiles_per_hand(hands.len()), |n| n as usize);
+    face_down::deal(table, rng, BONEYARD, &hands, count);
 }
 
 /// The tile a hand would lead with: its highest ranked tile (see `Tile::lead_rank`).

@@ -291,3 +291,16 @@ fn an_unknown_button_is_refused() {
     let mut table = position(&["6-4 1-1", "2-2"], "6|3 3|4", "", ANN);
     play::<Dominoes>(&mut table, ANN, &Action::button_click(Button::new("cheat", "")), 0);
 }
+
+#[test]
+fn option_tiles_per_hand_sets_the_deal() {
+    let mut options = tablehost_sdk::Map::new();
+    options.insert("tiles_per_hand".to_string(), json!(3));
+    let table = tablehost_sdk::new_match_with::<Dominoes>(&[ANN, BOB, CAT], 4, &options);
+    for player in [ANN, BOB, CAT] {
+        assert_eq!(table.pieces(&hand_of(player)).len(), 3);
+    }
+    assert_eq!(table.pieces(BONEYARD).len(), 28 - 9);
+    let standard = new_match::<Dominoes>(&[ANN, BOB], 4);
+    assert_eq!(standard.pieces(&hand_of(ANN)).len(), 7, "0 (the default) keeps the standard count");
+}

@@ -10,8 +10,8 @@
 //!   them was seen when it was played).
 //!
 //! A hidden card is `Piece::new("back").hiding("<face>")`. Meta data holds only
-//! public facts: `round`, `phase`, `pass_direction`, `hearts_broken`,
-//! `lower_score_wins`. Each player's public state holds `score`, the points
+//! public facts: `round`, `phase`, `pass_direction`, `hearts_broken`, and the
+//! chosen `options` (`target_score`). Each player's public state holds `score`, the points
 //! of the rounds already finished.
 
 use tablehost_sdk::face_down::{face_of, faces_in};
@@ -36,14 +36,23 @@ pub const SCORE: &str = "score";
 /// Piece public state key on a played card: who played it.
 pub const PLAYED_BY: &str = "played_by";
 
-/// Meta key telling the host that the lowest score ranks first (read by its
-/// simulations and bots; `true` in hearts).
-pub const LOWER_SCORE_WINS: &str = "lower_score_wins";
-
 /// Hearts is for exactly four players.
 pub const PLAYERS: usize = 4;
-/// The game ends after a round in which someone reaches this many points.
+/// The game ends after a round in which someone reaches this many points
+/// (the default of option [`TARGET_SCORE`]).
 pub const GAME_END_POINTS: u32 = 100;
+/// The option setting the points that end the game (20 to 500).
+pub const TARGET_SCORE: &str = "target_score";
+
+/// The points that end this match: option `target_score`, else 100.
+pub fn target_score(table: &Table) -> u32 {
+    table
+        .options()
+        .0
+        .get(TARGET_SCORE)
+        .and_then(Value::as_u64)
+        .map_or(GAME_END_POINTS, |points| points as u32)
+}
 
 /// The phase of play, as kept in meta data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,7 +99,6 @@ pub fn config(players: &[PlayerId]) -> GameConfig {
     spaces.push(Space::new(TRICK, "trick"));
     let mut meta_data = Map::new();
     meta_data.insert("game".to_string(), json!("hearts"));
-    meta_data.insert(LOWER_SCORE_WINS.to_string(), json!(true));
     meta_data.insert(ROUND.to_string(), json!(0));
     meta_data.insert("display".to_string(), crate::display::hints(players));
     GameConfig {

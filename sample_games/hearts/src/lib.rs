@@ -14,15 +14,19 @@
 //!    unless the leader holds only hearts.
 //! 5. Each heart taken is 1 point, the Q♠ 13. A player who takes all 26
 //!    scores 0 and every other player 26 (`round::round_points`).
-//! 6. The game ends when a round ends with someone at 100 or more; the lowest
-//!    score wins (meta data `lower_score_wins: true`).
+//! 6. The game ends when a round ends with someone at 100 or more (option
+//!    `target_score`, 20 to 500); the lowest score wins (metadata result rule
+//!    `lowest_score`).
 //!
 //! Hidden information: hands and pass piles are collections owned by their
 //! holders, the deck a collection nobody owns, every hidden card a `back`
 //! hiding its face (see `layout`). Played cards are turned face up. Scores are
 //! public: `public_points` = [points from finished rounds, points taken this round].
 
-use tablehost_sdk::{Action, AvailableAction, Game, GameConfig, PlayerId, Rng, Score, Scores, State, Table};
+use tablehost_sdk::{
+    Action, AvailableAction, Game, GameConfig, GameOption, Metadata, Options, PlayerId, ResultRule, Rng, Score,
+    Scores, State, Table,
+};
 
 pub mod card;
 mod display;
@@ -37,7 +41,18 @@ use layout::{hand_of, pass_pile_of, phase, points_taken, score_of, Phase};
 pub struct Hearts;
 
 impl Game for Hearts {
-    fn config(players: &[PlayerId]) -> GameConfig {
+    fn metadata() -> Metadata {
+        Metadata::players(4, 4)
+            .description("Hearts for four: pass three cards, follow suit, avoid hearts and the queen of spades.")
+            .hidden_information(true)
+            .result(ResultRule::LowestScore)
+            .option(
+                GameOption::integer(layout::TARGET_SCORE, i64::from(layout::GAME_END_POINTS), 20, 500)
+                    .describe("a round ending with someone at or over this many points ends the game"),
+            )
+    }
+
+    fn config(players: &[PlayerId], _options: &Options) -> GameConfig {
         layout::config(players)
     }
 

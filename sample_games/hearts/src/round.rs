@@ -5,8 +5,8 @@ use tablehost_sdk::{json, LogEntry, PlayerId, Rng, Table, Value};
 
 use crate::card::{Card, TWO_OF_CLUBS};
 use crate::layout::{
-    cards_in, hand_of, points_taken, round_number, score_of, set_phase, taken_by, Phase, DECK,
-    GAME_END_POINTS, HEARTS_BROKEN, PASS_DIRECTION, PLAYED_BY, ROUND, SCORE,
+    cards_in, hand_of, points_taken, round_number, score_of, set_phase, taken_by, target_score, Phase, DECK,
+    HEARTS_BROKEN, PASS_DIRECTION, PLAYED_BY, ROUND, SCORE,
 };
 use crate::passing::{current_direction, Direction};
 
@@ -96,7 +96,8 @@ pub fn round_points(taken: &[(PlayerId, u32)]) -> Vec<(PlayerId, u32)> {
 }
 
 /// Ends the round after the thirteenth trick: adds the round's points to the
-/// scores, then ends the game if anyone has reached 100, else deals again.
+/// scores, then ends the game if anyone has reached the target score (100
+/// unless option `target_score` says otherwise), else deals again.
 pub fn end_round(table: &mut Table, rng: &mut Rng) {
     let taken: Vec<(PlayerId, u32)> = table
         .players()
@@ -116,16 +117,18 @@ pub fn end_round(table: &mut Table, rng: &mut Rng) {
     if is_game_end(table) {
         set_phase(table, Phase::Over);
         table.set_active_players(Vec::new());
-        table.log(LogEntry::new("Someone reached 100: the lowest score wins".to_string()));
+        let line = format!("Someone reached {}: the lowest score wins", target_score(table));
+        table.log(LogEntry::new(line));
     } else {
         start_round(table, rng);
     }
 }
 
-/// Rule: the game ends when, at the end of a round, someone has 100 or more.
+/// Rule: the game ends when, at the end of a round, someone has the target
+/// score (100 by default) or more.
 pub fn is_game_end(table: &Table) -> bool {
     table
         .players()
         .into_iter()
-        .any(|player| score_of(table, player) >= GAME_END_POINTS)
+        .any(|player| score_of(table, player) >= target_score(table))
 }

@@ -3,13 +3,13 @@
 
 use hearts::card::{Card, TWO_OF_CLUBS};
 use hearts::layout::{
-    card_of, cards_in, face_down, hand_of, pass_pile_of, taken_by, BACK, DECK, HEARTS_BROKEN, LOWER_SCORE_WINS,
+    card_of, cards_in, face_down, hand_of, pass_pile_of, taken_by, BACK, DECK, HEARTS_BROKEN, TARGET_SCORE,
     PASS_DIRECTION, PHASE, PLAYED_BY, ROUND, SCORE, TRICK,
 };
 use hearts::passing::{pass_action, receiver_of};
 use hearts::round::round_points;
 use hearts::Hearts;
-use tablehost_sdk::{json, new_match, play, Action, Game, Intent, Piece, Rng, Table};
+use tablehost_sdk::{json, new_match, play, Action, Game, Intent, Piece, ResultRule, Rng, Table};
 
 const ANN: u32 = 1;
 const BOB: u32 = 2;
@@ -144,11 +144,8 @@ fn each_round_deals_thirteen_face_down_cards_to_each_player() {
     assert!(table.pieces(DECK).is_empty());
     assert_eq!(table.meta(ROUND), Some(&json!(1)));
     assert_eq!(table.meta(PHASE), Some(&json!("passing")));
-    assert_eq!(
-        table.meta(LOWER_SCORE_WINS),
-        Some(&json!(true)),
-        "the host ranks the lowest score first"
-    );
+    assert_eq!(Hearts::metadata().result, ResultRule::LowestScore, "the host ranks the lowest score first");
+    assert_eq!(table.options().integer(TARGET_SCORE), 100, "the target score defaults to 100");
 }
 
 #[test]
@@ -519,4 +516,15 @@ fn deals_differ_between_seeds() {
     let seeds: Vec<u64> = (0..4).map(|_| rng.next_u64()).collect();
     let distinct: std::collections::BTreeSet<Vec<Card>> = seeds.into_iter().map(hand).collect();
     assert!(distinct.len() > 1);
+}
+
+#[test]
+fn option_target_score_is_the_points_that_end_the_game() {
+    let mut options = tablehost_sdk::Map::new();
+    options.insert(TARGET_SCORE.to_string(), json!(20));
+    let table = tablehost_sdk::new_match_with::<Hearts>(&SEATS, 3, &options);
+    assert_eq!(hearts::layout::target_score(&table), 20);
+    assert!(Hearts::metadata().resolve(&options).is_ok());
+    options.insert(TARGET_SCORE.to_string(), json!(5));
+    assert!(Hearts::metadata().resolve(&options).is_err(), "below the declared range");
 }

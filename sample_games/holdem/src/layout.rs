@@ -16,7 +16,7 @@
 //! `"out"`).
 
 use tablehost_sdk::face_down::{face_down, faces_in};
-use tablehost_sdk::{json, GameConfig, Map, PlayerId, Space, StartingPlayer, Table, Value};
+use tablehost_sdk::{json, GameConfig, GameOption, Map, Options, PlayerId, Space, StartingPlayer, Table, Value};
 
 use crate::betting::Betting;
 use crate::cards::Card;
@@ -35,6 +35,24 @@ pub const STARTING_STACK: &str = "starting_stack";
 pub const HAND_LIMIT: &str = "hand_limit";
 /// Option defaults, in the order above.
 pub const DEFAULTS: [(&str, u64); 4] = [(SMALL_BLIND, 5), (BIG_BLIND, 10), (STARTING_STACK, 1000), (HAND_LIMIT, 100)];
+
+/// The options as declared in the game's metadata: `(name, least, most, what it sets)`;
+/// the defaults are in [`DEFAULTS`].
+pub const OPTION_RANGES: [(&str, i64, i64, &str); 4] = [
+    (SMALL_BLIND, 1, 1_000_000, "the small blind, in chips"),
+    (BIG_BLIND, 1, 1_000_000, "the big blind, in chips (at least the small blind)"),
+    (STARTING_STACK, 1, 1_000_000_000, "each player's chips at the start"),
+    (HAND_LIMIT, 0, 1_000_000, "the game ends after this many hands (0: no limit)"),
+];
+
+/// The declared options (the metadata op), in the order of [`DEFAULTS`].
+pub fn declared_options() -> Vec<GameOption> {
+    OPTION_RANGES
+        .iter()
+        .zip(DEFAULTS.iter())
+        .map(|(&(name, least, most, what), &(_, default))| GameOption::integer(name, default as i64, least, most).describe(what))
+        .collect()
+}
 
 /// Meta key: the hand number, from 1.
 pub const HAND: &str = "hand";
@@ -58,9 +76,11 @@ pub fn hole_of(player: PlayerId) -> String {
     format!("hole-{}", player)
 }
 
-/// The starting table for 2 to 9 players, with the default options.
-/// Panics outside 2..=9 players.
-pub fn config(players: &[PlayerId]) -> GameConfig {
+/// The starting table for 2 to 9 players with `options` (a missing one takes
+/// its default); they are copied into meta data, where the rules read them.
+/// Panics outside 2..=9 players, or when the big blind is below the small
+/// blind or above the starting stack (the setup is refused).
+pub fn config(players: &[PlayerId], options: &Options) -> GameConfig {
     assert!(
         (MIN_PLAYERS..=MAX_PLAYERS).contains(&players.len()),
         "hold'em is for 2 to 9 players, not {}",
@@ -75,9 +95,14 @@ pub fn config(players: &[PlayerId]) -> GameConfig {
     }
     let mut meta_data = Map::new();
     meta_data.insert("game".to_string(), json!("holdem"));
-    for (key, value) in DEFAULTS.iter() {
+    for (key, default) in DEFAULTS.iter() {
+        let value = options.0.get(*key).and_then(Value::as_u64).unwrap_or(*default);
         meta_data.insert(key.to_string(), json!(value));
     }
+    let chosen = |key: &str| meta_data.get(key).and_then(Value::as_u64).unwrap_or(0);
+    let (small, big, stack) = (chosen(SMALL_BLIND), chosen(BIG_BLIND), chosen(STARTING_STACK));
+    assert!(small <= big, "the big blind ({}) is below the small blind ({})", big, small);
+    assert!(big <= stack, "the big blind ({}) is above the starting stack ({})", big, stack);
     meta_data.insert(HAND.to_string(), json!(0));
     GameConfig {
         spaces,

@@ -20,10 +20,10 @@
 //!
 //! Hidden information: the deck and the muck are collections nobody owns;
 //! each player's hole cards lie in a collection they own; cards are turned
-//! face up only on the board and at a showdown. Options live in meta data
-//! with defaults (`layout::DEFAULTS`) until the host declares options.
+//! face up only on the board and at a showdown. The options are declared in
+//! the metadata (`layout::declared_options`) and copied into meta data.
 
-use tablehost_sdk::{Action, AvailableAction, Game, GameConfig, PlayerId, Rng, Score, Scores, Table};
+use tablehost_sdk::{Action, AvailableAction, Game, GameConfig, Metadata, Options, PlayerId, Rng, Score, Scores, Table};
 
 pub mod betting;
 pub mod cards;
@@ -38,8 +38,17 @@ pub mod showdown;
 pub struct Holdem;
 
 impl Game for Holdem {
-    fn config(players: &[PlayerId]) -> GameConfig {
-        layout::config(players)
+    fn metadata() -> Metadata {
+        layout::declared_options().into_iter().fold(
+            Metadata::players(layout::MIN_PLAYERS as u32, layout::MAX_PLAYERS as u32)
+                .description("No-limit Texas hold'em: blinds, four betting rounds, side pots, showdown.")
+                .hidden_information(true),
+            Metadata::option,
+        )
+    }
+
+    fn config(players: &[PlayerId], options: &Options) -> GameConfig {
+        layout::config(players, options)
     }
 
     fn prepare(table: &mut Table, rng: &mut Rng) {

@@ -8,12 +8,12 @@ use holdem::layout::{
 };
 use holdem::offers::{CALL, CHECK, FOLD};
 use holdem::Holdem;
-use tablehost_sdk::{json, play, Action, Game, Player, PlayerId, Rng, State, Table, Value};
+use tablehost_sdk::{json, play, Action, Game, Options, Player, PlayerId, Rng, State, Table, Value};
 
 /// A game of `players` seats with options changed from their defaults, after `prepare`.
 fn start_with(players: u32, options: &[(&str, u64)], seed: u64) -> Table {
     let ids: Vec<PlayerId> = (1..=players).collect();
-    let mut cfg = config(&ids);
+    let mut cfg = config(&ids, &Options::default());
     for (key, value) in options {
         cfg.meta_data.insert(key.to_string(), json!(value));
     }

@@ -54,6 +54,13 @@ impl Board {
         Board { dark: bit("d5") | bit("e4"), light: bit("d4") | bit("e5") }
     }
 
+    /// The parallel opening (option `opening = "parallel"`): light on d4 and
+    /// e4, dark on d5 and e5, side by side instead of crossed.
+    pub fn parallel_opening() -> Board {
+        let bit = |name| 1u64 << parse_square(name).expect("opening squares are valid");
+        Board { dark: bit("d5") | bit("e5"), light: bit("d4") | bit("e4") }
+    }
+
     /// The discs of `colour`.
     pub fn discs(&self, colour: Colour) -> u64 {
         match colour {

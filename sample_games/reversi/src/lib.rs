@@ -21,6 +21,9 @@
 //! 5. The game ends when neither player can place (a full board included);
 //!    nobody is active then. The player with more discs wins.
 //!
+//! Option `opening`: `"cross"` (rule 2, the default) or `"parallel"` (light
+//! on d4 and e4, dark on d5 and e5).
+//!
 //! # Actions
 //!
 //! The active player is offered a `space_click` on every legal square, each a
@@ -30,14 +33,25 @@ pub mod board;
 mod display;
 pub mod rules;
 
-use tablehost_sdk::{Action, AvailableAction, Game, GameConfig, PlayerId, Rng, Scores, Table};
+use tablehost_sdk::{
+    Action, AvailableAction, Game, GameConfig, GameOption, Metadata, Options, PlayerId, Rng, Scores, Table,
+};
 
 /// The game module: every method delegates to the rule of the same concern.
 pub struct Reversi;
 
 impl Game for Reversi {
-    fn config(players: &[PlayerId]) -> GameConfig {
-        rules::starting_table(players)
+    fn metadata() -> Metadata {
+        Metadata::players(2, 2)
+            .description("Reversi on an 8x8 board: outflank and turn over your opponent's discs; most discs wins.")
+            .option(
+                GameOption::choice(rules::OPENING, "cross", &["cross", "parallel"])
+                    .describe("the four starting discs: crossed (standard) or side by side"),
+            )
+    }
+
+    fn config(players: &[PlayerId], options: &Options) -> GameConfig {
+        rules::starting_table(players, options)
     }
 
     fn available_actions(table: &Table, player_id: PlayerId) -> Vec<AvailableAction> {

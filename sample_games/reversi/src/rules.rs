@@ -4,7 +4,7 @@
 //! the 64 square spaces) and answers from the bitboards.
 
 use tablehost_sdk::{
-    json, Action, AvailableAction, GameConfig, LogEntry, Map, Piece, PlayerId, Score, Scores, Space,
+    json, Action, AvailableAction, GameConfig, LogEntry, Map, Options, Piece, PlayerId, Score, Scores, Space,
     StartingPlayer, Table,
 };
 
@@ -13,14 +13,21 @@ use crate::board::{parse_square, square_name, squares, Board, Colour, Square};
 /// The kind of every square space.
 pub const SQUARE_KIND: &str = "square";
 
+/// The option naming the opening: `"cross"` (standard) or `"parallel"`.
+pub const OPENING: &str = "opening";
+
 /// Set-up rule: 64 empty-or-one-disc square spaces `a1`..`h8` with the
-/// four-disc opening; the first seat plays dark and moves first.
+/// four-disc opening (crossed, or side by side with `opening = "parallel"`);
+/// the first seat plays dark and moves first.
 ///
 /// `players`: the two seated player ids in seat order.
 /// Panics unless exactly two players are seated.
-pub fn starting_table(players: &[PlayerId]) -> GameConfig {
+pub fn starting_table(players: &[PlayerId], options: &Options) -> GameConfig {
     assert_eq!(players.len(), 2, "reversi is played by exactly two players, got {}", players.len());
-    let opening = Board::opening();
+    let opening = match options.0.get(OPENING).and_then(|v| v.as_str()) {
+        Some("parallel") => Board::parallel_opening(),
+        _ => Board::opening(),
+    };
     let spaces = (0..64u8)
         .map(|square| {
             let space = Space::new(square_name(square), SQUARE_KIND);

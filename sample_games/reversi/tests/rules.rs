@@ -135,7 +135,7 @@ fn a_placement_that_turns_nothing_is_refused() {
 #[test]
 #[should_panic(expected = "exactly two players")]
 fn reversi_needs_two_players() {
-    Reversi::config(&[1, 2, 3]);
+    Reversi::config(&[1, 2, 3], &tablehost_sdk::Options::default());
 }
 
 #[test]
@@ -143,4 +143,13 @@ fn read_board_sees_what_config_built() {
     let table = new_match::<Reversi>(&[DARK, LIGHT], 1);
     assert_eq!(read_board(&table), Board::opening());
     assert_eq!(Board::opening().count(Colour::Dark), 2);
+}
+
+#[test]
+fn option_parallel_opening_sets_the_discs_side_by_side() {
+    let mut options = tablehost_sdk::Map::new();
+    options.insert("opening".to_owned(), tablehost_sdk::json!("parallel"));
+    let table = tablehost_sdk::new_match_with::<Reversi>(&[DARK, LIGHT], 1, &options);
+    assert_eq!(read_board(&table), Board::parallel_opening());
+    assert!(!Reversi::available_actions(&table, DARK).is_empty(), "dark can open from the parallel start");
 }

@@ -18,7 +18,7 @@
 //! `eliminated`.
 
 use tablehost_sdk::face_down::{face_down, faces_in};
-use tablehost_sdk::{json, GameConfig, Map, PlayerId, Space, StartingPlayer, Table, Value};
+use tablehost_sdk::{json, GameConfig, GameOption, Map, Options, PlayerId, Space, StartingPlayer, Table, Value};
 
 use crate::cards::RiskCard;
 use crate::map::{neighbors, CONTINENTS, TERRITORIES};
@@ -114,10 +114,21 @@ pub fn cards_of(player: PlayerId) -> String {
     format!("cards-{}", player)
 }
 
-/// The starting table for 2 to 6 players, with the default options: every
-/// territory empty, the 44 cards face down in the deck. `prepare` deals.
+/// The declared options (the metadata op).
+pub fn declared_options() -> Vec<GameOption> {
+    vec![
+        GameOption::integer(ROUND_LIMIT, DEFAULT_ROUND_LIMIT as i64, 0, 1000)
+            .describe("the game ends after this many rounds (0: no limit)"),
+        GameOption::boolean(TWO_PLAYER_NEUTRAL, false).describe("two players: a neutral army holds territories too"),
+        GameOption::boolean(CLAIM_TERRITORIES, false).describe("players claim free territories in turn instead of a deal"),
+    ]
+}
+
+/// The starting table for 2 to 6 players with `options` (a missing one takes
+/// its default; they are copied into meta data, where the rules read them):
+/// every territory empty, the 44 cards face down in the deck. `prepare` deals.
 /// Panics outside 2..=6 players.
-pub fn config(players: &[PlayerId]) -> GameConfig {
+pub fn config(players: &[PlayerId], options: &Options) -> GameConfig {
     assert!(
         (MIN_PLAYERS..=MAX_PLAYERS).contains(&players.len()),
         "risk is for 2 to 6 players, not {}",
@@ -143,9 +154,11 @@ pub fn config(players: &[PlayerId]) -> GameConfig {
     }
     let mut meta_data = Map::new();
     meta_data.insert("game".to_string(), json!("risk"));
-    meta_data.insert(ROUND_LIMIT.to_string(), json!(DEFAULT_ROUND_LIMIT));
-    meta_data.insert(TWO_PLAYER_NEUTRAL.to_string(), json!(false));
-    meta_data.insert(CLAIM_TERRITORIES.to_string(), json!(false));
+    let flag = |key: &str| options.0.get(key).and_then(Value::as_bool).unwrap_or(false);
+    let round_limit = options.0.get(ROUND_LIMIT).and_then(Value::as_u64).unwrap_or(DEFAULT_ROUND_LIMIT);
+    meta_data.insert(ROUND_LIMIT.to_string(), json!(round_limit));
+    meta_data.insert(TWO_PLAYER_NEUTRAL.to_string(), json!(flag(TWO_PLAYER_NEUTRAL)));
+    meta_data.insert(CLAIM_TERRITORIES.to_string(), json!(flag(CLAIM_TERRITORIES)));
     meta_data.insert(SETS_TRADED.to_string(), json!(0));
     GameConfig {
         spaces,

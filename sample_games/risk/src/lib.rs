@@ -14,10 +14,10 @@
 //!
 //! Hidden information: the deck is a collection nobody owns; each player's
 //! cards lie in a collection they own (everyone sees how many, only they
-//! which); traded cards are turned face up. Options live in meta data with
-//! defaults (`layout`) until the host declares options.
+//! which); traded cards are turned face up. The options are declared in the
+//! metadata (`layout::declared_options`) and copied into meta data.
 
-use tablehost_sdk::{Action, AvailableAction, Game, GameConfig, PlayerId, Rng, Score, Scores, Table};
+use tablehost_sdk::{Action, AvailableAction, Game, GameConfig, Metadata, Options, PlayerId, Rng, Score, Scores, Table};
 
 pub mod cards;
 pub mod combat;
@@ -32,8 +32,17 @@ use layout::{armies, held_by, phase, Owner, Phase};
 pub struct Risk;
 
 impl Game for Risk {
-    fn config(players: &[PlayerId]) -> GameConfig {
-        layout::config(players)
+    fn metadata() -> Metadata {
+        layout::declared_options().into_iter().fold(
+            Metadata::players(layout::MIN_PLAYERS as u32, layout::MAX_PLAYERS as u32)
+                .description("Risk on the classic 42-territory map: reinforce, attack with dice, fortify, trade cards.")
+                .hidden_information(true),
+            Metadata::option,
+        )
+    }
+
+    fn config(players: &[PlayerId], options: &Options) -> GameConfig {
+        layout::config(players, options)
     }
 
     fn prepare(table: &mut Table, rng: &mut Rng) {

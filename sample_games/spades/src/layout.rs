@@ -17,7 +17,7 @@
 use tablehost_sdk::cards::Card;
 use tablehost_sdk::face_down::{face_down, face_of, faces_in};
 pub use tablehost_sdk::face_down::{hand_of, BACK};
-use tablehost_sdk::{json, GameConfig, Map, Piece, PlayerId, Space, StartingPlayer, Table, Value};
+use tablehost_sdk::{json, GameConfig, Map, Options, Piece, PlayerId, Space, StartingPlayer, Table, Value};
 
 /// Where the cards wait face down between deals.
 pub const DECK: &str = "deck";
@@ -84,7 +84,7 @@ pub fn taken_by(player: PlayerId) -> String {
 /// pile per seat, both sides at 0. Dealing happens in `prepare`.
 ///
 /// Panics unless there are exactly four players.
-pub fn config(players: &[PlayerId]) -> GameConfig {
+pub fn config(players: &[PlayerId], options: &Options) -> GameConfig {
     assert_eq!(players.len(), PLAYERS, "spades is for exactly 4 players");
     let mut spaces = vec![Space::new(DECK, "deck").collection().with_pieces(Card::deck().iter().map(face_down))];
     for &player in players {
@@ -101,8 +101,10 @@ pub fn config(players: &[PlayerId]) -> GameConfig {
     meta_data.insert(DEALER.to_string(), json!(players[PLAYERS - 1]));
     meta_data.insert(SIDE_SCORES.to_string(), json!([0, 0]));
     meta_data.insert(SIDE_BAGS.to_string(), json!([0, 0]));
-    meta_data.insert(TARGET_SCORE.to_string(), json!(DEFAULT_TARGET_SCORE));
-    meta_data.insert(ROUND_LIMIT.to_string(), json!(DEFAULT_ROUND_LIMIT));
+    let target = options.0.get(TARGET_SCORE).and_then(Value::as_i64).unwrap_or(DEFAULT_TARGET_SCORE);
+    let rounds = options.0.get(ROUND_LIMIT).and_then(Value::as_u64).unwrap_or(DEFAULT_ROUND_LIMIT);
+    meta_data.insert(TARGET_SCORE.to_string(), json!(target));
+    meta_data.insert(ROUND_LIMIT.to_string(), json!(rounds));
     GameConfig {
         spaces,
         score_labels: vec!["Side score".to_string(), "Side bags".to_string(), "Bid".to_string(), "Tricks".to_string()],

@@ -29,7 +29,9 @@
 //! pieces. Played cards are turned face up. Scores are public:
 //! `public_points` = [side score, side bags, own bid (-1 before bidding), own tricks].
 
-use tablehost_sdk::{Action, AvailableAction, Game, GameConfig, PlayerId, Rng, Score, Scores, Table};
+use tablehost_sdk::{
+    Action, AvailableAction, Game, GameConfig, GameOption, Metadata, Options, PlayerId, Rng, Score, Scores, Table,
+};
 
 pub mod bidding;
 pub mod layout;
@@ -43,8 +45,22 @@ use layout::{bid_of, hand_of, phase, side_of, side_pair, tricks_of, Phase, SIDE_
 pub struct Spades;
 
 impl Game for Spades {
-    fn config(players: &[PlayerId]) -> GameConfig {
-        layout::config(players)
+    fn metadata() -> Metadata {
+        Metadata::players(4, 4)
+            .description("Spades for two partnerships: bid your tricks, spades are trump, bags cost you.")
+            .hidden_information(true)
+            .option(
+                GameOption::integer(layout::TARGET_SCORE, layout::DEFAULT_TARGET_SCORE, 100, 1000)
+                    .describe("a side at or over this many points after a round wins"),
+            )
+            .option(
+                GameOption::integer(layout::ROUND_LIMIT, layout::DEFAULT_ROUND_LIMIT as i64, 1, 100)
+                    .describe("the game ends after this many rounds at most"),
+            )
+    }
+
+    fn config(players: &[PlayerId], options: &Options) -> GameConfig {
+        layout::config(players, options)
     }
 
     fn prepare(table: &mut Table, rng: &mut Rng) {

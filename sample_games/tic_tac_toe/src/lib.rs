@@ -6,6 +6,9 @@
 //! 3. Three of your marks in a row, column or diagonal win at once.
 //! 4. A full board without a line is a draw.
 //!
+//! Option `misere` (default false): rule 3 reversed: the player who completes
+//! a line of three loses at once.
+//!
 //! Table: nine ordered spaces of kind `cell`, `a1`..`c3` (column letter a-c
 //! left to right, row number 1-3 top to bottom), each with public state
 //! `{"column": 0-2, "row": 0-2}`; a mark is a piece of public kind `x` or `o`
@@ -16,11 +19,14 @@
 //! a draw; 0 each while the game is on.
 
 use tablehost_sdk::{
-    json, Action, AvailableAction, Game, GameConfig, LogEntry, Map, Piece, PlayerId, Rng, Score, Scores, Space,
-    StartingPlayer, Table,
+    json, Action, AvailableAction, Game, GameConfig, GameOption, LogEntry, Map, Metadata, Options, Piece, PlayerId,
+    Rng, Score, Scores, Space, StartingPlayer, Table, Value,
 };
 
 mod display;
+
+/// The option reversing rule 3: completing a line loses.
+pub const MISERE: &str = "misere";
 
 pub struct TicTacToe;
 
@@ -75,8 +81,19 @@ fn is_empty(table: &Table, cell: &str) -> bool {
     table.pieces(cell).is_empty()
 }
 
-/// Rule 3: the player holding a whole line, if one does.
+/// Rule 3: the winner, if the game has one: the player holding a whole line,
+/// or with option `misere` that player's opponent.
 pub fn winner(table: &Table) -> Option<PlayerId> {
+    let holder = line_holder(table)?;
+    if table.options().0.get(MISERE).and_then(Value::as_bool) == Some(true) {
+        Some(opponent(table, holder))
+    } else {
+        Some(holder)
+    }
+}
+
+/// The player holding a whole line, if one does.
+pub fn line_holder(table: &Table) -> Option<PlayerId> {
     LINES.iter().find_map(|line| {
         let first = occupant(table, cell_id(line[0].0, line[0].1))?;
         let holds_line = line.iter().all(|&(column, row)| occupant(table, cell_id(column, row)) == Some(first));
@@ -99,7 +116,13 @@ fn opponent(table: &Table, player: PlayerId) -> PlayerId {
 }
 
 impl Game for TicTacToe {
-    fn config(players: &[PlayerId]) -> GameConfig {
+    fn metadata() -> Metadata {
+        Metadata::players(2, 2)
+            .description("Three in a row on a 3x3 board; X moves first.")
+            .option(GameOption::boolean(MISERE, false).describe("misère: whoever completes a line of three loses"))
+    }
+
+    fn config(players: &[PlayerId], _options: &Options) -> GameConfig {
         assert!(players.len() == 2, "tic-tac-toe needs exactly 2 players, got {}", players.len());
         let spaces = (0..3)
             .flat_map(|row| {
@@ -152,7 +175,8 @@ impl Game for TicTacToe {
             table.set_active_players(Vec::new());
             table.set_meta("result", "win");
             table.set_meta("winner", winner);
-            table.log(LogEntry::new(format!("{} wins", name)));
+            let winner_name = table.player(winner).username.clone();
+            table.log(LogEntry::new(format!("{} wins", winner_name)));
         } else if board_full(table) {
             table.set_active_players(Vec::new());
             table.set_meta("result", "draw");

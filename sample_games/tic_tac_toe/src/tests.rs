@@ -122,3 +122,22 @@ fn marking_a_taken_cell_panics() {
     let mut table = fresh();
     play_cells(&mut table, &["b2", "b2"]);
 }
+
+#[test]
+fn misere_gives_the_game_to_the_opponent_of_the_line_maker() {
+    let mut options = tablehost_sdk::Map::new();
+    options.insert(super::MISERE.to_string(), json!(true));
+    let mut table = tablehost_sdk::new_match_with::<TicTacToe>(&[ANN, BOB], 1, &options);
+    play_cells(&mut table, &["a1", "a2", "b1", "b2", "c1"]);
+    assert!(over(&table));
+    assert_eq!(points(&table), (0.0, 1.0), "ann completed the row, so bob wins");
+    assert_eq!(table.meta("winner"), Some(&json!(BOB)));
+}
+
+#[test]
+fn metadata_declares_two_players_and_the_misere_option() {
+    let metadata = TicTacToe::metadata();
+    assert_eq!((metadata.min_players, metadata.max_players), (2, 2));
+    assert_eq!(metadata.options[0].name, super::MISERE);
+    assert!(fresh().options().0.get(super::MISERE) == Some(&json!(false)), "setup records the default");
+}

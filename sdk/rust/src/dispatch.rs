@@ -1,12 +1,16 @@
 //! The dispatcher: one request (op code + JSON bytes) in, one JSON response
 //! out (docs/abi.md, "Ops" and "Errors"). Safe code; `abi.rs` feeds it.
 
+use std::collections::BTreeMap;
+
 use serde::Deserialize;
+use serde_json::{Map, Value};
 
 use crate::action::{Action, AvailableAction};
 use crate::cache::StateCache;
+use crate::config::Scores;
 use crate::game::{actions_of_active, initial_state, play, Game};
-use crate::json_out::{name, write_player_key, write_str, ObjectWriter, WriteJson};
+use crate::json_out::{name, write_player_key, write_str, write_u64, ObjectWriter, WriteJson};
 use crate::printing::take_printed;
 use crate::rng::Rng;
 use crate::state::{Player, PlayerId, State};
@@ -17,7 +21,11 @@ pub const OP_ACTIONS: i32 = 2;
 pub const OP_STEP: i32 = 3;
 pub const OP_SCORES: i32 = 4;
 pub const OP_GAME_OVER: i32 = 5;
+/// ABI v1.1: the game's metadata (no state needed).
+pub const OP_METADATA: i32 = 6;
+/// ABI v1.1: many games played to the end inside the guest (`playout`).
 pub const OP_PLAYOUT: i32 = 7;
+/// ABI v1.1: a search bot's decision on a seat's view (`search`).
 pub const OP_SEARCH: i32 = 8;
 
 /// An error response's `code` and `message`.
@@ -46,6 +54,31 @@ impl WriteJson for ActionsByPlayer {
     }
 }
 
+/// Ranks keyed by player id, written as `{"<pid>": rank}`.
+pub(crate) struct RanksByPlayer(pub(crate) BTreeMap<PlayerId, u32>);
+
+impl WriteJson for RanksByPlayer {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        out.push(b'{');
+        for (at, (player_id, rank)) in self.0.iter().enumerate() {
+            write_player_key(out, *player_id, at == 0);
+            write_u64(out, u64::from(*rank));
+        }
+        out.push(b'}');
+    }
+}
+
+/// The `ranks` member of a response: the game's own ranks, only once the
+/// game is over and only for games that return them (`Game::ranks`).
+fn ranks_member<G: Game>(response: &mut ObjectWriter, table: &Table, scores: &Scores, game_over: bool) {
+    if !game_over {
+        return;
+    }
+    if let Some(ranks) = G::ranks(table, scores) {
+        response.member(name!("ranks"), &RanksByPlayer(ranks));
+    }
+}
+
 // ---- requests -------------------------------------------------------------
 
 #[derive(Deserialize)]
@@ -63,6 +96,9 @@ struct SetupRequest {
     seed: u64,
     #[serde(default)]
     next_ref: Option<String>,
+    /// ABI v1.1: the chosen options (absent: every default).
+    #[serde(default)]
+    options: Map<String, Value>,
 }
 
 /// `actions`, `scores` and `game_over` requests (`player_id` only for actions).
@@ -115,8 +151,9 @@ pub fn dispatch_into<G: Game>(cache: &mut StateCache, op: i32, request: &[u8], r
         OP_STEP => parse(request).and_then(|req| step::<G>(cache, req, response)),
         OP_SCORES => parse(request).and_then(|req| scores::<G>(cache, req, response)),
         OP_GAME_OVER => parse(request).and_then(|req| game_over::<G>(cache, req, response)),
+        OP_METADATA => metadata::<G>(response),
         OP_PLAYOUT => parse(request).and_then(|req| crate::dispatch_search::playout::<G>(cache, req, response)),
-        OP_SEARCH => parse(request).and_then(|req| crate::dispatch_search::search::<G>(req, request, response)),
+        OP_SEARCH => parse(request).and_then(|req| crate::dispatch_search::search::<G>(req, response)),
         other => Err(CallError { code: "unknown_op", message: format!("unknown op code {}", other) }),
     };
     if let Err(err) = result {
@@ -195,8 +232,9 @@ fn setup<G: Game>(cache: &mut StateCache, req: SetupRequest, out: &mut Vec<u8>) 
         .into_iter()
         .map(|seat| Player { player_id: seat.player_id, username: seat.username, color: seat.color, ..Player::default() })
         .collect();
+    let options = G::metadata().resolve(&req.options).map_err(bad_request)?;
     let mut rng = Rng::new(req.seed);
-    let (initial, score_labels) = initial_state::<G>(players, &mut rng);
+    let (initial, score_labels) = initial_state::<G>(players, &options, &mut rng);
     let mut response = ObjectWriter::begin(out);
     response.member(name!("state"), &initial);
     let mut table = Table::new(initial);
@@ -212,6 +250,7 @@ fn setup<G: Game>(cache: &mut StateCache, req: SetupRequest, out: &mut Vec<u8>) 
         .member(name!("scores"), &scores)
         .member(name!("game_over"), &game_over)
         .member(name!("actions"), &actions);
+    ranks_member::<G>(&mut response, &table, &scores, game_over);
     response.end();
     if let Some(next_ref) = req.next_ref {
         cache.put(next_ref, table);
@@ -257,6 +296,7 @@ fn step<G: Game>(cache: &mut StateCache, req: StepRequest, out: &mut Vec<u8>) ->
         .member(name!("scores"), &scores)
         .member(name!("game_over"), &game_over)
         .member(name!("actions"), &actions);
+    ranks_member::<G>(&mut response, &table, &scores, game_over);
     if req.want_state {
         response.member(name!("state"), table.state());
     }
@@ -283,7 +323,17 @@ fn game_over<G: Game>(cache: &mut StateCache, req: ReadRequest, out: &mut Vec<u8
         let game_over = G::is_game_over(table, &scores);
         let mut response = ObjectWriter::begin(out);
         response.member(name!("game_over"), &game_over).member(name!("scores"), &scores);
+        ranks_member::<G>(&mut response, table, &scores, game_over);
         response.end();
         Ok(())
     })
+}
+
+/// `{"metadata": Metadata}` (docs/abi.md "metadata"); needs no state.
+fn metadata<G: Game>(out: &mut Vec<u8>) -> Result<(), CallError> {
+    let metadata = G::metadata().to_json();
+    let mut response = ObjectWriter::begin(out);
+    response.member(name!("metadata"), &metadata);
+    response.end();
+    Ok(())
 }

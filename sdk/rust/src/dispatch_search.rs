@@ -11,7 +11,6 @@ use crate::mcts::{search as run_search, Budget, Search, SearchError};
 use crate::playout::{play_from_setup, play_from_state, Outcome, Policy};
 use crate::state::{Player, PlayerId};
 use crate::table::Table;
-use crate::viewed::{CountedView, ViewedState};
 
 /// Most games one playout call may ask for.
 pub const MAX_GAMES_PER_CALL: usize = 4096;
@@ -38,12 +37,6 @@ pub(crate) struct PlayoutRequest {
     max_plies: Option<u32>,
 }
 
-/// The search request's view again, for the group counts.
-#[derive(Deserialize)]
-struct ViewCounts {
-    view: CountedView,
-}
-
 #[derive(Deserialize)]
 pub(crate) struct SearchRequest {
     view: crate::state::State,
@@ -67,6 +60,9 @@ impl WriteJson for Game1<'_> {
             .member(name!("game_over"), &outcome.game_over)
             .member(name!("cut"), &outcome.cut.map(|cut| cut.name().to_string()))
             .member(name!("scores"), &outcome.scores);
+        if let Some(ranks) = &outcome.ranks {
+            game.member(name!("ranks"), &crate::dispatch::RanksByPlayer(ranks.clone()));
+        }
         game.end();
     }
 }
@@ -82,7 +78,8 @@ fn policies(names: &[String]) -> Result<Vec<Policy>, CallError> {
 }
 
 /// `playout`: one game per seed, from the request's state (or ref) or from setup
-/// with `players`; `{"games": [{"plies", "game_over", "cut", "scores"}]}` in seed order.
+/// with `players`; `{"games": [{"plies", "game_over", "cut", "scores", "ranks"?}]}` in seed order
+/// (`ranks` at game over, for a game whose `Game::ranks` gives them).
 pub(crate) fn playout<G: Game>(cache: &mut StateCache, req: PlayoutRequest, out: &mut Vec<u8>) -> Result<(), CallError> {
     if req.seeds.is_empty() || req.seeds.len() > MAX_GAMES_PER_CALL {
         return Err(bad_request(format!("playout needs 1 to {} seeds", MAX_GAMES_PER_CALL)));
@@ -117,8 +114,9 @@ pub(crate) fn playout<G: Game>(cache: &mut StateCache, req: PlayoutRequest, out:
 }
 
 /// `search`: the seat's next action chosen by MCTS or ISMCTS on its view;
-/// `{"action": AvailableAction (view addresses), "visits", "iterations"}`.
-pub(crate) fn search<G: Game>(req: SearchRequest, request: &[u8], out: &mut Vec<u8>) -> Result<(), CallError> {
+/// `{"action": AvailableAction, "visits", "iterations"}`. The host sends the view with its
+/// hidden groups expanded (`tablehost.search_view`), so the action is in that state's addresses.
+pub(crate) fn search<G: Game>(req: SearchRequest, out: &mut Vec<u8>) -> Result<(), CallError> {
     let kind = match req.algorithm.as_str() {
         "mcts" => Search::Mcts,
         "ismcts" => Search::Ismcts,
@@ -131,16 +129,14 @@ pub(crate) fn search<G: Game>(req: SearchRequest, request: &[u8], out: &mut Vec<
     if !(exploration.is_finite() && exploration >= 0.0) {
         return Err(bad_request("exploration must be a finite number >= 0"));
     }
-    let counts: ViewCounts = crate::dispatch::parse(request)?;
-    let viewed = ViewedState::expand(req.view, counts.view).map_err(bad_request)?;
-    Table::try_new(viewed.state.clone()).map_err(bad_request)?;
-    ensure_seated(&viewed.state, req.player_id)?;
+    let view = Table::try_new(req.view).map_err(bad_request)?;
+    ensure_seated(view.state(), req.player_id)?;
     let budget = Budget {
         iterations: req.iterations,
         exploration,
         max_playout_plies: req.max_playout_plies.unwrap_or(DEFAULT_PLAYOUT_PLIES),
     };
-    let decision = run_search::<G>(&viewed.state, req.player_id, kind, budget, req.seed).map_err(|err| match err {
+    let decision = run_search::<G>(view.state(), req.player_id, kind, budget, req.seed).map_err(|err| match err {
         SearchError::NoAction => CallError {
             code: "no_action",
             message: format!("player {} is offered no choice or confirm in this view", req.player_id),
@@ -154,8 +150,7 @@ pub(crate) fn search<G: Game>(req: SearchRequest, request: &[u8], out: &mut Vec<
             message: "this game hides information: search it with ismcts".to_string(),
         },
     })?;
-    let mut offer = decision.offer;
-    offer.action = viewed.to_view_action(&offer.action);
+    let offer = decision.offer;
     let mut response = ObjectWriter::begin(out);
     response
         .member(name!("action"), &offer)

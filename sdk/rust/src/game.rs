@@ -1,8 +1,13 @@
 //! The `Game` trait a game author implements, and the two driver functions
 //! (`start`, `play`) that run it the way the host does (also handy in tests).
 
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
 use crate::action::{Action, AvailableAction};
 use crate::config::{GameConfig, Scores, StartingPlayer};
+use crate::metadata::{Metadata, Options, OPTIONS_META_KEY};
 use crate::patch::Patch;
 use crate::rng::Rng;
 use crate::state::{Player, PlayerId, State};
@@ -11,8 +16,16 @@ use crate::table::Table;
 /// The rules of one game. All associated functions: a module keeps nothing
 /// between calls but the SDK's state cache.
 pub trait Game {
-    /// The starting table for `players` (the seated ids, in seat order).
-    fn config(players: &[PlayerId]) -> GameConfig;
+    /// What the game declares about itself: player range, description,
+    /// hidden information, result and resign rules, options (docs/abi.md
+    /// "metadata"). The default: 1 to 64 players, highest score wins, no options.
+    fn metadata() -> Metadata {
+        Metadata::default()
+    }
+
+    /// The starting table for `players` (the seated ids, in seat order) with
+    /// the chosen `options` (every declared option present; defaults filled in).
+    fn config(players: &[PlayerId], options: &Options) -> GameConfig;
 
     /// Changes made once after seating, before the first move (shuffle, deal).
     /// Runs with the setup seed's rng, after any `StartingPlayer::Random` draw.
@@ -36,9 +49,10 @@ pub trait Game {
     /// Optional, for games with hidden information: a full state that fits
     /// what `viewer` sees in `view`, drawn from `rng`.
     ///
-    /// `view` is the viewer's view read back into a state (`viewed`): every
-    /// piece hidden from them shows only its public part, other players'
-    /// private state is empty. The sample must keep every space, piece and
+    /// `view` is the viewer's view as a state (the host expands each group
+    /// of hidden pieces into copies of its public part): every piece hidden
+    /// from them shows only its public part, other players' private state is
+    /// empty. The sample must keep every space, piece and
     /// index where the view has it and fill in only what is hidden, so that
     /// the rules can run on it (information-set search, `mcts`). The default
     /// returns None: the game cannot be searched with `ismcts`, which the
@@ -46,6 +60,14 @@ pub trait Game {
     /// is this method for a set of distinct faces dealt face down.
     fn sample_hidden(view: &Table, viewer: PlayerId, rng: &mut Rng) -> Option<State> {
         let _ = (view, viewer, rng);
+        None
+    }
+
+    /// Each seat's rank once the game is over (1 = first; ties share a rank),
+    /// for games whose metadata declares `ResultRule::Ranks`. Others keep
+    /// the default `None` and the host ranks by score.
+    fn ranks(table: &Table, scores: &Scores) -> Option<BTreeMap<PlayerId, u32>> {
+        let _ = (table, scores);
         None
     }
 }
@@ -71,28 +93,42 @@ pub struct Played {
     pub allow_undo: bool,
 }
 
-/// Run setup as the host does: `config`, seat `players`, pick the starting
-/// player(s), then `prepare`, all with one `Rng` seeded by `seed`.
+/// Run setup as the host does with the default options (see `start_with`).
 ///
 /// Panics when `players` is empty or a given starting player is not seated.
 pub fn start<G: Game>(players: Vec<Player>, seed: u64) -> Started {
+    start_with::<G>(players, seed, &Map::new())
+}
+
+/// Run setup as the host does: resolve `options` against the metadata,
+/// `config`, seat `players`, pick the starting player(s), then `prepare`, all
+/// with one `Rng` seeded by `seed`.
+///
+/// Panics when `players` is empty, a given starting player is not seated, or
+/// an option is unknown or not allowed.
+pub fn start_with<G: Game>(players: Vec<Player>, seed: u64, options: &Map<String, Value>) -> Started {
+    let options = G::metadata().resolve(options).unwrap_or_else(|err| panic!("{}", err));
     let mut rng = Rng::new(seed);
-    let (initial, score_labels) = initial_state::<G>(players, &mut rng);
+    let (initial, score_labels) = initial_state::<G>(players, &options, &mut rng);
     let mut table = Table::new(initial.clone());
     G::prepare(&mut table, &mut rng);
     Started { initial, table, score_labels, rng_used: rng.used() }
 }
 
-/// Setup before `prepare`: the state `config` builds for `players`, with the
-/// starting player(s) drawn from `rng`, and the score labels. (The
+/// Setup before `prepare`: the state `config` builds for `players` and
+/// `options`, with the starting player(s) drawn from `rng`, and the score
+/// labels. A non-empty `options` is recorded in `meta_data.options`. (The
 /// dispatcher writes this state out, then moves it into the table instead
 /// of cloning it as `start` does.)
 ///
 /// Panics when `players` is empty or a given starting player is not seated.
-pub(crate) fn initial_state<G: Game>(players: Vec<Player>, rng: &mut Rng) -> (State, Vec<String>) {
+pub(crate) fn initial_state<G: Game>(players: Vec<Player>, options: &Options, rng: &mut Rng) -> (State, Vec<String>) {
     assert!(!players.is_empty(), "a match needs at least one player");
     let ids: Vec<PlayerId> = players.iter().map(|p| p.player_id).collect();
-    let config = G::config(&ids);
+    let mut config = G::config(&ids, options);
+    if !options.0.is_empty() {
+        config.meta_data.insert(OPTIONS_META_KEY.to_owned(), Value::Object(options.0.clone()));
+    }
     let active_player_ids = match config.starting_player {
         StartingPlayer::Random => vec![ids[rng.below(ids.len())]],
         StartingPlayer::All => ids.clone(),
@@ -114,11 +150,18 @@ pub(crate) fn initial_state<G: Game>(players: Vec<Player>, rng: &mut Rng) -> (St
 /// Set up a match for `player_ids` (usernames `player-<id>`, no colours) and
 /// return the starting table with nothing recorded. For tests and tools.
 pub fn new_match<G: Game>(player_ids: &[PlayerId], seed: u64) -> Table {
+    new_match_with::<G>(player_ids, seed, &Map::new())
+}
+
+/// `new_match` with chosen `options` (the rest take their defaults).
+///
+/// Panics when an option is unknown or not allowed.
+pub fn new_match_with<G: Game>(player_ids: &[PlayerId], seed: u64, options: &Map<String, Value>) -> Table {
     let players = player_ids
         .iter()
         .map(|&player_id| Player { player_id, username: format!("player-{}", player_id), ..Player::default() })
         .collect();
-    let mut table = start::<G>(players, seed).table;
+    let mut table = start_with::<G>(players, seed, options).table;
     table.take_patches();
     table
 }

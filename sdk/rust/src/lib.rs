@@ -21,6 +21,7 @@ mod game;
 pub mod hidden;
 mod json_out;
 pub mod mcts;
+mod metadata;
 mod patch;
 pub mod playout;
 #[doc(hidden)]
@@ -30,13 +31,13 @@ mod space_index;
 mod state;
 mod table;
 pub mod testing;
-pub mod viewed;
 mod view;
 
 pub use action::{Action, AvailableAction, Button, Intent};
 pub use cache::StateCache;
 pub use config::{GameConfig, Score, Scores, StartingPlayer};
-pub use game::{actions_of_active, new_match, play, start, Game, Played, Started};
+pub use game::{actions_of_active, new_match, new_match_with, play, start, start_with, Game, Played, Started};
+pub use metadata::{GameOption, Metadata, OptionKind, Options, ResignRule, ResultRule, OPTIONS_META_KEY};
 pub use patch::{apply_patch, apply_patches, Patch, PatchError, LOG_CAP};
 pub use rng::{Bound, Rng};
 pub use state::{Arrangement, LogEntry, Piece, Player, PlayerId, Space, State};

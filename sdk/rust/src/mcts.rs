@@ -17,22 +17,22 @@
 //!   at random (drawing "a tile from the boneyard").
 //! - Moves follow `playout`: only choices and confirms, a chain of choices is
 //!   one player's decision, simultaneous movers drawn at random.
-//! - Rewards: each seat's first public score, scaled to 0..1 between the
-//!   worst and the best seat (1 for the best; reversed when the state's
-//!   `meta_data.lower_score_wins` is true; 0.5 each when all are equal), at
-//!   game over or after `max_playout_plies` random moves.
+//! - Rewards: each seat's standing by the game's declared result rule
+//!   (`Game::metadata().result`), scaled to 0..1 between the worst and the
+//!   best seat (1 for the best; 0.5 each when all are equal), at game over or
+//!   after `max_playout_plies` random moves. The standing is the first public
+//!   score (`HighestScore`), its negation (`LowestScore`), or the negated rank
+//!   from `Game::ranks` (`Ranks`, at game over; by score before it).
 
 use crate::action::{AvailableAction, Intent};
 use crate::config::Scores;
 use crate::game::Game;
 use crate::json_out::WriteJson;
+use crate::metadata::ResultRule;
 use crate::playout::{apply, next_turn, Policy, Turn};
 use crate::rng::Rng;
 use crate::state::{PlayerId, State};
 use crate::table::Table;
-
-/// The meta_data key a game sets to `true` when the lowest score wins.
-pub const LOWER_SCORE_WINS: &str = "lower_score_wins";
 
 /// Which search to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,7 +120,7 @@ pub fn search<G: Game>(
         reward: 0.0,
     }];
     let seats = root_table.players();
-    let lower_wins = lower_score_wins(&root_table);
+    let rule = G::metadata().result;
     let mut path = Vec::new();
     for iteration in 0..budget.iterations {
         let mut table = if iteration == 0 { first.clone() } else { determinize::<G>(&root_table, player, kind, &mut rng) };
@@ -183,7 +183,7 @@ pub fn search<G: Game>(
         }
         // Playout, then backup.
         let scores = random_playout::<G>(&mut table, after, budget.max_playout_plies, &mut rng);
-        let rewards = rewards(&seats, &scores, lower_wins);
+        let rewards = rewards(&seats, &standings::<G>(&table, &seats, &scores, rule));
         nodes[0].visits += 1.0;
         for &visited in &path {
             let seat = seats.iter().position(|&p| p == nodes[visited].player).unwrap_or(0);
@@ -289,31 +289,30 @@ fn random_playout<G: Game>(table: &mut Table, mut after: Option<(PlayerId, Inten
     }
 }
 
-fn lower_score_wins(table: &Table) -> bool {
-    table.meta(LOWER_SCORE_WINS).and_then(|v| v.as_bool()).unwrap_or(false)
-}
-
-/// Each seat's reward in 0..1 (see the module docs), in seat order.
-pub fn rewards(seats: &[PlayerId], scores: &Scores, lower_wins: bool) -> Vec<f64> {
-    let firsts: Vec<f64> = seats
+/// Each seat's standing (higher is better), in seat order, by `rule`: the
+/// first public score, its negation, or the negated rank the game returns
+/// once it is over (by score until then, or when it returns none).
+pub fn standings<G: Game>(table: &Table, seats: &[PlayerId], scores: &Scores, rule: ResultRule) -> Vec<f64> {
+    if rule == ResultRule::Ranks && G::is_game_over(table, scores) {
+        if let Some(ranks) = G::ranks(table, scores) {
+            return seats.iter().map(|p| ranks.get(p).map_or(0.0, |&rank| -f64::from(rank))).collect();
+        }
+    }
+    let sign = if rule == ResultRule::LowestScore { -1.0 } else { 1.0 };
+    seats
         .iter()
         .map(|p| scores.get(p).and_then(|s| s.public_points.first().copied()).unwrap_or(0.0))
-        .map(|v| if v.is_finite() { v } else { 0.0 })
-        .collect();
-    let low = firsts.iter().copied().fold(f64::INFINITY, f64::min);
-    let high = firsts.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        .map(|v| if v.is_finite() { sign * v } else { 0.0 })
+        .collect()
+}
+
+/// Each seat's reward in 0..1 from its standing (higher is better), in seat
+/// order: 1 for the best, 0 for the worst, 0.5 each when all are equal.
+pub fn rewards(seats: &[PlayerId], standings: &[f64]) -> Vec<f64> {
+    let low = standings.iter().copied().fold(f64::INFINITY, f64::min);
+    let high = standings.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     if !(high > low) {
         return vec![0.5; seats.len()];
     }
-    firsts
-        .iter()
-        .map(|v| {
-            let scaled = (v - low) / (high - low);
-            if lower_wins {
-                1.0 - scaled
-            } else {
-                scaled
-            }
-        })
-        .collect()
+    standings.iter().map(|v| (v - low) / (high - low)).collect()
 }

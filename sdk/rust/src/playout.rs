@@ -9,6 +9,8 @@
 //! - otherwise, when several players are active (simultaneous moves), the
 //!   mover is drawn from those offered something, as the host's bots do.
 
+use std::collections::BTreeMap;
+
 use crate::action::{AvailableAction, Intent};
 use crate::config::Scores;
 use crate::game::{start, Game};
@@ -121,6 +123,8 @@ pub struct Outcome {
     pub game_over: bool,
     /// Why the game stopped short of game over (None when it is over).
     pub cut: Option<Cut>,
+    /// The game's own ranks at game over (`Game::ranks`), when it gives them.
+    pub ranks: Option<BTreeMap<PlayerId, u32>>,
 }
 
 /// Play `table` on to game over (or `max_plies` moves), each seat by its
@@ -132,14 +136,15 @@ pub fn play_out<G: Game>(table: &mut Table, policies: &[Policy], max_plies: u32,
     loop {
         let scores = G::scores(table);
         if G::is_game_over(table, &scores) {
-            return Outcome { plies, scores, game_over: true, cut: None };
+            let ranks = G::ranks(table, &scores);
+            return Outcome { plies, scores, game_over: true, cut: None, ranks };
         }
         if plies >= max_plies {
-            return Outcome { plies, scores, game_over: false, cut: Some(Cut::MaxPlies) };
+            return Outcome { plies, scores, game_over: false, cut: Some(Cut::MaxPlies), ranks: None };
         }
         let turn = match next_turn::<G>(table, after, rng) {
             Some(turn) => turn,
-            None => return Outcome { plies, scores, game_over: false, cut: Some(Cut::Stuck) },
+            None => return Outcome { plies, scores, game_over: false, cut: Some(Cut::Stuck), ranks: None },
         };
         let seat = table.seat_of(turn.player);
         let policy = policies.get(seat).or_else(|| policies.last()).copied().unwrap_or(Policy::Random);

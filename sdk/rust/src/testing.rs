@@ -124,7 +124,7 @@ mod tests {
     struct OneCard;
 
     impl Game for OneCard {
-        fn config(players: &[PlayerId]) -> GameConfig {
+        fn config(players: &[PlayerId], _options: &crate::Options) -> GameConfig {
             GameConfig {
                 spaces: vec![Space::new("hand", "hand")
                     .collection()

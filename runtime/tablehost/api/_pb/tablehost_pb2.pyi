@@ -9,6 +9,48 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class ResultRule(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    RESULT_RULE_UNSPECIFIED: _ClassVar[ResultRule]
+    RESULT_RULE_HIGHEST_SCORE: _ClassVar[ResultRule]
+    RESULT_RULE_LOWEST_SCORE: _ClassVar[ResultRule]
+    RESULT_RULE_RANKS: _ClassVar[ResultRule]
+
+class ResignRule(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    RESIGN_RULE_UNSPECIFIED: _ClassVar[ResignRule]
+    RESIGN_RULE_ENDS: _ClassVar[ResignRule]
+    RESIGN_RULE_CONTINUE: _ClassVar[ResignRule]
+
+class OptionType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    OPTION_TYPE_UNSPECIFIED: _ClassVar[OptionType]
+    OPTION_TYPE_INTEGER: _ClassVar[OptionType]
+    OPTION_TYPE_BOOLEAN: _ClassVar[OptionType]
+    OPTION_TYPE_CHOICE: _ClassVar[OptionType]
+
+class TimeoutPolicy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    TIMEOUT_POLICY_UNSPECIFIED: _ClassVar[TimeoutPolicy]
+    TIMEOUT_POLICY_FORFEIT: _ClassVar[TimeoutPolicy]
+    TIMEOUT_POLICY_ZOMBIE: _ClassVar[TimeoutPolicy]
+
+class MatchStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    MATCH_STATUS_UNSPECIFIED: _ClassVar[MatchStatus]
+    MATCH_STATUS_WAITING: _ClassVar[MatchStatus]
+    MATCH_STATUS_ACTIVE: _ClassVar[MatchStatus]
+    MATCH_STATUS_FINISHED: _ClassVar[MatchStatus]
+    MATCH_STATUS_ABORTED: _ClassVar[MatchStatus]
+
+class EndReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    END_REASON_UNSPECIFIED: _ClassVar[EndReason]
+    END_REASON_NORMAL: _ClassVar[EndReason]
+    END_REASON_RESIGNED: _ClassVar[EndReason]
+    END_REASON_TIMEOUT: _ClassVar[EndReason]
+    END_REASON_ABORTED: _ClassVar[EndReason]
+
 class Arrangement(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     ARRANGEMENT_UNSPECIFIED: _ClassVar[Arrangement]
@@ -22,6 +64,30 @@ class Intent(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     INTENT_CONFIRM: _ClassVar[Intent]
     INTENT_CANCEL: _ClassVar[Intent]
     INTENT_UNDO: _ClassVar[Intent]
+RESULT_RULE_UNSPECIFIED: ResultRule
+RESULT_RULE_HIGHEST_SCORE: ResultRule
+RESULT_RULE_LOWEST_SCORE: ResultRule
+RESULT_RULE_RANKS: ResultRule
+RESIGN_RULE_UNSPECIFIED: ResignRule
+RESIGN_RULE_ENDS: ResignRule
+RESIGN_RULE_CONTINUE: ResignRule
+OPTION_TYPE_UNSPECIFIED: OptionType
+OPTION_TYPE_INTEGER: OptionType
+OPTION_TYPE_BOOLEAN: OptionType
+OPTION_TYPE_CHOICE: OptionType
+TIMEOUT_POLICY_UNSPECIFIED: TimeoutPolicy
+TIMEOUT_POLICY_FORFEIT: TimeoutPolicy
+TIMEOUT_POLICY_ZOMBIE: TimeoutPolicy
+MATCH_STATUS_UNSPECIFIED: MatchStatus
+MATCH_STATUS_WAITING: MatchStatus
+MATCH_STATUS_ACTIVE: MatchStatus
+MATCH_STATUS_FINISHED: MatchStatus
+MATCH_STATUS_ABORTED: MatchStatus
+END_REASON_UNSPECIFIED: EndReason
+END_REASON_NORMAL: EndReason
+END_REASON_RESIGNED: EndReason
+END_REASON_TIMEOUT: EndReason
+END_REASON_ABORTED: EndReason
 ARRANGEMENT_UNSPECIFIED: Arrangement
 ARRANGEMENT_ORDERED: Arrangement
 ARRANGEMENT_COLLECTION: Arrangement
@@ -32,20 +98,60 @@ INTENT_CANCEL: Intent
 INTENT_UNDO: Intent
 
 class Module(_message.Message):
-    __slots__ = ("module_id", "name", "size_bytes", "exports", "uploaded_at", "already_stored")
+    __slots__ = ("module_id", "name", "size_bytes", "exports", "uploaded_at", "already_stored", "metadata")
     MODULE_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     SIZE_BYTES_FIELD_NUMBER: _ClassVar[int]
     EXPORTS_FIELD_NUMBER: _ClassVar[int]
     UPLOADED_AT_FIELD_NUMBER: _ClassVar[int]
     ALREADY_STORED_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
     module_id: str
     name: str
     size_bytes: int
     exports: _containers.RepeatedScalarFieldContainer[str]
     uploaded_at: str
     already_stored: bool
-    def __init__(self, module_id: _Optional[str] = ..., name: _Optional[str] = ..., size_bytes: _Optional[int] = ..., exports: _Optional[_Iterable[str]] = ..., uploaded_at: _Optional[str] = ..., already_stored: _Optional[bool] = ...) -> None: ...
+    metadata: GameMetadata
+    def __init__(self, module_id: _Optional[str] = ..., name: _Optional[str] = ..., size_bytes: _Optional[int] = ..., exports: _Optional[_Iterable[str]] = ..., uploaded_at: _Optional[str] = ..., already_stored: _Optional[bool] = ..., metadata: _Optional[_Union[GameMetadata, _Mapping]] = ...) -> None: ...
+
+class GameOption(_message.Message):
+    __slots__ = ("name", "description", "type", "default_value", "min", "max", "values")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_VALUE_FIELD_NUMBER: _ClassVar[int]
+    MIN_FIELD_NUMBER: _ClassVar[int]
+    MAX_FIELD_NUMBER: _ClassVar[int]
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    description: str
+    type: OptionType
+    default_value: _struct_pb2.Value
+    min: int
+    max: int
+    values: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., type: _Optional[_Union[OptionType, str]] = ..., default_value: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., min: _Optional[int] = ..., max: _Optional[int] = ..., values: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class GameMetadata(_message.Message):
+    __slots__ = ("min_players", "max_players", "description", "hidden_information", "result", "resign", "options", "declared")
+    MIN_PLAYERS_FIELD_NUMBER: _ClassVar[int]
+    MAX_PLAYERS_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    HIDDEN_INFORMATION_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    RESIGN_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    DECLARED_FIELD_NUMBER: _ClassVar[int]
+    min_players: int
+    max_players: int
+    description: str
+    hidden_information: bool
+    result: ResultRule
+    resign: ResignRule
+    options: _containers.RepeatedCompositeFieldContainer[GameOption]
+    declared: bool
+    def __init__(self, min_players: _Optional[int] = ..., max_players: _Optional[int] = ..., description: _Optional[str] = ..., hidden_information: _Optional[bool] = ..., result: _Optional[_Union[ResultRule, str]] = ..., resign: _Optional[_Union[ResignRule, str]] = ..., options: _Optional[_Iterable[_Union[GameOption, _Mapping]]] = ..., declared: _Optional[bool] = ...) -> None: ...
 
 class UploadModuleRequest(_message.Message):
     __slots__ = ("wasm", "name")
@@ -72,22 +178,38 @@ class GetModuleRequest(_message.Message):
     def __init__(self, module_id: _Optional[str] = ...) -> None: ...
 
 class SeatRequest(_message.Message):
-    __slots__ = ("username", "color")
+    __slots__ = ("username", "color", "open")
     USERNAME_FIELD_NUMBER: _ClassVar[int]
     COLOR_FIELD_NUMBER: _ClassVar[int]
+    OPEN_FIELD_NUMBER: _ClassVar[int]
     username: str
     color: str
-    def __init__(self, username: _Optional[str] = ..., color: _Optional[str] = ...) -> None: ...
+    open: bool
+    def __init__(self, username: _Optional[str] = ..., color: _Optional[str] = ..., open: _Optional[bool] = ...) -> None: ...
+
+class TimeControl(_message.Message):
+    __slots__ = ("main_ms", "increment_ms", "per_move_ms", "on_timeout")
+    MAIN_MS_FIELD_NUMBER: _ClassVar[int]
+    INCREMENT_MS_FIELD_NUMBER: _ClassVar[int]
+    PER_MOVE_MS_FIELD_NUMBER: _ClassVar[int]
+    ON_TIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    main_ms: int
+    increment_ms: int
+    per_move_ms: int
+    on_timeout: TimeoutPolicy
+    def __init__(self, main_ms: _Optional[int] = ..., increment_ms: _Optional[int] = ..., per_move_ms: _Optional[int] = ..., on_timeout: _Optional[_Union[TimeoutPolicy, str]] = ...) -> None: ...
 
 class CreateMatchRequest(_message.Message):
-    __slots__ = ("module_id", "seats", "options")
+    __slots__ = ("module_id", "seats", "options", "time_control")
     MODULE_ID_FIELD_NUMBER: _ClassVar[int]
     SEATS_FIELD_NUMBER: _ClassVar[int]
     OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    TIME_CONTROL_FIELD_NUMBER: _ClassVar[int]
     module_id: str
     seats: _containers.RepeatedCompositeFieldContainer[SeatRequest]
     options: _struct_pb2.Struct
-    def __init__(self, module_id: _Optional[str] = ..., seats: _Optional[_Iterable[_Union[SeatRequest, _Mapping]]] = ..., options: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+    time_control: TimeControl
+    def __init__(self, module_id: _Optional[str] = ..., seats: _Optional[_Iterable[_Union[SeatRequest, _Mapping]]] = ..., options: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., time_control: _Optional[_Union[TimeControl, _Mapping]] = ...) -> None: ...
 
 class SeatToken(_message.Message):
     __slots__ = ("player_id", "username", "color", "token")
@@ -102,16 +224,50 @@ class SeatToken(_message.Message):
     def __init__(self, player_id: _Optional[int] = ..., username: _Optional[str] = ..., color: _Optional[str] = ..., token: _Optional[str] = ...) -> None: ...
 
 class CreateMatchResponse(_message.Message):
-    __slots__ = ("match_id", "seats", "spectator_token", "view")
+    __slots__ = ("match_id", "seats", "spectator_token", "view", "open_seats")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     SEATS_FIELD_NUMBER: _ClassVar[int]
     SPECTATOR_TOKEN_FIELD_NUMBER: _ClassVar[int]
     VIEW_FIELD_NUMBER: _ClassVar[int]
+    OPEN_SEATS_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     seats: _containers.RepeatedCompositeFieldContainer[SeatToken]
     spectator_token: str
     view: MatchView
-    def __init__(self, match_id: _Optional[str] = ..., seats: _Optional[_Iterable[_Union[SeatToken, _Mapping]]] = ..., spectator_token: _Optional[str] = ..., view: _Optional[_Union[MatchView, _Mapping]] = ...) -> None: ...
+    open_seats: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, match_id: _Optional[str] = ..., seats: _Optional[_Iterable[_Union[SeatToken, _Mapping]]] = ..., spectator_token: _Optional[str] = ..., view: _Optional[_Union[MatchView, _Mapping]] = ..., open_seats: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class JoinMatchRequest(_message.Message):
+    __slots__ = ("match_id", "player_id", "username", "color")
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    PLAYER_ID_FIELD_NUMBER: _ClassVar[int]
+    USERNAME_FIELD_NUMBER: _ClassVar[int]
+    COLOR_FIELD_NUMBER: _ClassVar[int]
+    match_id: str
+    player_id: int
+    username: str
+    color: str
+    def __init__(self, match_id: _Optional[str] = ..., player_id: _Optional[int] = ..., username: _Optional[str] = ..., color: _Optional[str] = ...) -> None: ...
+
+class JoinMatchResponse(_message.Message):
+    __slots__ = ("seat", "status")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    seat: SeatToken
+    status: MatchStatus
+    def __init__(self, seat: _Optional[_Union[SeatToken, _Mapping]] = ..., status: _Optional[_Union[MatchStatus, str]] = ...) -> None: ...
+
+class ResignRequest(_message.Message):
+    __slots__ = ("match_id",)
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    match_id: str
+    def __init__(self, match_id: _Optional[str] = ...) -> None: ...
+
+class AbortMatchRequest(_message.Message):
+    __slots__ = ("match_id",)
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    match_id: str
+    def __init__(self, match_id: _Optional[str] = ...) -> None: ...
 
 class GetViewRequest(_message.Message):
     __slots__ = ("match_id",)
@@ -120,10 +276,30 @@ class GetViewRequest(_message.Message):
     def __init__(self, match_id: _Optional[str] = ...) -> None: ...
 
 class WatchMatchRequest(_message.Message):
-    __slots__ = ("match_id",)
+    __slots__ = ("match_id", "deltas")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    DELTAS_FIELD_NUMBER: _ClassVar[int]
     match_id: str
-    def __init__(self, match_id: _Optional[str] = ...) -> None: ...
+    deltas: bool
+    def __init__(self, match_id: _Optional[str] = ..., deltas: _Optional[bool] = ...) -> None: ...
+
+class GetLogRequest(_message.Message):
+    __slots__ = ("match_id", "offset", "limit")
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    match_id: str
+    offset: int
+    limit: int
+    def __init__(self, match_id: _Optional[str] = ..., offset: _Optional[int] = ..., limit: _Optional[int] = ...) -> None: ...
+
+class GetLogResponse(_message.Message):
+    __slots__ = ("lines", "total")
+    LINES_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    lines: _containers.RepeatedCompositeFieldContainer[LogEntry]
+    total: int
+    def __init__(self, lines: _Optional[_Iterable[_Union[LogEntry, _Mapping]]] = ..., total: _Optional[int] = ...) -> None: ...
 
 class SubmitActionRequest(_message.Message):
     __slots__ = ("match_id", "action", "expected_version")
@@ -164,8 +340,12 @@ class GetRecordResponse(_message.Message):
     def __init__(self, record_json: _Optional[bytes] = ...) -> None: ...
 
 class ListMatchesRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("module_id", "open_only")
+    MODULE_ID_FIELD_NUMBER: _ClassVar[int]
+    OPEN_ONLY_FIELD_NUMBER: _ClassVar[int]
+    module_id: str
+    open_only: bool
+    def __init__(self, module_id: _Optional[str] = ..., open_only: _Optional[bool] = ...) -> None: ...
 
 class ListMatchesResponse(_message.Message):
     __slots__ = ("matches",)
@@ -174,7 +354,7 @@ class ListMatchesResponse(_message.Message):
     def __init__(self, matches: _Optional[_Iterable[_Union[MatchSummary, _Mapping]]] = ...) -> None: ...
 
 class MatchSummary(_message.Message):
-    __slots__ = ("match_id", "module_id", "module_name", "players", "version", "game_over", "active_player_ids", "created_at")
+    __slots__ = ("match_id", "module_id", "module_name", "players", "version", "game_over", "active_player_ids", "created_at", "status", "result", "open_seats", "options", "time_control")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     MODULE_ID_FIELD_NUMBER: _ClassVar[int]
     MODULE_NAME_FIELD_NUMBER: _ClassVar[int]
@@ -183,6 +363,11 @@ class MatchSummary(_message.Message):
     GAME_OVER_FIELD_NUMBER: _ClassVar[int]
     ACTIVE_PLAYER_IDS_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    OPEN_SEATS_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    TIME_CONTROL_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     module_id: str
     module_name: str
@@ -191,10 +376,45 @@ class MatchSummary(_message.Message):
     game_over: bool
     active_player_ids: _containers.RepeatedScalarFieldContainer[int]
     created_at: str
-    def __init__(self, match_id: _Optional[str] = ..., module_id: _Optional[str] = ..., module_name: _Optional[str] = ..., players: _Optional[_Iterable[_Union[Player, _Mapping]]] = ..., version: _Optional[int] = ..., game_over: _Optional[bool] = ..., active_player_ids: _Optional[_Iterable[int]] = ..., created_at: _Optional[str] = ...) -> None: ...
+    status: MatchStatus
+    result: MatchResult
+    open_seats: _containers.RepeatedScalarFieldContainer[int]
+    options: _struct_pb2.Struct
+    time_control: TimeControl
+    def __init__(self, match_id: _Optional[str] = ..., module_id: _Optional[str] = ..., module_name: _Optional[str] = ..., players: _Optional[_Iterable[_Union[Player, _Mapping]]] = ..., version: _Optional[int] = ..., game_over: _Optional[bool] = ..., active_player_ids: _Optional[_Iterable[int]] = ..., created_at: _Optional[str] = ..., status: _Optional[_Union[MatchStatus, str]] = ..., result: _Optional[_Union[MatchResult, _Mapping]] = ..., open_seats: _Optional[_Iterable[int]] = ..., options: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., time_control: _Optional[_Union[TimeControl, _Mapping]] = ...) -> None: ...
+
+class SeatRank(_message.Message):
+    __slots__ = ("player_id", "rank")
+    PLAYER_ID_FIELD_NUMBER: _ClassVar[int]
+    RANK_FIELD_NUMBER: _ClassVar[int]
+    player_id: int
+    rank: int
+    def __init__(self, player_id: _Optional[int] = ..., rank: _Optional[int] = ...) -> None: ...
+
+class MatchResult(_message.Message):
+    __slots__ = ("ranks", "winners", "ended_by", "player_id")
+    RANKS_FIELD_NUMBER: _ClassVar[int]
+    WINNERS_FIELD_NUMBER: _ClassVar[int]
+    ENDED_BY_FIELD_NUMBER: _ClassVar[int]
+    PLAYER_ID_FIELD_NUMBER: _ClassVar[int]
+    ranks: _containers.RepeatedCompositeFieldContainer[SeatRank]
+    winners: _containers.RepeatedScalarFieldContainer[int]
+    ended_by: EndReason
+    player_id: int
+    def __init__(self, ranks: _Optional[_Iterable[_Union[SeatRank, _Mapping]]] = ..., winners: _Optional[_Iterable[int]] = ..., ended_by: _Optional[_Union[EndReason, str]] = ..., player_id: _Optional[int] = ...) -> None: ...
+
+class SeatClock(_message.Message):
+    __slots__ = ("player_id", "remaining_ms", "running")
+    PLAYER_ID_FIELD_NUMBER: _ClassVar[int]
+    REMAINING_MS_FIELD_NUMBER: _ClassVar[int]
+    RUNNING_FIELD_NUMBER: _ClassVar[int]
+    player_id: int
+    remaining_ms: int
+    running: bool
+    def __init__(self, player_id: _Optional[int] = ..., remaining_ms: _Optional[int] = ..., running: _Optional[bool] = ...) -> None: ...
 
 class MatchView(_message.Message):
-    __slots__ = ("match_id", "viewer", "version", "state", "actions", "scores", "score_labels", "active_player_ids", "game_over")
+    __slots__ = ("match_id", "viewer", "version", "state", "actions", "scores", "score_labels", "active_player_ids", "game_over", "status", "result", "clocks", "time_control", "connected_player_ids", "zombie_player_ids", "open_seats", "delta")
     class ScoresEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -211,6 +431,14 @@ class MatchView(_message.Message):
     SCORE_LABELS_FIELD_NUMBER: _ClassVar[int]
     ACTIVE_PLAYER_IDS_FIELD_NUMBER: _ClassVar[int]
     GAME_OVER_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    CLOCKS_FIELD_NUMBER: _ClassVar[int]
+    TIME_CONTROL_FIELD_NUMBER: _ClassVar[int]
+    CONNECTED_PLAYER_IDS_FIELD_NUMBER: _ClassVar[int]
+    ZOMBIE_PLAYER_IDS_FIELD_NUMBER: _ClassVar[int]
+    OPEN_SEATS_FIELD_NUMBER: _ClassVar[int]
+    DELTA_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     viewer: int
     version: int
@@ -220,7 +448,33 @@ class MatchView(_message.Message):
     score_labels: _containers.RepeatedScalarFieldContainer[str]
     active_player_ids: _containers.RepeatedScalarFieldContainer[int]
     game_over: bool
-    def __init__(self, match_id: _Optional[str] = ..., viewer: _Optional[int] = ..., version: _Optional[int] = ..., state: _Optional[_Union[TableState, _Mapping]] = ..., actions: _Optional[_Iterable[_Union[AvailableAction, _Mapping]]] = ..., scores: _Optional[_Mapping[int, Score]] = ..., score_labels: _Optional[_Iterable[str]] = ..., active_player_ids: _Optional[_Iterable[int]] = ..., game_over: _Optional[bool] = ...) -> None: ...
+    status: MatchStatus
+    result: MatchResult
+    clocks: _containers.RepeatedCompositeFieldContainer[SeatClock]
+    time_control: TimeControl
+    connected_player_ids: _containers.RepeatedScalarFieldContainer[int]
+    zombie_player_ids: _containers.RepeatedScalarFieldContainer[int]
+    open_seats: _containers.RepeatedScalarFieldContainer[int]
+    delta: ViewDelta
+    def __init__(self, match_id: _Optional[str] = ..., viewer: _Optional[int] = ..., version: _Optional[int] = ..., state: _Optional[_Union[TableState, _Mapping]] = ..., actions: _Optional[_Iterable[_Union[AvailableAction, _Mapping]]] = ..., scores: _Optional[_Mapping[int, Score]] = ..., score_labels: _Optional[_Iterable[str]] = ..., active_player_ids: _Optional[_Iterable[int]] = ..., game_over: _Optional[bool] = ..., status: _Optional[_Union[MatchStatus, str]] = ..., result: _Optional[_Union[MatchResult, _Mapping]] = ..., clocks: _Optional[_Iterable[_Union[SeatClock, _Mapping]]] = ..., time_control: _Optional[_Union[TimeControl, _Mapping]] = ..., connected_player_ids: _Optional[_Iterable[int]] = ..., zombie_player_ids: _Optional[_Iterable[int]] = ..., open_seats: _Optional[_Iterable[int]] = ..., delta: _Optional[_Union[ViewDelta, _Mapping]] = ...) -> None: ...
+
+class ViewDelta(_message.Message):
+    __slots__ = ("base_version", "spaces", "players", "meta_data", "log_dropped", "log_appended", "active_player_ids")
+    BASE_VERSION_FIELD_NUMBER: _ClassVar[int]
+    SPACES_FIELD_NUMBER: _ClassVar[int]
+    PLAYERS_FIELD_NUMBER: _ClassVar[int]
+    META_DATA_FIELD_NUMBER: _ClassVar[int]
+    LOG_DROPPED_FIELD_NUMBER: _ClassVar[int]
+    LOG_APPENDED_FIELD_NUMBER: _ClassVar[int]
+    ACTIVE_PLAYER_IDS_FIELD_NUMBER: _ClassVar[int]
+    base_version: int
+    spaces: _containers.RepeatedCompositeFieldContainer[Space]
+    players: _containers.RepeatedCompositeFieldContainer[Player]
+    meta_data: _struct_pb2.Struct
+    log_dropped: int
+    log_appended: _containers.RepeatedCompositeFieldContainer[LogEntry]
+    active_player_ids: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, base_version: _Optional[int] = ..., spaces: _Optional[_Iterable[_Union[Space, _Mapping]]] = ..., players: _Optional[_Iterable[_Union[Player, _Mapping]]] = ..., meta_data: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., log_dropped: _Optional[int] = ..., log_appended: _Optional[_Iterable[_Union[LogEntry, _Mapping]]] = ..., active_player_ids: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class TableState(_message.Message):
     __slots__ = ("active_player_ids", "players", "spaces", "meta_data", "log")

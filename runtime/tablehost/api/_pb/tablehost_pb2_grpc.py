@@ -217,6 +217,21 @@ class MatchServiceStub:
                 request_serializer=tablehost_dot_v1_dot_tablehost__pb2.CreateMatchRequest.SerializeToString,
                 response_deserializer=tablehost_dot_v1_dot_tablehost__pb2.CreateMatchResponse.FromString,
                 _registered_method=True)
+        self.JoinMatch = channel.unary_unary(
+                '/tablehost.v1.MatchService/JoinMatch',
+                request_serializer=tablehost_dot_v1_dot_tablehost__pb2.JoinMatchRequest.SerializeToString,
+                response_deserializer=tablehost_dot_v1_dot_tablehost__pb2.JoinMatchResponse.FromString,
+                _registered_method=True)
+        self.Resign = channel.unary_unary(
+                '/tablehost.v1.MatchService/Resign',
+                request_serializer=tablehost_dot_v1_dot_tablehost__pb2.ResignRequest.SerializeToString,
+                response_deserializer=tablehost_dot_v1_dot_tablehost__pb2.SubmitActionResponse.FromString,
+                _registered_method=True)
+        self.AbortMatch = channel.unary_unary(
+                '/tablehost.v1.MatchService/AbortMatch',
+                request_serializer=tablehost_dot_v1_dot_tablehost__pb2.AbortMatchRequest.SerializeToString,
+                response_deserializer=tablehost_dot_v1_dot_tablehost__pb2.MatchView.FromString,
+                _registered_method=True)
         self.GetView = channel.unary_unary(
                 '/tablehost.v1.MatchService/GetView',
                 request_serializer=tablehost_dot_v1_dot_tablehost__pb2.GetViewRequest.SerializeToString,
@@ -226,6 +241,11 @@ class MatchServiceStub:
                 '/tablehost.v1.MatchService/WatchMatch',
                 request_serializer=tablehost_dot_v1_dot_tablehost__pb2.WatchMatchRequest.SerializeToString,
                 response_deserializer=tablehost_dot_v1_dot_tablehost__pb2.MatchView.FromString,
+                _registered_method=True)
+        self.GetLog = channel.unary_unary(
+                '/tablehost.v1.MatchService/GetLog',
+                request_serializer=tablehost_dot_v1_dot_tablehost__pb2.GetLogRequest.SerializeToString,
+                response_deserializer=tablehost_dot_v1_dot_tablehost__pb2.GetLogResponse.FromString,
                 _registered_method=True)
         self.SubmitAction = channel.unary_unary(
                 '/tablehost.v1.MatchService/SubmitAction',
@@ -257,7 +277,37 @@ class MatchServiceServicer:
 
     def CreateMatch(self, request, context):
         """Start a match of a stored module. Admin token only. Returns one token per
-        seat and a spectator token; these are shown once and stored only hashed.
+        seated (not open) seat and a spectator token; these are shown once and
+        stored only hashed. INVALID_ARGUMENT, before any guest call and with
+        nothing stored, for a seat count outside the module's player range or an
+        option it does not declare or allow (the message names it). With open
+        seats the match is WAITING until JoinMatch fills them; the game's setup
+        runs when the last seat is taken.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def JoinMatch(self, request, context):
+        """Take an open seat of a WAITING match: the chosen one, or the lowest open
+        one. The admin token, or the match's spectator token (the invitation).
+        Returns that seat's token. Concurrent joins get distinct seats; a join
+        that finds the seat taken or no seat open gets FAILED_PRECONDITION.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Resign(self, request, context):
+        """The caller's seat resigns (a seat token). Result RESIGNED with that seat
+        last; everyone's view and WatchMatch show it. FAILED_PRECONDITION after game over.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AbortMatch(self, request, context):
+        """End a match at once with result ABORTED (admin token only).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -274,7 +324,19 @@ class MatchServiceServicer:
     def WatchMatch(self, request, context):
         """The caller's current view at once, then the caller's new view after every
         change of the match (moves and undos), until game over (the final view is
-        sent, then the stream ends) or the client cancels.
+        sent, then the stream ends) or the client cancels. With `deltas`, every
+        view after the first whose version is exactly one more than the previous
+        one sent carries `delta` instead of `state` (see ViewDelta); after a gap
+        (views coalesced for a slow reader) a full view is sent again.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetLog(self, request, context):
+        """Log lines of the caller's view, oldest first, including those older than
+        the 500 a view keeps: filtered exactly like views (the caller's own line
+        where the game wrote one for it). The match's tokens and the admin.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -318,6 +380,21 @@ def add_MatchServiceServicer_to_server(servicer, server):
                     request_deserializer=tablehost_dot_v1_dot_tablehost__pb2.CreateMatchRequest.FromString,
                     response_serializer=tablehost_dot_v1_dot_tablehost__pb2.CreateMatchResponse.SerializeToString,
             ),
+            'JoinMatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.JoinMatch,
+                    request_deserializer=tablehost_dot_v1_dot_tablehost__pb2.JoinMatchRequest.FromString,
+                    response_serializer=tablehost_dot_v1_dot_tablehost__pb2.JoinMatchResponse.SerializeToString,
+            ),
+            'Resign': grpc.unary_unary_rpc_method_handler(
+                    servicer.Resign,
+                    request_deserializer=tablehost_dot_v1_dot_tablehost__pb2.ResignRequest.FromString,
+                    response_serializer=tablehost_dot_v1_dot_tablehost__pb2.SubmitActionResponse.SerializeToString,
+            ),
+            'AbortMatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.AbortMatch,
+                    request_deserializer=tablehost_dot_v1_dot_tablehost__pb2.AbortMatchRequest.FromString,
+                    response_serializer=tablehost_dot_v1_dot_tablehost__pb2.MatchView.SerializeToString,
+            ),
             'GetView': grpc.unary_unary_rpc_method_handler(
                     servicer.GetView,
                     request_deserializer=tablehost_dot_v1_dot_tablehost__pb2.GetViewRequest.FromString,
@@ -327,6 +404,11 @@ def add_MatchServiceServicer_to_server(servicer, server):
                     servicer.WatchMatch,
                     request_deserializer=tablehost_dot_v1_dot_tablehost__pb2.WatchMatchRequest.FromString,
                     response_serializer=tablehost_dot_v1_dot_tablehost__pb2.MatchView.SerializeToString,
+            ),
+            'GetLog': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetLog,
+                    request_deserializer=tablehost_dot_v1_dot_tablehost__pb2.GetLogRequest.FromString,
+                    response_serializer=tablehost_dot_v1_dot_tablehost__pb2.GetLogResponse.SerializeToString,
             ),
             'SubmitAction': grpc.unary_unary_rpc_method_handler(
                     servicer.SubmitAction,
@@ -390,6 +472,87 @@ class MatchService:
             _registered_method=True)
 
     @staticmethod
+    def JoinMatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tablehost.v1.MatchService/JoinMatch',
+            tablehost_dot_v1_dot_tablehost__pb2.JoinMatchRequest.SerializeToString,
+            tablehost_dot_v1_dot_tablehost__pb2.JoinMatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Resign(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tablehost.v1.MatchService/Resign',
+            tablehost_dot_v1_dot_tablehost__pb2.ResignRequest.SerializeToString,
+            tablehost_dot_v1_dot_tablehost__pb2.SubmitActionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AbortMatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tablehost.v1.MatchService/AbortMatch',
+            tablehost_dot_v1_dot_tablehost__pb2.AbortMatchRequest.SerializeToString,
+            tablehost_dot_v1_dot_tablehost__pb2.MatchView.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
     def GetView(request,
             target,
             options=(),
@@ -433,6 +596,33 @@ class MatchService:
             '/tablehost.v1.MatchService/WatchMatch',
             tablehost_dot_v1_dot_tablehost__pb2.WatchMatchRequest.SerializeToString,
             tablehost_dot_v1_dot_tablehost__pb2.MatchView.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetLog(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tablehost.v1.MatchService/GetLog',
+            tablehost_dot_v1_dot_tablehost__pb2.GetLogRequest.SerializeToString,
+            tablehost_dot_v1_dot_tablehost__pb2.GetLogResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -108,9 +108,29 @@ function matchRow(match) {
   } else if (who.match_id === match.match_id) {
     open.append(linkButton(who.kind === "seat" ? "Play" : "Watch", match.match_id, api.token));
   }
-  // Open seats (JoinMatch) appear here once the server offers them: match.open_seats.
+  // Open seats of a waiting match: the admin or the match's spectator token (its invitation) joins.
+  const invited = who.kind === "admin" || (who.kind === "spectator" && who.match_id === match.match_id);
+  if (invited && match.status === "waiting" && Array.isArray(match.open_seats) && match.open_seats.length) {
+    const join = el("button", "join", `Join (${match.open_seats.length} open)`);
+    join.type = "button";
+    join.addEventListener("click", () => joinMatch(match, open));
+    open.append(join);
+  }
   row.append(open);
   return row;
+}
+
+async function joinMatch(match, cell) {
+  const username = window.prompt("Your name at this table");
+  if (!username) return;
+  try {
+    const joined = await api.post(`/api/matches/${encodeURIComponent(match.match_id)}/join`, { username });
+    // The seat's token is shown once: its link is the seat's key.
+    cell.replaceChildren(linkButton(`Play as ${joined.username}`, joined.match_id, joined.token));
+    notice(`You took seat ${joined.player_id} (${joined.status}). Keep the link: it is your seat's key.`);
+  } catch (error) {
+    notice(`The server refused: ${error.message}`, "error");
+  }
 }
 
 async function refresh() {

@@ -2,12 +2,12 @@
 
 use risk::layout;
 use risk::Risk;
-use tablehost_sdk::{Game, Player, PlayerId, Rng, State, Table, Value};
+use tablehost_sdk::{Game, Options, Player, PlayerId, Rng, State, Table, Value};
 
 /// A game of `players` seats with options set, after `prepare`.
 pub fn start_with(players: u32, options: &[(&str, Value)], seed: u64) -> Table {
     let ids: Vec<PlayerId> = (1..=players).collect();
-    let mut cfg = layout::config(&ids);
+    let mut cfg = layout::config(&ids, &Options::default());
     for (key, value) in options {
         cfg.meta_data.insert(key.to_string(), value.clone());
     }

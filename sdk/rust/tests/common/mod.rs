@@ -21,7 +21,7 @@ pub fn hand(player: PlayerId) -> String {
 }
 
 impl Game for DrawGame {
-    fn config(players: &[PlayerId]) -> GameConfig {
+    fn config(players: &[PlayerId], _options: &tablehost_sdk::Options) -> GameConfig {
         let deck = (1..=6).map(|value| Piece::new("back").hiding(format!("card-{}", value)));
         let mut spaces: Vec<Space> =
             players.iter().map(|&player| Space::new(hand(player), "hand").collection().owned_by(player)).collect();
