@@ -604,8 +604,11 @@ class Gate:
             _bad(f"holds {len(offers)} offers, over the limit of {self.limits.offers_per_player_max}")
         # Fast path: the offers as the SDK writes them, matched by one regex over their JSON;
         # then the named spaces and piece indexes. Anything else takes the detailed path below.
-        encoded = orjson.dumps(offers)
-        if _offers_re(limit).fullmatch(encoded):
+        try:
+            encoded = orjson.dumps(offers)
+        except TypeError:  # an integer past 64 bits: orjson cannot write it; the detailed path refuses it
+            encoded = b""
+        if encoded and _offers_re(limit).fullmatch(encoded):
             if table is not self._table:  # space ids never change; a new table comes with undo
                 self._table, self._space_bytes = table, frozenset(sid.encode() for sid in table._spaces)
             if self._space_bytes.issuperset(_SPACE_IDS_RE.findall(encoded)):
