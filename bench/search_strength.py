@@ -80,7 +80,7 @@ def reversi_search_fuel(iterations: int = 1000) -> tuple[int, float]:
     """Fuel and seconds one ``iterations``-iteration search of the reversi opening takes."""
     from tablehost.guest import OP_SEARCH, Guest
     from tablehost.guest.instance import CallBudget
-    from tablehost.inguest import ITERATIONS_PER_BUDGET
+    from tablehost.inguest import BUDGETS_PER_ITERATION
 
     limits = dataclasses.replace(DEFAULT_LIMITS, wall_ms=600_000)
     module = load_module((DIST / "reversi.wasm").read_bytes(), name="reversi", limits=limits)
@@ -90,7 +90,7 @@ def reversi_search_fuel(iterations: int = 1000) -> tuple[int, float]:
                "iterations": iterations, "seed": 1}
     guest = Guest(module, limits)
     started = time.perf_counter()
-    guest.call(OP_SEARCH, request, CallBudget.start(limits, -(-iterations // ITERATIONS_PER_BUDGET)))
+    guest.call(OP_SEARCH, request, CallBudget.start(limits, iterations * BUDGETS_PER_ITERATION))
     return guest.last_stats.fuel, time.perf_counter() - started
 
 

@@ -152,7 +152,10 @@ def test_mcts_on_a_hidden_information_game_is_a_clear_error() -> None:
 
 
 @pytest.mark.parametrize(("name", "bots"), [("hearts", ["ismcts:10", "random", "random", "random"]),
-                                            ("dominoes", ["ismcts:30", "random", "random"])])
+                                            ("dominoes", ["ismcts:30", "random", "random"]),
+                                            ("spades", ["random", "ismcts:10", "random", "random"]),
+                                            ("holdem", ["ismcts:10", "random", "random"]),
+                                            ("risk", ["ismcts:5", "random", "random"])])
 def test_search_bots_are_handed_only_their_seats_view(
     name: str, bots: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -196,17 +199,19 @@ def scramble_hidden_from(state: dict[str, Any], seat: int, shuffle: Any) -> dict
     return copy
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 2**32), plies=st.integers(0, 40), shuffle=st.randoms(use_true_random=False))
-def test_decisions_ignore_what_the_seat_may_not_see(seed: int, plies: int, shuffle: Any) -> None:
-    pool = pool_for("hearts")
-    match = play_game(pool, ["random"] * 4, seed, max_plies=plies).match
+def _decides_alike(name: str, players: int, seed: int, plies: int, shuffle: Any) -> None:
+    """A seat's search decides the same on the real state and on one whose hidden faces were dealt
+    again among the pieces hidden from it (everything else, its view included, is the same)."""
+    pool = pool_for(name)
+    match = play_game(pool, ["random"] * players, seed, max_plies=plies).match
     if match.game_over:
         return
     seat = match.active_player_ids[0]
     state = match.state
     other = scramble_hidden_from(state, seat, shuffle)
     offered = match.actions_for(seat)
+    if not any(a.get("intent") in ("choice", "confirm") for a in offered):
+        return
     view, other_view = view_state(state, seat), view_state(other, seat)
     assert view == other_view
     actions = view_actions(state, seat, offered)
@@ -214,6 +219,21 @@ def test_decisions_ignore_what_the_seat_may_not_see(seed: int, plies: int, shuff
     first = SearchBot("ismcts", 10, seed).choose_in_view(pool, view, actions, seat)
     second = SearchBot("ismcts", 10, seed).choose_in_view(pool, other_view, actions, seat)
     assert first == second
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32), plies=st.integers(0, 40), shuffle=st.randoms(use_true_random=False))
+def test_decisions_ignore_what_the_seat_may_not_see(seed: int, plies: int, shuffle: Any) -> None:
+    _decides_alike("hearts", 4, seed, plies, shuffle)
+
+
+@pytest.mark.parametrize(("name", "players"), [("dominoes", 2), ("holdem", 3), ("spades", 4)])
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32), plies=st.integers(0, 30), shuffle=st.randoms(use_true_random=False))
+def test_decisions_ignore_what_the_seat_may_not_see_in_other_games(
+    name: str, players: int, seed: int, plies: int, shuffle: Any
+) -> None:
+    _decides_alike(name, players, seed, plies, shuffle)
 
 
 # ---------------------------------------------------------------- hostile answers

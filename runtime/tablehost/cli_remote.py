@@ -258,6 +258,24 @@ def cmd_upload(args: argparse.Namespace) -> int:
     return 0
 
 
+def parse_seat_bots(pairs: list[str], players: int) -> dict[int, str]:
+    """``--bot SEAT=NAME`` values as seat number (1-based) -> bot name; the server checks the name.
+
+    Raises:
+        SystemExit: not SEAT=NAME, a seat outside 1..players, or a seat given twice.
+    """
+    bots: dict[int, str] = {}
+    for pair in pairs:
+        seat, equals, name = pair.partition("=")
+        if not equals or not seat.strip().isdigit() or not name.strip():
+            raise SystemExit(f"tablehost: --bot {pair!r} is not SEAT=NAME (e.g. 2=mcts:200)")
+        number = int(seat)
+        if not 1 <= number <= players or number in bots:
+            raise SystemExit(f"tablehost: --bot seat {number} is not one of seats 1..{players}, or is given twice")
+        bots[number] = name.strip()
+    return bots
+
+
 @_guarded
 def cmd_create(args: argparse.Namespace) -> int:
     """Create a match; prints its id, one token per seated seat, and the open seats."""
@@ -275,7 +293,8 @@ def cmd_create(args: argparse.Namespace) -> int:
     if args.on_timeout and not args.clock:
         raise SystemExit("tablehost: --on-timeout needs --clock")
     time_control = TimeControl.parse(args.clock, args.on_timeout or "forfeit").to_json() if args.clock else {}
-    open_seats = list(range(1, players + 1)) if args.open else []
+    bots = parse_seat_bots(args.bot, players)
+    open_seats = [n for n in range(1, players + 1) if n not in bots] if args.open else []
     with TablehostClient(args.address, _token(args)) as client:
         created = client.create_match(
             args.module_id,
@@ -283,13 +302,16 @@ def cmd_create(args: argparse.Namespace) -> int:
             open_seats=open_seats,
             options=parse_options(args.option),
             time_control=time_control,
+            bots=bots,
         )
     if args.json:
         _dump({k: v for k, v in created.items() if k != "view"})
         return 0
     print(f"match {created['match_id']}")
     for seat in created["seats"]:
-        print(f"  seat {seat['player_id']} {escape_controls(seat['username']):<12} token {seat['token']}")
+        holder = f"bot {bots[seat['player_id']]} (played by the server)" if seat["player_id"] in bots else \
+            f"token {seat['token']}"
+        print(f"  seat {seat['player_id']} {escape_controls(seat['username']):<12} {holder}")
     print(f"  spectator         token {created['spectator_token']}")
     if created["open_seats"]:
         seats = ", ".join(str(s) for s in created["open_seats"])
@@ -836,7 +858,11 @@ def register(commands: Any) -> None:
     create.add_argument("module_id", help="the module id printed by upload")
     create.add_argument("--players", type=int, help="number of seats")
     create.add_argument("--usernames", help="comma-separated names, one per seat")
-    create.add_argument("--open", action="store_true", help="leave every seat open for `tablehost join`")
+    create.add_argument("--open", action="store_true",
+                        help="leave every seat open for `tablehost join` (but the --bot seats)")
+    create.add_argument("--bot", action="append", default=[], metavar="SEAT=BOT",
+                        help="the server plays seat SEAT (1-based) itself on its own view: random, first, "
+                             "mcts:N or ismcts:N (N <= 5000); repeat for several")
     create.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                         help="a game option (see `tablehost inspect`); repeat for several")
     create.add_argument("--clock", metavar="SECONDS[+INCREMENT]",

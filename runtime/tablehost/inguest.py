@@ -16,7 +16,7 @@ before it is used; anything off is a :class:`~tablehost.errors.GuestProtocolErro
 
 Budgets: a call's fuel and wall clock are the per-move budgets times
 :data:`MOVE_BUDGETS_PER_GAME` per game asked for (``playout``), or times one per
-:data:`ITERATIONS_PER_BUDGET` iterations (``search``).
+:data:`BUDGETS_PER_ITERATION` per iteration (``search``).
 """
 
 from __future__ import annotations
@@ -38,13 +38,13 @@ POLICIES = ("random", "first")
 ALGORITHMS = ("mcts", "ismcts")
 """Searches the ``search`` op knows: UCT on the view, or information-set MCTS."""
 
-ITERATIONS_PER_BUDGET = 2
-"""A search gets one per-move budget (fuel, wall clock) per this many iterations, at least one.
+BUDGETS_PER_ITERATION = 2
+"""A search gets this many per-move budgets (fuel, wall clock) per iteration.
 
-Sized for the costliest sample game: an ISMCTS iteration of hearts (a sampled deal, the tree,
-up to 200 random moves) costs about 13 million fuel, so 2 fit in one default 50-million budget
-with room to spare; reversi (2.9 million an iteration) and checkers (5.2 million) fit easily
-(bench/search_strength.py measures a 1,000-iteration reversi search)."""
+Sized for the costliest sample game: an ISMCTS iteration of risk (a sampled deal, the tree, up
+to 200 random moves of about 300,000 fuel each) costs about 62 million fuel, just over one
+default 50-million budget; hearts takes about 13 million, reversi 2.9 million and checkers 5.2
+million (bench/search_strength.py measures a 1,000-iteration reversi search)."""
 
 MOVE_BUDGETS_PER_GAME = 20
 """A ``playout`` call gets this many per-move budgets (fuel, wall clock) per game it plays: a whole
@@ -165,7 +165,7 @@ def search(
     expanded = expand_view(view)
     fields = {"view": expanded.state, "player_id": player_id, "algorithm": algorithm, "iterations": iterations,
               "seed": seed}
-    scale = max(1, math.ceil(iterations / ITERATIONS_PER_BUDGET))
+    scale = iterations * BUDGETS_PER_ITERATION
     response = _run(pool, OP_SEARCH, fields, scale=scale)
     return check_search_answer(response, offered, iterations, expanded)
 

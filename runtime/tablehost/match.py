@@ -130,6 +130,9 @@ class Match:
     metadata: GameMetadata = DEFAULT_METADATA
     time_control: dict[str, Any] = field(default_factory=dict)
     """The time control's JSON form (:class:`tablehost.clocks.TimeControl`), ``{}`` for none."""
+    bots: dict[PlayerId, str] = field(default_factory=dict)
+    """Seats the server plays itself (:mod:`tablehost.api.server_bots`): player id -> bot name
+    (``random``, ``first``, ``mcts:N``, ``ismcts:N``); recorded as ``bots``."""
     stamp_clocks: Callable[[MoveRecord], dict[str, Any] | None] | None = None
     """Called with each new move before it is journaled; returns the clocks recorded with it."""
     resignations: list[dict[str, Any]] = field(default_factory=list)
@@ -164,6 +167,7 @@ class Match:
         options: dict[str, Any] | None = None,
         time_control: dict[str, Any] | None = None,
         answer_limits: AnswerLimits = DEFAULT_ANSWER_LIMITS,
+        bots: dict[PlayerId, str] | None = None,
     ) -> Match:
         """Seat ``players`` and run the game's ``config`` and ``prepare``.
 
@@ -179,6 +183,7 @@ class Match:
                 ``setup`` and recorded in ``setup.options`` when not empty.
             time_control: the time control's JSON form, recorded as ``time_control``.
             answer_limits: what the gate lets through of every answer of this match.
+            bots: seats the server plays (player id -> bot name), recorded as ``bots``.
 
         Returns:
             The match at version 0.
@@ -229,6 +234,7 @@ class Match:
             check_mirror=check_mirror,
             metadata=metadata,
             time_control=dict(time_control or {}),
+            bots=dict(bots or {}),
         )
         match._take_outcome(response)
         if journal is not None:
@@ -252,6 +258,7 @@ class Match:
         metadata: GameMetadata = DEFAULT_METADATA,
         time_control: dict[str, Any] | None = None,
         ending: dict[str, Any] | None = None,
+        bots: dict[PlayerId, str] | None = None,
     ) -> Match:
         """Rebuild a match from its recorded setup and events without re-running the game's moves.
 
@@ -288,6 +295,7 @@ class Match:
             journal=None,
             metadata=metadata,
             time_control=dict(time_control or {}),
+            bots=dict(bots or {}),
         )
         outcomes: list[Outcome | None] = [setup.get("outcome")]
         for kind, move in events:
@@ -378,8 +386,8 @@ class Match:
     def record(self) -> dict[str, Any]:
         """The match record (:func:`tablehost.history.build_record`): everything replay needs.
 
-        ``time_control``, ``resignations``, ``ending`` (how an early end happened) and ``result``
-        are added when the match has them (``result`` once it ended).
+        ``time_control``, ``bots``, ``resignations``, ``ending`` (how an early end happened) and
+        ``result`` are added when the match has them (``result`` once it ended).
         """
         record = build_record(
             match_id=self.match_id,
@@ -392,6 +400,8 @@ class Match:
         )
         if self.time_control:
             record["time_control"] = dict(self.time_control)
+        if self.bots:
+            record["bots"] = {str(pid): name for pid, name in sorted(self.bots.items())}
         if self.resignations:
             record["resignations"] = [dict(r) for r in self.resignations]
         if self.ending is not None:
