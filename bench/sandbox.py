@@ -9,20 +9,26 @@ Prints three figures:
 2. **Idle-match memory**: what an idle match holds once its instance is dropped (the host's
    ``Match``: state, history, offers; tracemalloc bytes per match) against what a warm instance
    holds (resident-set growth per instance, bytes).
-3. **Refusal latency with hostile neighbours**: 16 matches of 4 modules that loop on every move
+3. **Refusal latency with hostile neighbours**: 16 matches of 4 modules whose every call loops
    run next to 2 honest matches whose moves take 32 M fuel each (``tests/wat/slow_step.wat``,
-   about 10 ms of CPU); each hostile move is refused by a budget. Prints p50/p99/max
-   of the refusal latency against the ``wall_ms`` budget, and the honest moves played and
-   refused. Run once with quarantine off (every hostile move runs until its budget stops it) and
-   once with the default quarantine.
+   about 30 ms of CPU). *Refusal latency* is the wall-clock time from the host's call into
+   the pool until the refusal reaches the caller, whatever refused it: a budget (the guest ran
+   until fuel or ``wall_ms`` stopped it), ``module/busy`` (a struggling module already has a
+   call in flight, or no run slot came) or ``module/quarantined``. Prints p50/p99/max of every
+   refusal and of each kind against the target (``wall_ms`` + 20 ms); budget refusals are split
+   into queue wait, run time and the guest thread's CPU share during the run (below 1 when
+   other processes take the cores). Also the honest moves' latency (``Match.submit``) and how
+   many were refused (must be 0). Run with quarantine off and with the default quarantine;
+   ``--compare`` first runs it as before run slots (every call at once, no struggling rule).
 
-Usage: PYTHONPATH=runtime python bench/sandbox.py [--seconds S] [--dist DIR]
+Usage: PYTHONPATH=runtime python bench/sandbox.py [--seconds S] [--dist DIR] [--refusals-only] [--compare]
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import logging
 import os
 import statistics
 import sys
@@ -33,10 +39,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import structlog
 import wasmtime
 
-from tablehost.errors import GuestError, ModuleQuarantined
+import tablehost.guest.pool as guest_pool
+from tablehost.errors import GuestError
 from tablehost.guest import Guest, GuestPool
+from tablehost.guest.scheduler import RUN_SLOTS, RunSlots
 from tablehost.limits import DEFAULT_LIMITS, Limits
 from tablehost.match import Match
 from tablehost.module import GameModule, load_module
@@ -120,83 +129,126 @@ def wat_guest(variant: str) -> bytes:
     return bytes(wasmtime.wat2wasm(text))
 
 
-def refusal_latency(seconds: float, limits: Limits, cache: Path) -> dict[str, Any]:
-    """16 hostile matches on 4 modules next to 2 honest matches, for ``seconds``."""
+def refusal_latency(
+    seconds: float, limits: Limits, cache: Path, run_slots: RunSlots, *, as_before: bool = False
+) -> dict[str, Any]:
+    """16 hostile matches on 4 modules next to 2 honest matches, for ``seconds``.
+
+    Every hostile call is refused. Its *refusal latency* is the wall-clock time from the
+    host's call into the pool (``GuestPool.setup``) until the refusal is raised to the caller,
+    whatever refused it: a budget (fuel or ``wall_ms``: the guest ran), ``module/busy`` (a
+    struggling module already had a call in flight, or no slot came) or ``module/quarantined``.
+    Budget refusals are also split (``CallTiming``): queue wait (thread hop, module slot, run
+    slot), run time (instantiation and the crossing until the budget stopped it) and the
+    guest thread's CPU share during the run. An honest move's latency is the wall-clock time
+    of ``Match.submit`` (the step, the gate, the offers).
+    """
     data = wat_guest("hostile_loop_always")
     honest = load_module(wat_guest("slow_step"), limits=limits, cache_dir=cache, name="slow_step")
     hostile = []
     for index in range(4):
         # Four distinct modules: a custom section makes each one's bytes (and sha256) differ.
         tagged = data + bytes([0, 2 + 1, 1, ord("a") + index, 0])
-        hostile.append(GuestPool(load_module(tagged, limits=limits, cache_dir=cache, name=f"loop{index}"), limits))
-    honest_pool = GuestPool(honest, limits)
+        module = load_module(tagged, limits=limits, cache_dir=cache, name=f"loop{index}")
+        hostile.append(GuestPool(module, limits, run_slots=run_slots))
+    honest_pool = GuestPool(honest, limits, run_slots=run_slots)
+    if as_before:
+        for pool in [*hostile, honest_pool]:
+            pool._proven = True  # white box: full call slots from the first call, as before
     stop = threading.Event()
-    refusals: list[float] = []
-    quarantined = 0
-    honest_moves = honest_failures = 0
+    refusals: dict[str, list[float]] = {"budget": [], "busy": [], "quarantined": []}
+    budget_timings: list[Any] = []
+    honest_latency: list[float] = []
+    honest_failures: list[str] = []
     lock = threading.Lock()
     players = [p.to_json() for p in default_players(2)]
 
     def hostile_match(pool: GuestPool, name: str) -> None:
-        nonlocal quarantined
         while not stop.is_set():
             started = time.perf_counter()
             try:
                 pool.setup(players, 1, f"{name}:0")
-            except ModuleQuarantined:
+            except GuestError as exc:
+                took = (time.perf_counter() - started) * 1000
+                kind = {"module/quarantined": "quarantined", "module/busy": "busy"}.get(exc.code, "budget")
                 with lock:
-                    quarantined += 1
-                time.sleep(0.01)
-                continue
-            except GuestError:
-                with lock:
-                    refusals.append((time.perf_counter() - started) * 1000)
+                    refusals[kind].append(took)
+                    if kind == "budget":
+                        budget_timings.append(exc.timing)  # type: ignore[attr-defined]
+                if kind != "budget":
+                    time.sleep(0.01)  # a client told to come back later does not spin
 
     def honest_match(name: str) -> None:
-        nonlocal honest_moves, honest_failures
-        match = Match.start(honest_pool, default_players(1), match_id=name, seed=1)
+        while True:
+            try:
+                match = Match.start(honest_pool, default_players(1), match_id=name, seed=1)
+                break
+            except GuestError as exc:
+                with lock:
+                    honest_failures.append(exc.code)
         click = match.actions_for(1)[0]["action"]
         while not stop.is_set():
+            started = time.perf_counter()
             try:
                 match.submit(1, click)
                 with lock:
-                    honest_moves += 1
-            except GuestError:
+                    honest_latency.append((time.perf_counter() - started) * 1000)
+            except GuestError as exc:
                 with lock:
-                    honest_failures += 1
+                    honest_failures.append(exc.code)
 
     threads = [threading.Thread(target=hostile_match, args=(hostile[i % 4], f"h{i}")) for i in range(16)]
     threads += [threading.Thread(target=honest_match, args=(f"ok{i}",)) for i in range(2)]
+    load_before = os.getloadavg()[0]
     for thread in threads:
         thread.start()
     time.sleep(seconds)
     stop.set()
     for thread in threads:
         thread.join()
+    for pool in [*hostile, honest_pool]:
+        pool.close()
+    every = [value for values in refusals.values() for value in values]
     return {
-        "refusals": len(refusals),
-        "p50_ms": percentile(refusals, 0.5) if refusals else float("nan"),
-        "p99_ms": percentile(refusals, 0.99) if refusals else float("nan"),
-        "max_ms": max(refusals) if refusals else float("nan"),
-        "quarantined_refusals": quarantined,
-        "honest_moves": honest_moves,
+        "load": (load_before, os.getloadavg()[0]),
+        "all": every,
+        **refusals,
+        "queue_ms": [t.queue_ms for t in budget_timings],
+        "run_ms": [t.run_ms for t in budget_timings],
+        "cpu_share": [t.cpu_ms / t.run_ms for t in budget_timings if t.run_ms > 0],
+        "honest_ms": honest_latency,
         "honest_failures": honest_failures,
     }
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=8.0, help="duration of each hostile run")
-    parser.add_argument("--dist", type=Path, default=DIST)
-    args = parser.parse_args(argv)
-    import tempfile
+def describe(values: list[float], unit: str = "ms") -> str:
+    """``n, p50, p99, max`` of ``values`` (``-`` when empty)."""
+    if not values:
+        return "n 0"
+    return (f"n {len(values)}, p50 {percentile(values, 0.5):.1f} {unit}, p99 {percentile(values, 0.99):.1f} {unit}, "
+            f"max {max(values):.1f} {unit}")
 
-    cache = Path(tempfile.mkdtemp(prefix="tablehost-bench-"))
-    modules = {name: load_module((args.dist / f"{name}.wasm").read_bytes(), name=name, cache_dir=cache)
-               for name in SEATS if (args.dist / f"{name}.wasm").exists()}
-    if not modules:
-        print(f"no sample games in {args.dist}: run `make games`", file=sys.stderr)
-        return 1
+
+def print_refusals(label: str, figures: dict[str, Any], limits: Limits, seconds: float) -> None:
+    load = figures["load"]
+    print(f"refusal latency, 16 hostile matches of 4 looping modules + 2 honest matches, {label} "
+          f"({seconds:.0f} s, wall_ms {limits.wall_ms} ms, fuel {limits.fuel_per_call}, "
+          f"load average {load[0]:.1f} -> {load[1]:.1f}):")
+    print(f"  every refusal:       {describe(figures['all'])}   (target p99 <= {limits.wall_ms + 20} ms)")
+    print(f"  by a budget:         {describe(figures['budget'])}")
+    print(f"    queue wait:        {describe(figures['queue_ms'])}")
+    print(f"    run time:          {describe(figures['run_ms'])}")
+    shares = figures["cpu_share"]
+    if shares:
+        print(f"    CPU share of run:  mean {statistics.mean(shares):.2f}, p1 {percentile(shares, 0.01):.2f}")
+    print(f"  module/busy:         {describe(figures['busy'])}")
+    print(f"  module/quarantined:  {describe(figures['quarantined'])}")
+    failures = figures["honest_failures"]
+    print(f"  honest ~30 ms moves: {describe(figures['honest_ms'])}; refused {len(failures)}"
+          + (f" ({', '.join(sorted(set(failures)))})" if failures else ""))
+
+
+def print_switch_and_memory(modules: dict[str, GameModule]) -> None:
     print("match switch (a fresh instance from the compiled module, then the full state):")
     print(f"  {'game':12s} {'instantiate µs':>15s} {'move, warm µs':>14s} {'move, fresh µs':>15s} "
           f"{'switch µs':>10s}")
@@ -209,16 +261,45 @@ def main(argv: list[str]) -> int:
         figures = idle_memory(module, SEATS[name])
         print(f"  {name:12s} idle match {figures['idle_match_bytes']:9.0f} B   "
               f"warm instance {figures['warm_instance_rss_bytes']:11.0f} B (RSS)")
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    for label, limits in (("quarantine off", replace(DEFAULT_LIMITS, quarantine_after=10**9)),
-                          ("default quarantine", DEFAULT_LIMITS)):
-        figures = refusal_latency(args.seconds, limits, cache)
-        print(f"refusal latency, 16 hostile matches of 4 modules + 2 honest, {label} "
-              f"(wall_ms budget {limits.wall_ms} ms, {args.seconds:.0f} s):")
-        print(f"  budget refusals {figures['refusals']}: p50 {figures['p50_ms']:.1f} ms, "
-              f"p99 {figures['p99_ms']:.1f} ms, max {figures['max_ms']:.1f} ms; "
-              f"quarantined refusals {figures['quarantined_refusals']}")
-        print(f"  honest 32 M-fuel moves played {figures['honest_moves']}, refused {figures['honest_failures']}")
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=8.0, help="duration of each hostile run")
+    parser.add_argument("--dist", type=Path, default=DIST)
+    parser.add_argument("--refusals-only", action="store_true", help="skip the match-switch and memory figures")
+    parser.add_argument("--compare", action="store_true",
+                        help="also run the hostile case as before run slots (one slot per call, no struggling rule)")
+    args = parser.parse_args(argv)
+    import tempfile
+
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.ERROR))
+
+    cache = Path(tempfile.mkdtemp(prefix="tablehost-bench-"))
+    modules = {name: load_module((args.dist / f"{name}.wasm").read_bytes(), name=name, cache_dir=cache)
+               for name in SEATS if (args.dist / f"{name}.wasm").exists()}
+    if not modules:
+        print(f"no sample games in {args.dist}: run `make games`", file=sys.stderr)
+        return 1
+    if not args.refusals_only:
+        print_switch_and_memory(modules)
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; run slots {RUN_SLOTS.slots}")
+    runs = [("quarantine off", replace(DEFAULT_LIMITS, quarantine_after=10**9), RUN_SLOTS, None),
+            ("default quarantine", DEFAULT_LIMITS, RUN_SLOTS, None)]
+    if args.compare:
+        # As before run slots: every call runs at once (time-shared by the OS), no struggling rule,
+        # full call slots for a new module.
+        runs.insert(0, ("as before: no run slots, no struggling rule, quarantine off",
+                        replace(DEFAULT_LIMITS, quarantine_after=10**9), RunSlots(10_000), 10**9))
+    for label, limits, slots, struggling in runs:
+        saved = guest_pool.STRUGGLING_AFTER
+        if struggling is not None:
+            guest_pool.STRUGGLING_AFTER = struggling
+        try:
+            figures = refusal_latency(args.seconds, limits, cache, slots, as_before=struggling is not None)
+        finally:
+            guest_pool.STRUGGLING_AFTER = saved
+        print_refusals(label, figures, limits, args.seconds)
     return 0
 
 

@@ -27,6 +27,7 @@ EXPECTED_STATUS = {
     "match/stale_version": grpc.StatusCode.FAILED_PRECONDITION,
     "match/not_offered": grpc.StatusCode.FAILED_PRECONDITION,
     "match/undo_refused": grpc.StatusCode.FAILED_PRECONDITION,
+    "match/nothing_to_undo": grpc.StatusCode.FAILED_PRECONDITION,
     "guest/panic": grpc.StatusCode.ABORTED,
     "guest/trap": grpc.StatusCode.ABORTED,
     "guest/budget": grpc.StatusCode.ABORTED,

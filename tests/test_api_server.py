@@ -325,8 +325,11 @@ def test_undo_through_the_api_restores_the_view(host: Host) -> None:
         again = seat1.submit(match_id, choice["action"], undone["version"])
         via_action = seat1.submit(match_id, undo["action"], again["version"])  # the offered undo action
         assert via_action["state"] == before["state"]
-        refusal = refused(seat1.undo, match_id, via_action["version"])
-        assert (refusal.status, refusal.code) == (grpc.StatusCode.FAILED_PRECONDITION, "match/undo_refused")
+        refusal = refused(seat1.undo, match_id, via_action["version"])  # every move is taken back
+        assert (refusal.status, refusal.code) == (grpc.StatusCode.FAILED_PRECONDITION, "match/nothing_to_undo")
+        bare_undo = {"type": "button_click", "button": {"id": "tablehost.undo"}}  # the id alone, as a user types it
+        refusal = refused(seat1.submit, match_id, bare_undo, via_action["version"])
+        assert (refusal.status, refusal.code) == (grpc.StatusCode.FAILED_PRECONDITION, "match/nothing_to_undo")
 
 
 def test_unbounded_names_are_refused_before_anything_is_stored(host: Host) -> None:
@@ -510,6 +513,18 @@ def test_a_lone_bot_says_what_it_waits_for_and_gives_up(
     assert "seat 2 (bob), which no bot here plays" in info.value.details
     assert "waiting for seat 2 (bob), which no bot here plays" in capsys.readouterr().err
     assert host.admin.view(created["match_id"])["version"] == 1  # the lone bot played its turn
+
+
+def test_bots_say_at_once_which_seats_they_play_and_what_they_wait_for(
+    host: Host, capsys: pytest.CaptureFixture[str]
+) -> None:
+    created = host.admin.create_match(host.module_id, ["ann", "bob"])
+    with pytest.raises(BotError):
+        run_bots(host.address, created["match_id"], [created["seats"][0]["token"]], give_up_s=3.0,
+                 notice_every_s=600.0, first_notice_s=1.0)
+    err = capsys.readouterr().err
+    assert f"match {created['match_id']}: 1 bot(s) playing seat 1 (ann)" in err
+    assert "waiting for seat 2 (bob), which no bot here plays" in err  # long before the 600 s period
 
 
 def test_bots_play_a_match_to_the_end(host: Host) -> None:

@@ -40,6 +40,32 @@ def test_a_trap_near_the_memory_cap_is_a_trap_not_the_memory_budget(cache_dir: P
     assert trapped.value.trap == "integer_division_by_zero"
 
 
+@pytest.mark.parametrize(("variant", "trap"), [
+    ("hostile_unreachable_near_cap", "unreachable"),  # 31 of 32 MiB used, no grow refused
+    ("hostile_oob_near_cap", "memory_out_of_bounds"),
+])
+def test_an_abort_or_bad_write_near_the_cap_without_a_refused_grow_is_a_trap(
+    cache_dir: Path, variant: str, trap: str  # noqa: F811
+) -> None:
+    pool = GuestPool(load_guest(variant, cache_dir))
+    pool.setup(PLAYERS, 1, "m:0")
+    with pytest.raises(GuestTrap) as trapped:
+        pool.step("m:0", lambda: STATE, "m:1", 1, ACTION, 5)
+    assert not isinstance(trapped.value, BudgetExceeded) and trapped.value.trap == trap
+
+
+@pytest.mark.parametrize("variant", ["hostile_grow", "hostile_big_grow"])
+def test_an_abort_after_a_refused_grow_is_the_memory_budget_with_headroom_left_or_not(
+    cache_dir: Path, variant: str  # noqa: F811
+) -> None:
+    pool = GuestPool(load_guest(variant, cache_dir))
+    pool.setup(PLAYERS, 1, "m:0")
+    with pytest.raises(BudgetExceeded) as refused:
+        pool.step("m:0", lambda: STATE, "m:1", 1, ACTION, 5)
+    assert refused.value.budget == "memory" and refused.value.trap == "unreachable"
+    assert "was refused" in str(refused.value)
+
+
 def test_an_out_of_bounds_write_after_a_refused_grow_is_the_memory_budget(cache_dir: Path) -> None:  # noqa: F811
     pool = GuestPool(load_guest("hostile_grow_oob", cache_dir))
     pool.setup(PLAYERS, 1, "m:0")
@@ -77,12 +103,13 @@ def test_a_module_whose_calls_keep_failing_is_quarantined_then_let_back(cache_di
 def test_a_module_cannot_take_more_than_its_call_slots(cache_dir: Path) -> None:  # noqa: F811
     limits = Limits(instances_per_module=1, wall_ms=100)
     pool = GuestPool(load_guest(None, cache_dir, limits), limits)
-    held = pool._acquire("busy")  # one call of match "busy" in progress (white box)
+    pool.setup(PLAYERS, 1, "proven:0")  # a module with a success behind it: full call slots, wall_ms wait
+    held, _ = pool._acquire("busy")  # one call of match "busy" in progress (white box)
     started = time.monotonic()
     with pytest.raises(ModuleBusy):
         pool.setup(PLAYERS, 1, "other:0")
     assert 0.09 <= time.monotonic() - started < 2.0  # waited one wall budget, no longer
-    pool._release(held, failed=False)
+    pool._release_unstarted(held)
     assert pool.setup(PLAYERS, 1, "other:0")["game_over"] is False
 
 

@@ -50,3 +50,24 @@ def test_inspect_prints_the_budgets_in_force(tmp_path, capsys, monkeypatch) -> N
     budgets = orjson.loads(capsys.readouterr().out)["budgets"]
     assert (budgets["wall_ms"], budgets["fuel_per_call"], budgets["stack_bytes"]) == (75, 5_000_000, 256 * KiB)
     assert budgets["replay_wall_factor"] == DEFAULT_LIMITS.replay_wall_factor
+
+
+@pytest.mark.parametrize(("argv", "environ"), [
+    (["play", "MODULE", "--fuel", "0"], {}),
+    (["inspect", "MODULE"], {"TABLEHOST_WALL_MS": "soon"}),
+    (["simulate", "MODULE", "--memory-mib", "-1"], {}),
+    (["check", "MODULE"], {"TABLEHOST_GUEST_SLOTS": "0"}),
+])
+def test_a_bad_budget_is_bad_input_exit_2_like_other_bad_input(
+    tmp_path, capsys, monkeypatch, argv: list[str], environ: dict[str, str]  # type: ignore[no-untyped-def]
+) -> None:
+    module = tmp_path / "echo.wasm"
+    module.write_bytes(guest_wasm())
+    monkeypatch.setenv("TABLEHOST_CACHE_DIR", str(tmp_path / "cache"))
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    argv = [str(module) if arg == "MODULE" else arg for arg in argv]
+
+    assert cli.main(argv) == 2
+    assert "must be" in capsys.readouterr().err
+    assert cli.main(["play", str(tmp_path / "missing.wasm")]) == 2  # as other bad input does

@@ -45,7 +45,11 @@ def test_serve_refuses_what_it_cannot_use_with_one_line(server: ServerProcess, t
         cli("serve", "--listen", "127.0.0.1:0", "--data", str(server.data_dir)),
         "in use by another tablehost server",
         str(server.data_dir.resolve()),
+        "pass another --data DIR",
     )
+    in_use_by_store = cli("serve", "--listen", "127.0.0.1:0", "--store", f"sqlite:{server.data_dir}", "--data", fresh)
+    refused_cleanly(in_use_by_store, "(from --store)", "pass another --store sqlite:DIR")
+    assert "--data DIR" not in in_use_by_store.stderr  # the option the user did not use is not suggested
     refused_cleanly(
         cli("serve", "--listen", server.address, "--data", fresh), f"cannot listen on {server.address}"
     )

@@ -84,7 +84,7 @@ def test_a_server_that_checks_uploads_refuses_a_history_dependent_module(tmp_pat
 
     registry = MatchRegistry(tmp_path / "data", check_uploads=1)
     try:
-        with pytest.raises(ModuleError, match="failed tablehost check: call 1 \\(step\\).*allow_undo"):
+        with pytest.raises(ModuleError, match="failed tablehost check with 2 players: call 1 \\(step\\).*allow_undo"):
             registry.upload_module(ADMIN, guest_wasm("hostile_history"), "history")
         assert registry.list_modules(ADMIN) == []
         sample = Path(__file__).resolve().parents[1] / "sample_games" / "dist" / "tic_tac_toe.wasm"
@@ -92,3 +92,29 @@ def test_a_server_that_checks_uploads_refuses_a_history_dependent_module(tmp_pat
             assert registry.upload_module(ADMIN, sample.read_bytes(), "tic_tac_toe").newly_stored
     finally:
         registry.close()
+
+
+def test_the_upload_check_plays_every_declared_player_count_unless_overridden(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tablehost.api import registry as registry_module
+    from tablehost.api.auth import ADMIN
+    from tablehost.api.registry import MatchRegistry
+
+    sample = Path(__file__).resolve().parents[1] / "sample_games" / "dist" / "dominoes.wasm"  # declares 2..4
+    played: list[tuple[int, int]] = []
+    real_check = registry_module.check_module
+
+    def recording_check(module, *, games, seed, players, limits):  # type: ignore[no-untyped-def]
+        played.append((players, games))
+        return real_check(module, games=games, seed=seed, players=players, limits=limits)
+
+    monkeypatch.setattr(registry_module, "check_module", recording_check)
+    for override, expected in ((None, [(2, 2), (3, 1), (4, 1)]), (3, [(3, 4)])):
+        played.clear()
+        registry = MatchRegistry(tmp_path / f"data-{override}", check_uploads=4, check_players=override)
+        try:
+            registry.upload_module(ADMIN, sample.read_bytes(), "dominoes")
+        finally:
+            registry.close()
+        assert played == expected

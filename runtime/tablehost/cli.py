@@ -441,6 +441,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         print(escape_controls(f"tablehost: {exc}"), file=sys.stderr)
         return EXIT_USAGE
+    except SystemExit as exc:
+        if not isinstance(exc.code, str):
+            raise
+        # A command refused its input with a message (SystemExit("tablehost: ...")): that is
+        # bad input, status 2 like argparse's own refusals, not 1 (a failed check or game).
+        print(escape_controls(exc.code), file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

@@ -3,6 +3,7 @@
 ``--wall-ms``, ``--fuel``, ``--memory-mib`` and ``--stack-kib`` (and ``--wall-factor`` where a
 command replays), each also read from an environment variable (``TABLEHOST_WALL_MS``...). An
 option beats its variable, a variable beats the default (:data:`~tablehost.limits.DEFAULT_LIMITS`).
+``TABLEHOST_GUEST_SLOTS`` (guest calls running at once, default one per core) is checked here too.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import replace
 
+from tablehost.guest.scheduler import default_slots
 from tablehost.limits import DEFAULT_LIMITS, KiB, Limits, MiB
 
 BUDGET_OPTIONS: dict[str, tuple[str, str, int, str]] = {
@@ -73,6 +75,10 @@ def limits_from_args(args: argparse.Namespace, environ: Mapping[str, str] | None
         if value <= 0:
             raise SystemExit(f"tablehost: {source} must be positive, got {value}")
         fields[field] = value * unit
+    try:
+        default_slots()  # read at import; a bad value is bad input like a bad budget
+    except ValueError as exc:
+        raise SystemExit(f"tablehost: {exc}") from None
     return replace(DEFAULT_LIMITS, **fields)
 
 
@@ -86,6 +92,7 @@ def describe_limits(limits: Limits) -> dict[str, int]:
         "module_bytes": limits.module_bytes,
         "response_bytes": limits.response_bytes,
         "instances_per_module": limits.instances_per_module,
+        "queue_ms": limits.queue_ms,
         "replay_wall_factor": limits.replay_wall_factor,
         "liveness_factor": limits.liveness_factor,
         "quarantine_after": limits.quarantine_after,

@@ -10,6 +10,7 @@ command takes ``--address`` (default ``$TABLEHOST_ADDRESS`` or ``127.0.0.1:50051
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import threading
@@ -25,6 +26,7 @@ from tablehost.api.registry import MAX_SEATS
 from tablehost.bots import SearchBot, is_search_bot, make_bot, parse_bot_list
 from tablehost.cli_budgets import BUDGET_OPTIONS, add_budget_options, limits_from_args
 from tablehost.client import ApiError, ServerUnreachable, TablehostClient
+from tablehost.match import UNDO_ACTION
 from tablehost.terminal import escape_controls
 
 if TYPE_CHECKING:  # loaded only for search bots: a client needs no wasm engine otherwise
@@ -167,7 +169,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from tablehost.api.rate_limit import RateLimits
     from tablehost.api.server import serve, serve_processes
 
-    if args.check_uploads < 0 or args.check_players < 1:
+    if args.check_uploads < 0 or (args.check_players is not None and args.check_players < 1):
         raise SystemExit("tablehost: --check-uploads must be at least 0 and --check-players at least 1")
     if args.processes < 1:
         print("tablehost: --processes must be at least 1", file=sys.stderr)
@@ -184,8 +186,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
             "--store", args.store, "--max-workers", str(args.max_workers), "--log-level", args.log_level,
             "--rate-limit", str(args.rate_limit), "--rate-burst", str(args.rate_burst),
             "--watches-per-token", str(args.watches_per_token),
-            "--check-uploads", str(args.check_uploads), "--check-players", str(args.check_players),
+            "--check-uploads", str(args.check_uploads),
         ]
+        if args.check_players is not None:
+            forwarded += ["--check-players", str(args.check_players)]
         for dest, (flag, *_rest) in BUDGET_OPTIONS.items():
             if getattr(args, dest, None) is not None:
                 forwarded += [flag, str(getattr(args, dest))]
@@ -405,6 +409,15 @@ def why_no_action(view: dict[str, Any]) -> str | None:
 
 
 def _chosen_action(choice: str, view: dict[str, Any]) -> dict[str, Any]:
+    """The action ``choice`` names: an index into ``view["actions"]``, ``undo`` (the platform's
+    undo), or an action as JSON (an object, or ``{"action": {...}}`` as `view --json` lists it).
+
+    Raises:
+        SystemExit: no such index (saying why this token cannot act, when that is why), not
+            JSON, not an object, or an integer outside 64 bits (shown as given).
+    """
+    if choice.strip().lower() == "undo":
+        return dict(UNDO_ACTION)
     if choice.strip().lstrip("-").isdigit():
         index = int(choice)
         if not 0 <= index < len(view["actions"]):
@@ -414,12 +427,38 @@ def _chosen_action(choice: str, view: dict[str, Any]) -> dict[str, Any]:
             raise SystemExit(f"tablehost: no action [{index}]; this view offers {len(view['actions'])}")
         return dict(view["actions"][index]["action"])
     try:
-        parsed = orjson.loads(choice)
-    except orjson.JSONDecodeError:
+        # The standard library keeps integers exact (orjson turns one past 64 bits into a float,
+        # which an error message would then show as 1e+23); NaN and Infinity are not JSON.
+        parsed = json.loads(choice, parse_constant=_no_constant)
+    except (json.JSONDecodeError, ValueError):
         raise SystemExit(f"tablehost: {choice!r} is neither an action index nor JSON") from None
     if not isinstance(parsed, dict):
         raise SystemExit("tablehost: a JSON action must be an object")
+    _check_integers(parsed, "action")
     return dict(parsed.get("action", parsed))
+
+
+INT64_MIN = -(2**63)
+UINT64_MAX = 2**64 - 1
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _check_integers(value: Any, path: str) -> None:
+    """Refuse (SystemExit) an integer anywhere in ``value`` outside -2**63 .. 2**64-1, naming its path."""
+    if isinstance(value, bool):
+        return
+    if isinstance(value, int):
+        if not INT64_MIN <= value <= UINT64_MAX:
+            raise SystemExit(f"tablehost: {path} is {value}, which is not a 64-bit integer")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_integers(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_integers(item, f"{path}[{index}]")
 
 
 @_guarded
@@ -478,6 +517,10 @@ def cmd_record(args: argparse.Namespace) -> int:
 DEFAULT_GIVE_UP_S = 300.0
 """``tablehost bots`` gives up when the match did not change for this long, seconds."""
 NOTICE_EVERY_S = 30.0
+FIRST_NOTICE_S = 2.0
+"""`bots` says what the match waits for once it has not changed for this long, seconds, then
+every :data:`NOTICE_EVERY_S` (a user who started bots for some seats learns at once which
+seats nobody plays)."""
 """While nothing happens, the bots say on stderr what they wait for this often, seconds."""
 
 
@@ -536,6 +579,16 @@ class _BotRun:
         with self._lock:
             for client in self._clients:
                 client.close()
+
+    def seats(self) -> str | None:
+        """The seats the bots play, in words (``seat 1 (ann), seat 2 (bob)``), once every bot saw
+        its first view; None before."""
+        with self._lock:
+            view, offered = self._newest, dict(self._offered)
+        if not view or len(offered) < len(self.tokens):
+            return None
+        names = {p["player_id"]: p["username"] for p in view["state"]["players"]}
+        return ", ".join(f"seat {pid} ({names.get(pid, '?')})" for pid in sorted(offered))
 
     def waiting_for(self) -> str:
         """What the match waits for, in words (``seat 2 (bob), which no bot here plays``)."""
@@ -656,12 +709,14 @@ def run_bots(
     notice_every_s: float = NOTICE_EVERY_S,
     bots: list[str] | None = None,
     pool: GuestPool | None = None,
+    first_notice_s: float = FIRST_NOTICE_S,
 ) -> list[dict[str, Any]]:
     """Play a match with one bot per seat token (one thread each) until game over.
 
     Fails fast: the first bot that fails stops the others (their watch streams are cancelled).
-    While the match does not change, a line on stderr says what it waits for every
-    ``notice_every_s`` (e.g. a seat no bot here plays).
+    Progress goes to stderr: one line once every bot has joined (the seats they play), and,
+    while the match does not change, what it waits for (e.g. a seat no bot here plays) after
+    ``first_notice_s`` and then every ``notice_every_s``.
 
     Args:
         address: the server's ``host:port``.
@@ -673,6 +728,8 @@ def run_bots(
         notice_every_s: how often to say what the match waits for, seconds.
         bots: one bot name per token (default all ``random``); ``mcts:N``/``ismcts:N`` need ``pool``.
         pool: the match's module, for search bots (each searches on its own seat's view).
+        first_notice_s: the first such line comes after this long without a change (or
+            ``notice_every_s`` if shorter), seconds.
 
     Returns:
         Each bot's final view, in token order (all with ``game_over`` true).
@@ -706,13 +763,20 @@ def run_bots(
     threads = [threading.Thread(target=play, args=(n, t), daemon=True) for n, t in enumerate(tokens)]
     for thread in threads:
         thread.start()
-    noticed_at = time.monotonic()
+    noticed_at: float | None = None
+    announced = False
     while any(thread.is_alive() for thread in threads):
-        run.stop.wait(min(0.2, notice_every_s))
+        run.stop.wait(min(0.2, notice_every_s, first_notice_s))
         now = time.monotonic()
         idle = now - run.changed_at
         if run.stop.is_set():
             break
+        if not announced:
+            seats = run.seats()
+            if seats is not None:
+                announced = True
+                print(f"tablehost bots: match {match_id}: {len(tokens)} bot(s) playing {seats}",
+                      file=sys.stderr, flush=True)
         if idle >= give_up_s:
             errors.append(
                 BotError(
@@ -722,7 +786,7 @@ def run_bots(
                 )
             )
             run.halt()
-        elif idle >= notice_every_s and now - noticed_at >= notice_every_s:
+        elif idle >= min(first_notice_s, notice_every_s) and (noticed_at is None or now - noticed_at >= notice_every_s):
             noticed_at = now
             print(
                 f"tablehost bots: match {match_id} has not changed for {idle:.0f} s; waiting for "
@@ -833,7 +897,11 @@ def register(commands: Any) -> None:
         "--check-uploads", type=int, default=0, metavar="GAMES",
         help="refuse an upload unless `tablehost check` passes this many games (default 0: no check)",
     )
-    serve.add_argument("--check-players", type=int, default=2, help="seats per game of that check (default 2)")
+    serve.add_argument(
+        "--check-players", type=int, default=None, metavar="N",
+        help="seats per game of that check (default: each count of the module's declared player range, "
+        "GAMES spread over them; 2 for a module that declares none)",
+    )
     add_budget_options(serve, replaying=True)
     serve.add_argument(
         "--http",

@@ -22,6 +22,7 @@ stable string ``code`` (``"area/reason"``) that the API maps to a gRPC status::
         ├── NotOffered              match/not_offered
         ├── StuckGame               match/stuck
         └── UndoRefused             match/undo_refused
+            └── NothingToUndo       match/nothing_to_undo
 """
 
 from __future__ import annotations
@@ -248,6 +249,12 @@ class UndoRefused(MatchError):
     """Undo is not allowed now (platform rule 3); the message says which part of the rule refused it."""
 
     code = "match/undo_refused"
+
+
+class NothingToUndo(UndoRefused):
+    """Undo was asked for but no move is in force: none was played yet, or all were taken back."""
+
+    code = "match/nothing_to_undo"
 
 
 class PatchError(TablehostError):

@@ -21,6 +21,8 @@ class Limits:
         response_bytes: largest accepted response, bytes.
         instances_per_module: size of a module's instance pool, which is also its cap on
             concurrent calls (a call waits at most ``wall_ms`` for a free slot).
+        queue_ms: longest a call waits for a run slot (about one per core, shared by every
+            module: :mod:`tablehost.guest.scheduler`), milliseconds; then ``module/busy``.
         replay_wall_factor: ``wall_ms`` is multiplied by this for replay and resume, where fuel
             alone decides (a recorded move must replay on a busy machine).
         liveness_factor: ``wall_ms`` is counted in CPU time of the guest's thread; a call that
@@ -45,6 +47,7 @@ class Limits:
     module_bytes: int = 16 * MiB
     response_bytes: int = 4 * MiB
     instances_per_module: int = 4
+    queue_ms: int = 5_000
     replay_wall_factor: int = 10
     liveness_factor: int = 4
     quarantine_after: int = 8

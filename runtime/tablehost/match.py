@@ -23,6 +23,7 @@ from tablehost.abi import SetupAnswer, StepAnswer
 from tablehost.errors import (
     GuestProtocolError,
     MatchOver,
+    NothingToUndo,
     NotOffered,
     NotYourTurn,
     RecordError,
@@ -56,6 +57,15 @@ UNDO_ACTION: ActionDict = {
     "button": {"id": UNDO_BUTTON_ID, "label": "Undo", "location": "platform", "disabled": False},
 }
 """The platform's own undo action (intent ``undo``); a game never offers it (platform rule 3)."""
+
+
+def is_undo_action(action: ActionDict) -> bool:
+    """Whether ``action`` asks for the platform's undo: a ``button_click`` whose button id is
+    :data:`UNDO_BUTTON_ID`, whatever its label or other fields (a client may send just the id)."""
+    if action == UNDO_ACTION:
+        return True
+    button = action.get("button") if action.get("type") == "button_click" else None
+    return isinstance(button, dict) and button.get("id") == UNDO_BUTTON_ID
 
 Journal = Callable[[str, dict[str, Any]], None]
 """``journal(kind, payload)``: called before a change becomes visible; see docs/architecture.md."""
@@ -522,7 +532,7 @@ class Match:
         """
         if self.game_over:
             raise MatchOver(f"match {self.match_id} is over", match_id=self.match_id)
-        if action == UNDO_ACTION:
+        if is_undo_action(action):
             return self.undo(player_id, expected_version=expected_version)
         self._check_turn(player_id, expected_version, by_host=by_host)
         if not any(offer["action"] == action for offer in self._actions.get(player_id, ())):
@@ -610,7 +620,7 @@ class Match:
         """
         if self.game_over:
             raise MatchOver(f"match {self.match_id} is over", match_id=self.match_id)
-        if view_action == UNDO_ACTION:
+        if is_undo_action(view_action):
             return self.undo(player_id, expected_version=expected_version)
         self._check_turn(player_id, expected_version)
         choices: list[int] = []
@@ -671,6 +681,7 @@ class Match:
         Raises:
             MatchOver: the game is over.
             StaleVersion: ``expected_version`` is not the current version.
+            NothingToUndo: no move is in force (none played yet, or all taken back).
             UndoRefused: with the part of platform rule 3 that refused it.
         """
         if self.game_over:
@@ -678,7 +689,8 @@ class Match:
         self._check_version(expected_version)
         reason = self.undo_refusal(player_id)
         if reason is not None:
-            raise UndoRefused(f"undo refused: {reason}", match_id=self.match_id, player_id=player_id)
+            kind = NothingToUndo if self._last_live_move() is None else UndoRefused
+            raise kind(f"undo refused: {reason}", match_id=self.match_id, player_id=player_id)
         move, before = self._undo_chain[-1]
         payload = {"seq": move.seq, "undo_seq": self.version + 1, "at": utc_now()}
         if self.journal is not None:

@@ -65,6 +65,7 @@ STATUS_BY_CODE: dict[str, grpc.StatusCode] = {
     "match/stale_version": grpc.StatusCode.FAILED_PRECONDITION,
     "match/not_offered": grpc.StatusCode.FAILED_PRECONDITION,
     "match/undo_refused": grpc.StatusCode.FAILED_PRECONDITION,
+    "match/nothing_to_undo": grpc.StatusCode.FAILED_PRECONDITION,
     # The module offers nobody an action: a fault of the game, like a guest failure.
     "match/stuck": grpc.StatusCode.ABORTED,
     "guest/panic": grpc.StatusCode.ABORTED,

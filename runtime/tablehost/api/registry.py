@@ -151,12 +151,35 @@ class ServedView:
     ``open_seats`` (a waiting match)."""
 
 
-def _require_check(module: GameModule, games: int, players: int, limits: Limits) -> None:
+DEFAULT_CHECK_PLAYERS = 2
+"""Seats per game of the upload check for a module that declares no player range (ABI minor 0)."""
+
+
+def check_player_counts(metadata: GameMetadata, override: int | None) -> list[int]:
+    """The seat counts the upload check plays: ``[override]`` when given, else every count of the
+    module's declared range (``min_players..max_players``, its metadata op), else
+    ``[DEFAULT_CHECK_PLAYERS]``."""
+    if override is not None:
+        return [override]
+    if metadata.declared:
+        return list(range(metadata.min_players, metadata.max_players + 1))
+    return [DEFAULT_CHECK_PLAYERS]
+
+
+def _require_check(module: GameModule, games: int, player_counts: list[int], limits: Limits) -> None:
     """Refuse ``module`` unless ``tablehost check`` finds no difference, leak or failure.
 
+    ``games`` games in all, spread over ``player_counts`` in turn, at least one per count.
+
     Raises:
-        ModuleError: with the first finding.
+        ModuleError: with the first finding (and the seat count it was found at).
     """
+    for index, players in enumerate(player_counts):
+        share = max(1, games // len(player_counts) + (1 if index < games % len(player_counts) else 0))
+        _require_check_at(module, share, players, limits)
+
+
+def _require_check_at(module: GameModule, games: int, players: int, limits: Limits) -> None:
     report = check_module(module, games=games, seed=1, players=players, limits=limits)
     if report.ok:
         return
@@ -169,7 +192,7 @@ def _require_check(module: GameModule, games: int, players: int, limits: Limits)
         finding = f"viewer {leak.viewer} was served hidden kinds {leak.kinds} in game {leak.game}"
     else:
         finding = report.failures[0]
-    raise ModuleError(f"the module failed tablehost check: {finding}", sha256=module.sha256)
+    raise ModuleError(f"the module failed tablehost check with {players} players: {finding}", sha256=module.sha256)
 
 
 class MatchRegistry:
@@ -181,7 +204,8 @@ class MatchRegistry:
         limits: guest budgets for every module.
         synchronous: the store's SQLite sync mode (``"FULL"`` or ``"NORMAL"``).
         check_uploads: games of ``tablehost check`` an upload must pass (0: no check).
-        check_players: seats per game of that check.
+        check_players: seats per game of that check; None: every count of the module's declared
+            player range (:func:`check_player_counts`).
         store: a ``--store`` value (:func:`tablehost.store.open_store`): ``None`` for SQLite in
             ``data_dir``, ``sqlite:DIR``, or ``postgresql://...``.
         metrics: where moves, guest calls, matches and store commits are counted (none: not counted).
@@ -202,7 +226,7 @@ class MatchRegistry:
         limits: Limits = DEFAULT_LIMITS,
         synchronous: str = "FULL",
         check_uploads: int = 0,
-        check_players: int = 2,
+        check_players: int | None = None,
         store: str | None = None,
         metrics: Metrics | None = None,
     ) -> None:
@@ -490,8 +514,8 @@ class MatchRegistry:
         except GuestError as exc:
             raise ModuleError(f"the module's metadata cannot be read: {exc}") from exc
         if self.check_uploads:
-            players = metadata.min_players if metadata.declared else self.check_players
-            _require_check(module, self.check_uploads, players, self.limits)
+            counts = check_player_counts(metadata, self.check_players)
+            _require_check(module, self.check_uploads, counts, self.limits)
         with self._lock:
             self._metadata.setdefault(module.sha256, metadata)
         stored = self.store.put_module(

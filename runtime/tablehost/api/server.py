@@ -185,7 +185,7 @@ def serve(
     log_level: str = "info",
     show_guest_output: bool = False,
     check_uploads: int = 0,
-    check_players: int = 2,
+    check_players: int | None = None,
     store: str | None = None,
     reuse_port: bool = False,
     metrics_port: int | None = None,

@@ -10,9 +10,12 @@ buffer and ``tablehost_call`` runs the op (docs/abi.md).
 
     trap OUT_OF_FUEL / INTERRUPT / STACK_OVERFLOW  -> BudgetExceeded(budget="fuel"/"wall_ms"/"stack")
     other trap, the SDK kept a panic message       -> GuestPanic (message = the panic message)
-    UNREACHABLE or MEMORY_OUT_OF_BOUNDS trap while
-      the memory is at its cap (a grow was refused) -> BudgetExceeded(budget="memory")
-    any other trap (divide by zero, bad cast, ...)  -> GuestTrap(trap="int_divide_by_zero", ...)
+    any other trap (divide by zero, bad cast, ...)  -> GuestTrap(trap="integer_division_by_zero", ...)
+
+A refused ``memory.grow`` is not a trap: the guest gets ``-1`` and wasmtime's C API (so
+wasmtime-py) reports nothing (no resource-limiter callback). Whether an ``unreachable`` or
+out-of-bounds trap (:data:`MEMORY_TRAPS`) followed from the memory cap is decided by the pool,
+which re-runs the call with a wider cap (:meth:`tablehost.guest.pool.GuestPool` docstring).
 
 A move's calls share one :class:`CallBudget`: the fuel and time a ``state_miss`` resend or a
 buffer allocation spends come out of the same ``fuel_per_call`` and ``wall_ms``.
@@ -70,14 +73,10 @@ BUDGET_BY_TRAP: dict[wasmtime.TrapCode, str] = {
 }
 """Trap codes that mean a budget ran out, and the budget each names."""
 
-MEMORY_TRAPS = frozenset((wasmtime.TrapCode.UNREACHABLE, wasmtime.TrapCode.MEMORY_OUT_OF_BOUNDS))
-"""Traps that follow a refused ``memory.grow``: an allocator aborts (``unreachable``) or a guest
-that ignored the ``-1`` writes past its memory. Other traps are reported as themselves."""
-
-MEMORY_PRESSURE_FRACTION = 8
-"""After a trap of :data:`MEMORY_TRAPS`, a refused ``memory.grow`` is inferred when the memory
-left under the cap is less than ``cap / 8`` or less than the memory grew during the call
-(wasmtime's C API reports no refused grow; a store without headroom is the evidence)."""
+MEMORY_TRAPS = frozenset(("unreachable", "memory_out_of_bounds"))
+"""Trap names (``GuestTrap.trap``) that may follow a refused ``memory.grow``: an allocator aborts
+(``unreachable``) or a guest that ignored the ``-1`` writes past its memory. Any other trap
+(divide by zero, ...) is reported as itself without a second look."""
 
 PANIC_MESSAGE_FUEL = 10_000_000
 """Fuel for reading ``tablehost_panic_message`` after a trap."""
@@ -386,14 +385,6 @@ class Guest:
         printed = report.get("printed")
         return (message if isinstance(message, str) else None), (printed if isinstance(printed, str) else "")
 
-    def memory_exhausted(self, code: wasmtime.TrapCode | None) -> bool:
-        """After a trap ``code``: whether a refused ``memory.grow`` caused it (see :data:`MEMORY_TRAPS`)."""
-        if self._raw is None or code not in MEMORY_TRAPS:
-            return False
-        now = self._memory_bytes()
-        headroom = self.limits.memory_bytes - now
-        return headroom < self.limits.memory_bytes // MEMORY_PRESSURE_FRACTION or headroom < now - self._memory_at_start
-
 
 class _Crossing:
     """One crossing: wasmtime errors become ours (:class:`WasmErrors`), and the fuel it spent is charged."""
@@ -474,12 +465,6 @@ def classify_failure(guest: Guest, exc: wasmtime.Trap | wasmtime.WasmtimeError, 
         )
     if message is not None:
         return GuestPanic(message, op=op_name, printed=printed)
-    if guest.memory_exhausted(code):
-        return BudgetExceeded(
-            f"guest {op_name} trapped with its memory at the {guest.limits.memory_bytes}-byte limit "
-            f"(a memory.grow was refused)",
-            budget="memory", op=op_name, printed=printed, trap=code.name.lower() if code else None,
-        )
     trap = code.name.lower() if code is not None else "error"
     return GuestTrap(f"guest {op_name} trapped: {detail}", trap=trap, op=op_name, printed=printed)
 

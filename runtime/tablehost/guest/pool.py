@@ -9,11 +9,39 @@ instance is dropped as soon as it fails or the host refuses what it answered
 (:meth:`GuestPool.discard_ref`).
 
 Budgets and fairness: each op gets one :class:`~tablehost.guest.instance.CallBudget`, shared by
-a ``state_miss`` resend and buffer allocations. At most ``instances_per_module`` calls of a
-module run at once; a call waits at most ``wall_ms`` for a slot (else :class:`ModuleBusy`).
+a ``state_miss`` resend and buffer allocations, started when the call gets its run slot. A call
+takes two slots, in this order:
+
+1. a *module slot*: at most ``instances_per_module`` calls of a module are in flight (one until
+   a call of the module has succeeded); a call waits at most ``wall_ms`` for one (else
+   :class:`ModuleBusy`). A *struggling* module (its
+   last :data:`STRUGGLING_AFTER` finished calls all failed; one success ends it) gets one call
+   in flight: a second call is refused at once with :class:`ModuleBusy`, and so are its calls
+   already waiting for a run slot when it starts to struggle; its one call waits at most
+   :data:`STRUGGLING_WAIT_MS` for a run slot;
+2. a *run slot* of :data:`~tablehost.guest.scheduler.RUN_SLOTS` (about one per core, fair
+   across modules, struggling modules last), waited for at most ``queue_ms``. The instance is
+   made (if the match has none warm) and called only while the run slot is held, so the call
+   runs at full speed and its budget runs out in about its own CPU time.
+
 After ``quarantine_after`` failures within :data:`QUARANTINE_WINDOW_S` the module is refused
 (:class:`ModuleQuarantined`) for ``quarantine_ms``, doubling while it keeps failing (a module
 that always traps cannot make the host instantiate it thousands of times a second).
+
+Memory cap: wasmtime's C API, and so wasmtime-py, has no resource-limiter callback, so a
+refused ``memory.grow`` (the guest just gets ``-1``) is invisible. When a call ends in an
+``unreachable`` or out-of-bounds trap (:data:`~tablehost.guest.instance.MEMORY_TRAPS`), the pool
+re-runs it once, in a fresh instance with the full state and :data:`MEMORY_RERUN_FACTOR` times
+the memory cap (fuel and every other budget unchanged). A guest has no imports, so the re-run
+computes exactly what the call computed from that start until the first ``memory.grow`` that
+would take the memory past the cap: if the re-run's memory ends above the cap, such a grow
+happened, and under the cap it was refused, so the trap is reported as the memory budget
+(:class:`BudgetExceeded` ``budget="memory"``, ``trap`` kept). Otherwise no grow up to
+``factor * cap`` was refused and the trap is reported as itself. (A call on a warm instance is
+re-run from a fresh start, which ``tablehost check`` proves equivalent for a conforming module.)
+
+Every call's :class:`CallTiming` (queue wait, run time, CPU time) goes to the pool's
+``observer`` when one is set, and is attached to a raised :class:`GuestError` as ``timing``.
 
 Guest code runs only on threads of a known large native stack (:mod:`tablehost._stacks`).
 """
@@ -26,13 +54,14 @@ import time
 import weakref
 from collections import OrderedDict, deque
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 import structlog
 
 from tablehost._stacks import on_big_stack
-from tablehost.errors import BudgetExceeded, GuestError, ModuleBusy, ModuleQuarantined
-from tablehost.guest.instance import CallBudget, Guest
+from tablehost.errors import BudgetExceeded, GuestError, GuestTrap, ModuleBusy, ModuleQuarantined
+from tablehost.guest.instance import MEMORY_TRAPS, CallBudget, Guest
 from tablehost.guest.protocol import (
     OP_ACTIONS,
     OP_GAME_OVER,
@@ -43,6 +72,7 @@ from tablehost.guest.protocol import (
     OP_STEP,
     StateMiss,
 )
+from tablehost.guest.scheduler import RUN_SLOTS, RunSlots
 from tablehost.limits import Limits
 from tablehost.module import GameModule
 from tablehost.types import ActionDict, AvailableActionDict, PlayerId, Seed, StateDict
@@ -67,6 +97,43 @@ _ONE_OFF = itertools.count()
 """Numbers the match keys of one-off instances (searches, playouts from setup)."""
 
 
+MEMORY_RERUN_FACTOR = 2
+"""The memory cap of the re-run that decides whether a trap followed a refused ``memory.grow``."""
+
+STRUGGLING_AFTER = 1
+"""Failed calls in a row (no success between them, the last within :data:`QUARANTINE_WINDOW_S`)
+from which a module is *struggling*: one call in flight at a time, its calls wait behind other
+modules' for a run slot, and at most :data:`STRUGGLING_WAIT_MS`. A module whose every call fails
+(a loop, a trap) struggles from its first failure; an honest module that failed once struggles
+until its next call succeeds or for 10 s at most."""
+
+STRUGGLING_WAIT_MS = 50.0
+"""Longest wait of a struggling module's call for a run slot, milliseconds (then ``module/busy``):
+its refusals come quickly instead of after a long queue, while modules in good standing run."""
+
+
+@dataclass(frozen=True)
+class CallTiming:
+    """Where one pool call's time went, milliseconds.
+
+    Attributes:
+        op: the op name.
+        queue_ms: from the call's entry into the pool until it held its run slot (thread hop,
+            module slot, run slot).
+        run_ms: from holding the run slot until the answer or the refusal (instantiation,
+            every crossing, the failure report).
+        cpu_ms: CPU time of the guest's thread during ``run_ms``; ``cpu_ms / run_ms`` is the
+            share of a core the call got.
+        failed: the call raised a :class:`GuestError`.
+    """
+
+    op: str
+    queue_ms: float
+    run_ms: float
+    cpu_ms: float
+    failed: bool
+
+
 def match_key(state_ref: str) -> str:
     """The match a state ref belongs to: refs are ``"<match key>:<version>"`` (docs/abi.md)."""
     return state_ref.rpartition(":")[0] or state_ref
@@ -87,20 +154,31 @@ class GuestPool:
             since the stack cap is an engine setting.
         keep_warm_ms: how long a match's idle instance is kept, milliseconds (0: dropped after
             every call, so every call instantiates).
+        run_slots: the run slots calls take (default: the process's :data:`RUN_SLOTS`).
 
     Attributes:
         instantiations: fresh instances made so far (match switches and replacements).
+        observer: called with every call's :class:`CallTiming` (on the guest thread), or None.
 
     Raises:
         ValueError: ``limits.stack_bytes`` differs from the module's.
     """
 
-    def __init__(self, module: GameModule, limits: Limits | None = None, *, keep_warm_ms: float = KEEP_WARM_MS) -> None:
+    def __init__(
+        self,
+        module: GameModule,
+        limits: Limits | None = None,
+        *,
+        keep_warm_ms: float = KEEP_WARM_MS,
+        run_slots: RunSlots | None = None,
+    ) -> None:
         self.module = module
         self.limits = limits or module.limits
         if self.limits.stack_bytes != module.limits.stack_bytes:
             raise ValueError("stack_bytes is an engine setting: load the module with the limits you want")
         self.keep_warm_ms = keep_warm_ms
+        self.run_slots = run_slots if run_slots is not None else RUN_SLOTS
+        self.observer: Callable[[CallTiming], None] | None = None
         self.instantiations = 0
         self._cond = threading.Condition()
         self._warm: OrderedDict[str, tuple[Guest, float]] = OrderedDict()  # match key -> (idle instance, since)
@@ -108,6 +186,9 @@ class GuestPool:
         self._starting = 0
         self._closed = False
         self._failures: deque[float] = deque()  # monotonic times of recent failed calls
+        self._failures_in_a_row = 0  # finished calls that failed since the last success
+        self._last_failure_at = 0.0  # monotonic seconds
+        self._proven = False  # one of its calls succeeded: it may have instances_per_module in flight
         self._quarantines = 0
         self._quarantined_until = 0.0
         _SWEEPER.add(self)
@@ -145,11 +226,15 @@ class GuestPool:
         """
 
         def ask() -> dict[str, Any] | None:
-            guest = Guest(self.module, self.limits)
-            budget = CallBudget.start(self.limits)
-            if guest.abi_minor(budget) < 1:
-                return None
-            return guest.call(OP_METADATA, {}, budget)
+            self.run_slots.acquire(self, timeout_s=self.limits.queue_ms / 1000.0)
+            try:
+                guest = Guest(self.module, self.limits)
+                budget = CallBudget.start(self.limits)
+                if guest.abi_minor(budget) < 1:
+                    return None
+                return guest.call(OP_METADATA, {}, budget)
+            finally:
+                self.run_slots.release(self)
 
         return on_big_stack(self.limits.stack_bytes, ask)
 
@@ -249,8 +334,10 @@ class GuestPool:
         if scale < 1:
             raise ValueError(f"scale must be at least 1, got {scale}")
         key = match_key(state_ref) if state_ref is not None else f"inguest:{next(_ONE_OFF)}"
+        entered = time.perf_counter()
         return on_big_stack(
-            self.limits.stack_bytes, lambda: self._run_scaled_bound(key, op, fields, scale, state_ref, get_state)
+            self.limits.stack_bytes,
+            lambda: self._run_scaled_bound(key, op, fields, scale, state_ref, get_state, entered),
         )
 
     def _run_scaled_bound(
@@ -261,8 +348,42 @@ class GuestPool:
         scale: int,
         state_ref: str | None,
         get_state: Callable[[], StateDict] | None,
+        entered: float,
     ) -> dict[str, Any]:
-        guest = self._acquire(key)
+        """:meth:`run_scaled` on the big stack: a run slot as for every call, then the call."""
+        warm, struggling = self._acquire(key)
+        wait_ms = min(self.limits.queue_ms, STRUGGLING_WAIT_MS) if struggling else self.limits.queue_ms
+        try:
+            self.run_slots.acquire(self, struggling=struggling, timeout_s=wait_ms / 1000.0)
+        except GuestError:
+            self._release_unstarted(warm)
+            raise
+        started = time.perf_counter()
+        cpu_started = time.thread_time()
+        failed = False
+        try:
+            return self._run_scaled_holding_slot(key, warm, op, fields, scale, state_ref, get_state)
+        except GuestError as exc:
+            failed = True
+            exc.timing = self._timing(op, entered, started, cpu_started, failed)  # type: ignore[attr-defined]
+            raise
+        finally:
+            self.run_slots.release(self)
+            observer = self.observer
+            if observer is not None:
+                observer(self._timing(op, entered, started, cpu_started, failed))
+
+    def _run_scaled_holding_slot(
+        self,
+        key: str,
+        warm: Guest | None,
+        op: int,
+        fields: dict[str, Any],
+        scale: int,
+        state_ref: str | None,
+        get_state: Callable[[], StateDict] | None,
+    ) -> dict[str, Any]:
+        guest = warm if warm is not None else self._instantiate(key)
         budget = CallBudget.start(self.limits, scale)
         try:
             response: dict[str, Any] | None = None
@@ -277,7 +398,7 @@ class GuestPool:
                 response = guest.call(op, request, budget)
         except GuestError as exc:
             log.warning("guest.call_failed", module=self.module.name, op=OP_NAMES[op], code=exc.code,
-                        budget=getattr(exc, "budget", None), error=str(exc), match=key)
+                        budget=getattr(exc, "budget", None), error=str(exc)[:LOGGED_ERROR_CHARS], match=key)
             guest.broken = True
             self._release(guest, failed=True)
             raise
@@ -354,8 +475,9 @@ class GuestPool:
         ref = state_ref if state_ref is not None else next_ref
         assert ref is not None
         key = match_key(ref)
+        entered = time.perf_counter()
         return on_big_stack(
-            self.limits.stack_bytes, lambda: self._run_bound(key, op, state_ref, get_state, fields, next_ref)
+            self.limits.stack_bytes, lambda: self._run_bound(key, op, state_ref, get_state, fields, next_ref, entered)
         )
 
     def _run_bound(
@@ -366,19 +488,70 @@ class GuestPool:
         get_state: Callable[[], StateDict],
         fields: dict[str, Any],
         next_ref: str | None,
+        entered: float,
     ) -> dict[str, Any]:
-        guest = self._acquire(key)
+        warm, struggling = self._acquire(key)
+        wait_ms = min(self.limits.queue_ms, STRUGGLING_WAIT_MS) if struggling else self.limits.queue_ms
+        try:
+            self.run_slots.acquire(self, struggling=struggling, timeout_s=wait_ms / 1000.0)
+        except GuestError:
+            self._release_unstarted(warm)
+            raise
+        started = time.perf_counter()
+        cpu_started = time.thread_time()
+        failed = False
+        try:
+            return self._run_holding_slot(key, warm, op, state_ref, get_state, fields, next_ref)
+        except GuestError as exc:
+            failed = True
+            exc.timing = self._timing(op, entered, started, cpu_started, failed)  # type: ignore[attr-defined]
+            raise
+        finally:
+            self.run_slots.release(self)
+            observer = self.observer
+            if observer is not None:
+                observer(self._timing(op, entered, started, cpu_started, failed))
+
+    @staticmethod
+    def _timing(op: int, entered: float, started: float, cpu_started: float, failed: bool) -> CallTiming:
+        now = time.perf_counter()
+        return CallTiming(
+            OP_NAMES.get(op, str(op)),
+            (started - entered) * 1000.0,
+            (now - started) * 1000.0,
+            (time.thread_time() - cpu_started) * 1000.0,
+            failed,
+        )
+
+    def _run_holding_slot(
+        self,
+        key: str,
+        warm: Guest | None,
+        op: int,
+        state_ref: str | None,
+        get_state: Callable[[], StateDict],
+        fields: dict[str, Any],
+        next_ref: str | None,
+    ) -> dict[str, Any]:
+        guest = warm if warm is not None else self._instantiate(key)
         budget = CallBudget.start(self.limits)
         try:
             held = state_ref if state_ref is not None and state_ref in guest.refs else None
             response, by_ref = self._call_with_state(guest, op, held, get_state, fields, budget)
         except GuestError as exc:
-            log.warning("guest.call_failed", module=self.module.name, op=OP_NAMES[op], code=exc.code,
-                        budget=exc.budget if isinstance(exc, BudgetExceeded) else None,
-                        error=str(exc)[:LOGGED_ERROR_CHARS], match=key)
             guest.broken = True  # its cache may hold next_ref of the failed call: never reuse it
-            self._release(guest, failed=True)
-            raise
+            failure = exc
+            try:
+                if isinstance(exc, GuestTrap) and exc.trap in MEMORY_TRAPS:
+                    failure = self._judge_memory_trap(op, get_state, fields, exc)
+                log.warning("guest.call_failed", module=self.module.name, op=OP_NAMES[op], code=failure.code,
+                            budget=failure.budget if isinstance(failure, BudgetExceeded) else None,
+                            error=str(failure)[:LOGGED_ERROR_CHARS], match=key)
+            finally:
+                self._release(guest, failed=True)
+            if failure is exc:
+                raise
+            raise failure from exc
         except BaseException:
             guest.broken = True
             self._release(guest, failed=False)
@@ -392,6 +565,33 @@ class GuestPool:
                 guest.remember(next_ref)
             self._release_locked(guest, failed=False)
         return response
+
+    def _judge_memory_trap(
+        self, op: int, get_state: Callable[[], StateDict], fields: dict[str, Any], trap: GuestTrap
+    ) -> GuestError:
+        """``trap`` as the memory budget when a re-run with a wider cap outgrows the cap, else ``trap``.
+
+        See the module docstring ("Memory cap") for why this decides exactly.
+        """
+        cap = self.limits.memory_bytes
+        wider = replace(self.limits, memory_bytes=cap * MEMORY_RERUN_FACTOR)
+        try:
+            rerun = Guest(self.module, wider)
+            request = dict(fields) if op == OP_SETUP else {"state": get_state(), **fields}
+            try:
+                rerun.call(op, request, CallBudget.start(wider))
+            except (GuestError, StateMiss):
+                pass  # how the re-run ended does not matter: only how far its memory grew
+        except GuestError:
+            return trap  # no fresh instance: nothing more is known
+        grew_to = rerun.last_stats.memory_bytes if rerun.last_stats is not None else 0
+        if grew_to <= cap:
+            return trap
+        return BudgetExceeded(
+            f"guest {trap.op} trapped ({trap.trap}) after a memory.grow past its {cap}-byte limit was refused "
+            f"(re-run from the same start with {MEMORY_RERUN_FACTOR}x the limit, it grew to {grew_to} bytes)",
+            budget="memory", op=trap.op, printed=trap.printed, trap=trap.trap,
+        )
 
     @staticmethod
     def _call_with_state(
@@ -412,9 +612,20 @@ class GuestPool:
                 guest.forget(held_ref)
         return guest.call(op, {"state": get_state(), **fields}, budget), False
 
-    def _acquire(self, key: str) -> Guest:
-        """The warm instance of match ``key``, else a fresh one bound to it (waiting at most ``wall_ms``)."""
-        deadline = time.monotonic() + self.limits.wall_ms / 1000.0
+    def _acquire(self, key: str) -> tuple[Guest | None, bool]:
+        """A module slot for match ``key``: ``(its warm instance or None, struggling)``.
+
+        ``None`` means a slot is reserved for a fresh instance (:meth:`_instantiate` makes it,
+        :meth:`_release_unstarted` gives the slot back). Waits at most ``wall_ms`` (``queue_ms``
+        while no call of the module has succeeded yet).
+
+        Raises:
+            ModuleQuarantined: the module is quarantined.
+            ModuleBusy: no slot within ``wall_ms``, or the module is struggling and already has
+                a call in flight.
+            GuestError: the pool is closed.
+        """
+        started = time.monotonic()
         with self._cond:
             while True:
                 if self._closed:
@@ -426,25 +637,41 @@ class GuestPool:
                         f"{self.limits.quarantine_after} of its calls failed within {QUARANTINE_WINDOW_S:.0f} s",
                         retry_after_ms=int(wait_ms) + 1,
                     )
+                struggling = (self._failures_in_a_row >= STRUGGLING_AFTER
+                              and time.monotonic() - self._last_failure_at < QUARANTINE_WINDOW_S)
+                in_flight = len(self._busy) + self._starting
+                if struggling and in_flight >= 1:
+                    raise ModuleBusy(
+                        f"module {self.module.name} gets one call at a time: its last {self._failures_in_a_row} "
+                        f"calls failed, and one is in flight"
+                    )
                 entry = self._warm.pop(key, None)
                 if entry is not None:
                     guest = entry[0]
                     self._busy.add(guest)
-                    return guest
-                live = len(self._warm) + len(self._busy) + self._starting
-                if live >= self.limits.instances_per_module and self._warm:
+                    return guest, struggling
+                # Until one call succeeded, a module has one call in flight: a module that fails
+                # from the start cannot queue a wave of calls that each run until a budget stops them.
+                cap = self.limits.instances_per_module if self._proven else 1
+                live = len(self._warm) + in_flight
+                if live >= cap and self._warm:
                     self._warm.popitem(last=False)  # the least recently used idle match gives way
                     live -= 1
-                if live < self.limits.instances_per_module:
+                if live < cap:
                     self._starting += 1
-                    break
-                left = deadline - time.monotonic()
+                    return None, struggling
+                # An unproven module's extra calls wait for its first call's outcome (a success
+                # lets them all in, a failure refuses them at once), up to queue_ms.
+                wait_ms = self.limits.wall_ms if self._proven else max(self.limits.wall_ms, self.limits.queue_ms)
+                left = started + wait_ms / 1000.0 - time.monotonic()
                 if left <= 0:
                     raise ModuleBusy(
-                        f"module {self.module.name} had all {self.limits.instances_per_module} call slots "
-                        f"taken for {self.limits.wall_ms} ms"
+                        f"module {self.module.name} had all {cap} call slots taken for {wait_ms} ms"
                     )
                 self._cond.wait(left)
+
+    def _instantiate(self, key: str) -> Guest:
+        """A fresh instance bound to match ``key``, in the slot :meth:`_acquire` reserved."""
         try:
             guest = Guest(self.module, self.limits)
         except BaseException as exc:
@@ -461,6 +688,15 @@ class GuestPool:
             self._busy.add(guest)
         return guest
 
+    def _release_unstarted(self, warm: Guest | None) -> None:
+        """Give back a module slot whose call never ran (its run slot did not come)."""
+        with self._cond:
+            if warm is None:
+                self._starting -= 1
+                self._cond.notify()
+            else:
+                self._release_locked(warm, failed=False)
+
     def _release(self, guest: Guest, *, failed: bool) -> None:
         with self._cond:
             self._release_locked(guest, failed=failed)
@@ -469,13 +705,23 @@ class GuestPool:
         self._busy.discard(guest)
         if failed:
             self._count_failure_locked()
+        elif not guest.broken:
+            self._failures_in_a_row = 0
+            self._proven = True
         key = guest.match_key
         if not (guest.broken or self._closed or key is None or self.keep_warm_ms <= 0):
             self._warm.pop(key, None)  # a second instance of the same match: keep the newer
             self._warm[key] = (guest, time.monotonic())
-        self._cond.notify()
+        if failed:
+            self._cond.notify_all()  # waiters of a module now struggling are refused at once
+        else:
+            self._cond.notify()
 
     def _count_failure_locked(self) -> None:
+        self._last_failure_at = time.monotonic()
+        self._failures_in_a_row += 1
+        if self._failures_in_a_row == STRUGGLING_AFTER:
+            self.run_slots.evict(self, keep=1)  # its queued calls would fail the same way
         now = time.monotonic()
         failures = self._failures
         failures.append(now)

@@ -80,7 +80,7 @@ def open_store(spec: str | None, data_dir: Path | str, *, synchronous: str = "FU
         path = spec.removeprefix("sqlite:").removeprefix("//")
         if not path:
             raise StoreUnusable("--store sqlite:PATH needs a directory after 'sqlite:'")
-        return SqliteStore(path, synchronous=synchronous)
+        return SqliteStore(path, synchronous=synchronous, chosen_by="--store")
     if spec.startswith(("postgresql://", "postgres://")):
         from tablehost.store.postgresql import PostgresStore  # psycopg loads only when asked for
 

@@ -111,6 +111,8 @@ class SqliteStore(MatchStore):
         data_dir: directory of the database file (created if missing, mode 0700).
         synchronous: ``"FULL"`` (default: durable across power loss) or ``"NORMAL"``
             (durable across a killed process only); see the module docstring.
+        chosen_by: the command-line option that named ``data_dir`` (``"--data"`` or
+            ``"--store"``), so an error tells the user which option to change.
 
     Raises:
         ValueError: an unknown ``synchronous`` mode.
@@ -121,14 +123,14 @@ class SqliteStore(MatchStore):
 
     shared = False
 
-    def __init__(self, data_dir: Path | str, *, synchronous: str = "FULL") -> None:
+    def __init__(self, data_dir: Path | str, *, synchronous: str = "FULL", chosen_by: str = "--data") -> None:
         super().__init__()
         if synchronous not in ("FULL", "NORMAL"):
             raise ValueError(f"synchronous must be FULL or NORMAL, got {synchronous!r}")
         self.data_dir = Path(data_dir)
         self.path = self.data_dir / DB_FILENAME
         self.description = f"sqlite:{self.path.resolve()}"
-        self._lock_fd = _lock_data_dir(self.data_dir)
+        self._lock_fd = _lock_data_dir(self.data_dir, chosen_by)
         self._dialect = SQLITE
         self._lock = threading.Lock()
         self._queued: deque[_Entry] = deque()
@@ -234,8 +236,11 @@ class SqliteStore(MatchStore):
                 self._lock_fd = -1
 
 
-def _lock_data_dir(data_dir: Path) -> int:
+def _lock_data_dir(data_dir: Path, chosen_by: str = "--data") -> int:
     """Create ``data_dir`` (mode 0700) and take its exclusive lock; returns the lock file's descriptor.
+
+    ``chosen_by`` is the option that named the directory (``--data`` or ``--store``): the
+    in-use error suggests changing that one.
 
     Raises:
         DataDirUnusable: not a directory, or it cannot be created or written.
@@ -253,8 +258,10 @@ def _lock_data_dir(data_dir: Path) -> int:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         os.close(fd)
+        other = "--store sqlite:DIR" if chosen_by == "--store" else "--data DIR"
         raise DataDirInUse(
-            f"the data directory {data_dir.resolve()} is in use by another tablehost server; stop it, "
-            "pass another --data, or run several servers on one PostgreSQL database (--store postgresql://...)"
+            f"the data directory {data_dir.resolve()} (from {chosen_by}) is in use by another tablehost server; "
+            f"stop it, pass another {other}, or run several servers on one PostgreSQL database "
+            "(--store postgresql://...)"
         ) from None
     return fd

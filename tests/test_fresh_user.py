@@ -1,0 +1,61 @@
+"""Small command-line and API findings of a fresh user (issue 9 follow-up): each refusal says
+what is wrong in the user's own terms."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tablehost import cli_remote
+from tablehost.errors import NothingToUndo, UndoRefused
+from tablehost.guest import GuestPool
+from tablehost.match import UNDO_ACTION, Match
+from tablehost.module import load_module
+from tablehost.selfplay import default_players
+
+DIST = Path(__file__).resolve().parent.parent / "sample_games" / "dist"
+
+
+@pytest.fixture
+def tic_tac_toe(tmp_path: Path) -> Match:
+    module = load_module((DIST / "tic_tac_toe.wasm").read_bytes(), name="tic_tac_toe", cache_dir=tmp_path)
+    return Match.start(GuestPool(module), default_players(2), match_id="fresh", seed=1)
+
+
+def test_undo_with_nothing_to_undo_says_so(tic_tac_toe: Match) -> None:
+    for asked in (lambda: tic_tac_toe.undo(1), lambda: tic_tac_toe.submit_view_action(1, UNDO_ACTION),
+                  lambda: tic_tac_toe.submit_view_action(1, {"type": "button_click",
+                                                            "button": {"id": "tablehost.undo"}})):
+        with pytest.raises(NothingToUndo) as refused:
+            asked()
+        assert refused.value.code == "match/nothing_to_undo"
+        assert "no move to take back" in str(refused.value)
+    tic_tac_toe.submit_view_action(1, tic_tac_toe.actions_for(1)[0]["action"])
+    with pytest.raises(UndoRefused) as other:
+        tic_tac_toe.undo(2)  # a move is in force, but it is seat 1's
+    assert not isinstance(other.value, NothingToUndo) and other.value.code == "match/undo_refused"
+
+
+VIEW = {"actions": [{"action": {"type": "space_click", "space_id": "a"}}], "game_over": False, "viewer": 1,
+        "active_player_ids": [1], "version": 3}
+
+
+@pytest.mark.parametrize(("choice", "says"), [
+    ('{"type": "space_click", "index": 100000000000000000000000}',
+     "action.index is 100000000000000000000000, which is not a 64-bit integer"),
+    ('{"action": {"type": "x", "n": [1, -99999999999999999999]}}', "action.action.n[1] is -99999999999999999999"),
+    ('{"type": "space_click", "x": NaN}', "is neither an action index nor JSON"),
+])
+def test_a_json_action_with_an_integer_past_64_bits_is_shown_as_given(choice: str, says: str) -> None:
+    with pytest.raises(SystemExit) as refused:
+        cli_remote._chosen_action(choice, VIEW)
+    assert says in str(refused.value.code)
+    assert "e+" not in str(refused.value.code)
+
+
+def test_a_json_action_within_64_bits_is_kept_exact() -> None:
+    action = cli_remote._chosen_action('{"type": "space_click", "n": 18446744073709551615}', VIEW)
+    assert action == {"type": "space_click", "n": 2**64 - 1}
+    assert cli_remote._chosen_action("0", VIEW) == {"type": "space_click", "space_id": "a"}
+    assert cli_remote._chosen_action("undo", VIEW) == UNDO_ACTION
