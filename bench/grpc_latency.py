@@ -25,14 +25,18 @@ Usage::
 
     PYTHONPATH=runtime python bench/grpc_latency.py [--levels 1,10,100] [--loads saturated,paced]
         [--pace-ms 500] [--games 3] [--sync full] [--store sqlite|postgresql|postgresql://...]
-        [--processes N] [--channels C] [--clients K]
+        [--processes N] [--channels C] [--clients K] [--max-workers W]
 
 Prints one line per load and level: matches, moves, offered moves/s (paced), p50 and p99
 SubmitAction latency in ms, moves/s, and the CPU use (percent of one core) of the server
-processes, of the database's processes (PostgreSQL), and of the clients; and how many moves
-were refused RESOURCE_EXHAUSTED (all of the module's call slots busy) and retried (counted with
-one client process).
-The machine is shared: note ``uptime``'s load average with the figures.
+processes, of the database's processes (PostgreSQL), and of the clients; then the CPU
+milliseconds per move of each (``srv``, ``db``, ``cli``: a move here is one GetView and one
+SubmitAction) and the capacity they imply on this machine's cores (``cap/s`` = cores * 1000 /
+total CPU ms per move: what saturation would reach with every core busy with this work only);
+and how many moves were refused RESOURCE_EXHAUSTED (all of the module's call slots busy) and
+retried (counted with one client process).
+The machine is shared: the load average is printed with each line, and CPU per move is the
+figure least disturbed by other work (throughput and latency are not).
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -59,7 +64,7 @@ from tablehost.api._pb import tablehost_pb2_grpc as pb_grpc
 
 
 def start_server(
-    data_dir: Path, sync: str, store: str | None, processes: int
+    data_dir: Path, sync: str, store: str | None, processes: int, max_workers: int | None = None
 ) -> tuple[subprocess.Popen[str], str, str]:
     """Start ``tablehost serve``; return the process, its address and the admin token."""
     env = {
@@ -81,6 +86,7 @@ def start_server(
         "warning",
         *(["--store", store] if store else []),
         *(["--processes", str(processes)] if processes > 1 else []),
+        *(["--max-workers", str(max_workers)] if max_workers else []),
     ]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
     assert proc.stdout is not None
@@ -189,11 +195,13 @@ def run_level(
     think_s: float,
     channels: int,
     clients: int,
+    mark: Callable[[], None] = lambda: None,
 ) -> tuple[int, float, float, float, float]:
     """Play ``games`` games in each of ``matches`` concurrent lanes, pausing about ``think_s`` seconds
     between a lane's moves, from ``clients`` processes; return moves, p50 ms, p99 ms, moves/s and
-    the clients' CPU seconds."""
+    the clients' CPU seconds. ``mark()`` is called once the matches are created, right before play."""
     created = asyncio.run(create_matches(address, admin, module_id, matches * games))
+    mark()
     clients = max(1, min(clients, matches))
     shares = [list(range(matches))[k::clients] for k in range(clients)]
     per_client = max(1, channels // clients)
@@ -271,6 +279,7 @@ def main() -> int:
     parser.add_argument("--processes", type=int, default=1, help="serve processes on one address (PostgreSQL)")
     parser.add_argument("--channels", type=int, default=16, help="gRPC connections the lanes share")
     parser.add_argument("--clients", type=int, default=1, help="client processes the lanes are spread over")
+    parser.add_argument("--max-workers", type=int, default=None, help="the server's request threads (serve's default)")
     args = parser.parse_args()
     loads = [load.strip() for load in args.loads.split(",")]
     if not set(loads) <= {"saturated", "paced"}:
@@ -288,7 +297,7 @@ def main() -> int:
             store, db_pid = cluster.new_database(), cluster.postmaster_pid()
         elif args.store.startswith("postgresql://"):
             store = args.store
-        proc, address, admin = start_server(Path(tmp) / "data", args.sync, store, args.processes)
+        proc, address, admin = start_server(Path(tmp) / "data", args.sync, store, args.processes, args.max_workers)
         try:
             module_id = asyncio.run(upload(address, admin, Path(args.module).read_bytes()))
             store_name = (
@@ -305,25 +314,35 @@ def main() -> int:
             )
             print(
                 f"{'load':>9} {'matches':>8} {'moves':>7} {'offered/s':>9} {'p50 ms':>8} {'p99 ms':>8} "
-                f"{'moves/s':>8} {'srv cpu%':>8} {'db cpu%':>8} {'cli cpu%':>8}"
+                f"{'moves/s':>8} {'srv cpu%':>8} {'db cpu%':>8} {'cli cpu%':>8} "
+                f"{'srv ms/mv':>9} {'db ms/mv':>8} {'cli ms/mv':>9} {'cap/s':>6} {'loadavg':>7}"
             )
             for load in loads:
                 think_s = args.pace_ms / 1e3 if load == "paced" else 0.0
                 for level in (int(x) for x in args.levels.split(",")):
-                    server_before, db_before = tree_cpu_seconds(proc.pid), tree_cpu_seconds(db_pid)
-                    started = time.perf_counter()
+                    before: list[float] = []
+
+                    def mark() -> None:  # CPU of the play alone, not of creating the matches
+                        before[:] = [tree_cpu_seconds(proc.pid), tree_cpu_seconds(db_pid), time.perf_counter()]
+
                     moves, p50, p99, rate, client_cpu = run_level(
-                        address, admin, module_id, level, args.games, think_s, args.channels, args.clients
+                        address, admin, module_id, level, args.games, think_s, args.channels, args.clients, mark
                     )
+                    server_before, db_before, started = before
                     elapsed = time.perf_counter() - started
-                    server = 100 * (tree_cpu_seconds(proc.pid) - server_before) / elapsed
-                    db = 100 * (tree_cpu_seconds(db_pid) - db_before) / elapsed
+                    server_s = tree_cpu_seconds(proc.pid) - server_before
+                    db_s = tree_cpu_seconds(db_pid) - db_before
+                    server, db = 100 * server_s / elapsed, 100 * db_s / elapsed
+                    per_move = [1e3 * x / max(1, moves) for x in (server_s, db_s, client_cpu)]
+                    capacity = (os.cpu_count() or 1) * 1e3 / max(1e-9, sum(per_move))
                     offered = f"{level / think_s:.0f}" if think_s else "-"
                     busy = sum(REFUSED)
                     REFUSED.clear()
                     print(
                         f"{load:>9} {level:>8} {moves:>7} {offered:>9} {p50:>8.2f} {p99:>8.2f} {rate:>8.0f} "
-                        f"{server:>8.0f} {db:>8.0f} {100 * client_cpu / elapsed:>8.0f}"
+                        f"{server:>8.0f} {db:>8.0f} {100 * client_cpu / elapsed:>8.0f} "
+                        f"{per_move[0]:>9.2f} {per_move[1]:>8.2f} {per_move[2]:>9.2f} {capacity:>6.0f} "
+                        f"{os.getloadavg()[0]:>7.2f}"
                         + (f"  ({busy} refused busy, retried)" if busy else ""),
                         flush=True,
                     )

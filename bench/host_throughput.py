@@ -1,111 +1,289 @@
-"""Host-driven random self-play throughput for each sample game, in one process.
+"""Host-driven random self-play throughput, where a move's time goes, and a plain Python reversi beside it.
 
-Prints moves/s and games/s from an uninstrumented run, then, from a second instrumented run,
-how the time of a move splits between the wasm call (the guest's own work plus the crossing),
-JSON (encoding the request, decoding and checking the response), patch application on the
-host's table, and the rest (platform rules, bots, bookkeeping).
+Times are CPU time of the thread that plays (``time.thread_time``; the guest runs on that
+thread too): other work on the machine no longer counts, though it still slows ours through
+shared caches and cores; ``--wall`` uses wall-clock time instead.
 
-Usage: python bench/host_throughput.py [--seconds S] [GAME ...]
+For each sample game, on a big-stack thread as ``tablehost simulate`` runs games:
+
+1. moves/s and µs per move of an uninstrumented run of ``selfplay.play_game`` with ``random`` bots;
+2. from a second, instrumented run, µs per move by stage (each stage's callables wrapped with a
+   timer; the timers add about 1 µs per wrapped call, so the stages sum to more than line 1):
+
+   - ``encode``: building and serialising the request, and the call's own bookkeeping
+     (``Guest.call`` minus the crossing and the decode);
+   - ``guest``: the crossing into wasm and back (``Guest._cross``: the guest's work, memory copies);
+   - ``decode``: parsing the response and the repeated-key check (``parse_response``);
+   - ``gate``: the gate's checks of a step answer, patch check included, offers excluded;
+   - ``offers``: the gate's check of the offers (``Gate._all_offers``, the whole map at once, and
+     ``Gate._offers``, per player, when the first does not pass);
+   - ``apply``: applying the patches to the host's table (``Table.apply``);
+   - ``history``: the move record, its outcome digest, undo bookkeeping (``Match._accept_move``
+     minus the gate and the apply);
+   - ``pool``: instance routing and budgets (``GuestPool.step`` minus ``Guest.call``);
+   - ``match``: the platform's turn rules (``Match.submit`` minus the pool and ``_accept_move``);
+   - ``loop``: the rest: the self-play loop, the bots and each game's setup (``Match.start``:
+     the guest's ``setup``, its gate check, the first table) spread over the game's moves.
+
+3. for reversi, a plain hand-written Python reversi (``bench/plain_reversi.py``, same rules and
+   policy) in the same run, and the ratio host-driven / plain.
+
+``--before REF`` runs the same measurements a second time against the runtime and the built
+games of a git ref (extracted with ``git archive`` into a temporary directory, run in a child
+process) and prints both, rounds alternating so that machine load hits both alike.
+
+Figures on this machine (2 cores shared with other work, load 7-9; CPU µs per move, best of 3
+rounds; ``--before main`` at 19dd29b, which this work started from)::
+
+    game      side   moves/s µs/move | encode guest decode gate offers apply history pool match loop
+    reversi   main      6236   160.4 |    6.9  37.4   14.5 16.8    9.9   7.5    17.8 12.0   6.7 31.6
+    reversi   this      9838   101.6 |    5.4  31.9   14.4 16.3    7.3   2.4    14.1  6.8   6.0 22.0
+    checkers  main      4603   217.2 |    7.4  35.3    8.5 13.0    9.6   4.6    99.3 17.4   7.3 15.9
+    checkers  this     10108    98.9 |    5.6  29.1    8.5 10.7    7.2   2.0    31.5 10.8   5.7 11.0
+    plain Python reversi 25505 moves/s: host-driven / plain 0.24x before, 0.39x after
+
+After merging main at 46c604d (run slots: ``pool`` went from about 7 to 17-23 µs per move),
+``--before 19dd29b``::
+
+    reversi   19dd29b   5887   169.9 |    7.6  41.1   17.5 19.6   10.5   8.6    19.7  6.6   6.9 37.6
+    reversi   this      6822   146.6 |    5.9  35.4   19.6 18.4    9.0   2.6    12.8 17.3   6.5 25.1
+    checkers  19dd29b   5337   187.4 |    8.2  39.7    9.3 14.4   10.1   5.0   104.4 13.1   7.4 18.7
+    checkers  this      7429   134.6 |    6.6  36.1   11.3 13.9    9.6   2.4    37.1 23.5   7.1 14.3
+    plain Python reversi 23327 moves/s: host-driven / plain 0.25x before, 0.29x after
+
+(On a loaded machine both sides run slower than on a quiet one, ours more: the guest's
+share and the plain Python loop suffer differently; compare sides of one run only.)
+
+Usage: python bench/host_throughput.py [--seconds S] [--rounds N] [--before REF] [--wall] [GAME ...]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tablehost import guest as guest_module
-from tablehost import logs
-from tablehost.guest import GuestPool
-from tablehost.module import load_module
-from tablehost.selfplay import play_game
-from tablehost.table import Table
-
-DIST = Path(__file__).resolve().parent.parent / "sample_games" / "dist"
-SEATS = {"tic_tac_toe": 2, "reversi": 2, "checkers": 2, "dominoes": 4, "hearts": 4}
-
-
-def run_for(pool: GuestPool, seats: int, seconds: float) -> tuple[int, int, float]:
-    """Play games until ``seconds`` have passed; return (games, moves, elapsed seconds)."""
-    games = moves = 0
-    started = time.perf_counter()
-    while time.perf_counter() - started < seconds:
-        moves += play_game(pool, ["random"] * seats, games + 1).plies
-        games += 1
-    return games, moves, time.perf_counter() - started
+ROOT = Path(__file__).resolve().parent.parent
+SEATS = {"tic_tac_toe": 2, "reversi": 2, "checkers": 2, "dominoes": 4, "hearts": 4, "spades": 4}
+CLOCK = time.thread_time
+"""The clock every figure is taken with (``--wall``: ``time.perf_counter``)."""
+STAGES = ("encode", "guest", "decode", "gate", "offers", "apply", "history", "pool", "match", "loop")
+DEFAULT_GAMES = ("reversi", "checkers")
 
 
 class Timers:
-    """Accumulates seconds spent in wrapped callables, by name."""
+    """Accumulates seconds spent in wrapped callables, by name; a missing attribute is skipped."""
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
         self._undo: list[Callable[[], None]] = []
 
     def wrap(self, owner: Any, attribute: str, name: str) -> None:
-        original = getattr(owner, attribute)
+        """Time every call of ``owner.attribute`` into ``seconds[name]`` (until :meth:`restore`)."""
+        original = getattr(owner, attribute, None)
+        if original is None:
+            return
         seconds = self.seconds
         seconds.setdefault(name, 0.0)
+        clock = CLOCK
 
         def timed(*args: Any, **kwargs: Any) -> Any:
-            started = time.perf_counter()
+            started = clock()
             try:
                 return original(*args, **kwargs)
             finally:
-                seconds[name] += time.perf_counter() - started
+                seconds[name] += clock() - started
 
         setattr(owner, attribute, timed)
         self._undo.append(lambda: setattr(owner, attribute, original))
 
     def restore(self) -> None:
+        """Put every wrapped callable back."""
         for undo in reversed(self._undo):
             undo()
+        self._undo.clear()
 
 
-def split(pool: GuestPool, seats: int, seconds: float) -> dict[str, float]:
-    """Per-move microseconds by part, from an instrumented run."""
+def run_for(pool: Any, seats: int, seconds: float) -> tuple[int, int, float]:
+    """Play random games for ``seconds`` of wall-clock time; return (games, moves, seconds by :data:`CLOCK`)."""
+    from tablehost.selfplay import play_game
+
+    games = moves = 0
+    started, clock_started = time.perf_counter(), CLOCK()
+    while time.perf_counter() - started < seconds:
+        moves += play_game(pool, ["random"] * seats, games + 1).plies
+        games += 1
+    return games, moves, CLOCK() - clock_started
+
+
+def stages(pool: Any, seats: int, seconds: float) -> dict[str, float]:
+    """µs per move by stage (see the module docstring), from an instrumented run."""
+    from tablehost import gate, match, table
+    from tablehost.guest import instance
+    from tablehost.guest import pool as pool_module
+
     timers = Timers()
-    timers.wrap(guest_module.Guest, "call", "guest_call")
-    timers.wrap(guest_module.Guest, "_cross", "wasm")
-    timers.wrap(Table, "apply", "patches")
+    timers.wrap(instance.Guest, "call", "call")
+    timers.wrap(instance.Guest, "_cross", "guest")
+    timers.wrap(instance, "parse_response", "decode")
+    timers.wrap(gate.Gate, "check_step", "check_step")
+    timers.wrap(gate.Gate, "_offers", "offers")
+    timers.wrap(gate.Gate, "_all_offers", "offers")  # the map-level fast path (after this work)
+    timers.wrap(table.Table, "apply", "apply")
+    timers.wrap(match.Match, "_accept_move", "accept")
+    timers.wrap(pool_module.GuestPool, "step", "pool_step")
+    timers.wrap(match.Match, "submit", "submit")
     try:
         _, moves, elapsed = run_for(pool, seats, seconds)
     finally:
         timers.restore()
-    per_move = {name: 1e6 * value / moves for name, value in timers.seconds.items()}
+    us = {name: 1e6 * value / moves for name, value in timers.seconds.items()}
     total = 1e6 * elapsed / moves
+    get = us.get
     return {
-        "wasm": per_move["wasm"],
-        "json": per_move["guest_call"] - per_move["wasm"],
-        "patches": per_move["patches"],
-        "rest": total - per_move["guest_call"] - per_move["patches"],
+        "encode": get("call", 0.0) - get("guest", 0.0) - get("decode", 0.0),
+        "guest": get("guest", 0.0),
+        "decode": get("decode", 0.0),
+        "gate": get("check_step", 0.0) - get("offers", 0.0),
+        "offers": get("offers", 0.0),
+        "apply": get("apply", 0.0),
+        "history": get("accept", 0.0) - get("check_step", 0.0) - get("apply", 0.0),
+        "pool": get("pool_step", 0.0) - get("call", 0.0),
+        "match": get("submit", 0.0) - get("accept", 0.0) - get("pool_step", 0.0),
+        "loop": total - get("submit", 0.0),
         "total": total,
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("games", nargs="*", help="sample games to run (default: all built)")
-    parser.add_argument("--seconds", type=float, default=3.0, help="seconds per measurement (default 3)")
-    args = parser.parse_args()
+def measure(games: list[str], seconds: float, dist: Path) -> dict[str, dict[str, float]]:
+    """Per game: ``moves_per_s``, ``us_per_move`` (uninstrumented) and the stages, on a big-stack thread."""
+    from tablehost import logs
+    from tablehost._stacks import on_big_stack
+    from tablehost.guest import GuestPool
+    from tablehost.module import load_module
+
     logs.configure(level="warning", json=False)
-    names = args.games or sorted(p.stem for p in DIST.glob("*.wasm"))
-    print(f"{'game':12s} {'moves/s':>9s} {'games/s':>8s}   µs per move: wasm  json  patches  rest  total")
-    for name in names:
-        module = load_module((DIST / f"{name}.wasm").read_bytes(), name=name)
+    results: dict[str, dict[str, float]] = {}
+    for name in games:
+        module = load_module((dist / f"{name}.wasm").read_bytes(), name=name)
         pool = GuestPool(module)
         seats = SEATS.get(name, 2)
-        run_for(pool, seats, 0.3)  # warm up
-        games, moves, elapsed = run_for(pool, seats, args.seconds)
-        parts = split(pool, seats, args.seconds)
-        print(
-            f"{name:12s} {moves / elapsed:9.0f} {games / elapsed:8.1f}   "
-            f"{parts['wasm']:17.1f} {parts['json']:5.1f} {parts['patches']:8.1f} {parts['rest']:5.1f} "
-            f"{parts['total']:6.1f}"
-        )
+
+        def work(pool: Any = pool, seats: int = seats) -> dict[str, float]:
+            run_for(pool, seats, min(0.3, seconds))  # warm up
+            _, moves, elapsed = run_for(pool, seats, seconds)
+            row = {"moves_per_s": moves / elapsed, "us_per_move": 1e6 * elapsed / moves}
+            row.update(stages(pool, seats, seconds))
+            return row
+
+        results[name] = on_big_stack(pool.limits.stack_bytes, work)
         pool.close()
+    return results
+
+
+def plain_reversi(seconds: float) -> float:
+    """Moves per second of :mod:`plain_reversi` random games for ``seconds``."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from plain_reversi import random_game
+
+    moves = games = 0
+    started, clock_started = time.perf_counter(), CLOCK()
+    while time.perf_counter() - started < seconds:
+        moves += random_game(games + 1)
+        games += 1
+    return moves / (CLOCK() - clock_started)
+
+
+def measure_in_child(tree: Path, games: list[str], seconds: float) -> dict[str, dict[str, float]]:
+    """:func:`measure` in a child process whose ``tablehost`` and games come from ``tree``."""
+    env = dict(os.environ, PYTHONPATH=str(tree / "runtime"))
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", str(tree / "sample_games" / "dist"), "--seconds", str(seconds),
+         *(["--wall"] if CLOCK is time.perf_counter else []), *games],
+        env=env, check=True, capture_output=True, text=True,
+    ).stdout
+    result: dict[str, dict[str, float]] = json.loads(out.strip().splitlines()[-1])
+    return result
+
+
+def extract(ref: str, into: Path) -> Path:
+    """The runtime and built games of git ``ref`` under ``into`` (``git archive``); returns ``into``."""
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", ref, "runtime", "sample_games/dist"], check=True, capture_output=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into
+
+
+def best(rows: list[dict[str, dict[str, float]]]) -> dict[str, dict[str, float]]:
+    """Per game and figure, the best of the rounds (most moves/s, fewest µs): a busy machine's
+    slow rounds drop out."""
+    merged: dict[str, dict[str, float]] = {}
+    for row in rows:
+        for game, figures in row.items():
+            kept = merged.setdefault(game, dict(figures))
+            for name, value in figures.items():
+                kept[name] = max(kept[name], value) if name == "moves_per_s" else min(kept[name], value)
+    return merged
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("games", nargs="*", help=f"sample games (default: {' '.join(DEFAULT_GAMES)})")
+    parser.add_argument("--seconds", type=float, default=1.5, help="seconds per measurement (default 1.5)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds per side, alternating, best kept (default 3)")
+    parser.add_argument("--before", metavar="REF", help="also measure git REF's runtime and games (e.g. main)")
+    parser.add_argument("--wall", action="store_true", help="wall-clock time instead of the thread's CPU time")
+    parser.add_argument("--child", metavar="DIST", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    global CLOCK
+    if args.wall:
+        CLOCK = time.perf_counter
+    games = args.games or list(DEFAULT_GAMES)
+    if args.child:
+        print(json.dumps(measure(games, args.seconds, Path(args.child))))
+        return
+
+    sides: dict[str, list[dict[str, dict[str, float]]]] = {"after": []}
+    plain: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="host_throughput_") as tmp:
+        before_tree = extract(args.before, Path(tmp)) if args.before else None
+        if before_tree is not None:
+            sides = {"before": [], "after": []}
+        for _ in range(max(1, args.rounds)):
+            if "reversi" in games:
+                plain.append(plain_reversi(args.seconds))
+            if before_tree is not None:
+                sides["before"].append(measure_in_child(before_tree, games, args.seconds))
+            sides["after"].append(measure_in_child(ROOT, games, args.seconds))
+
+    header = f"{'game':10s} {'side':6s} {'moves/s':>8s} {'µs/move':>8s} | " + " ".join(f"{s:>7s}" for s in STAGES)
+    clock = "wall-clock" if args.wall else "CPU (thread)"
+    print(f"{clock} µs per move; stages from an instrumented run (its timers add about 1 µs per wrapped call)")
+    print(header)
+    results = {side: best(rows) for side, rows in sides.items()}
+    for game in games:
+        for side, result in results.items():
+            row = result[game]
+            label = args.before if side == "before" else "this"
+            print(
+                f"{game:10s} {label[:6]:6s} {row['moves_per_s']:8.0f} {row['us_per_move']:8.1f} | "
+                + " ".join(f"{row[s]:7.1f}" for s in STAGES)
+            )
+    if plain:
+        plain_rate = max(plain)
+        print(f"\nplain Python reversi: {plain_rate:.0f} moves/s ({1e6 / plain_rate:.1f} µs/move)")
+        for side, result in results.items():
+            if "reversi" in result:
+                label = args.before if side == "before" else "this tree"
+                print(f"host-driven reversi / plain Python, {label}: {result['reversi']['moves_per_s'] / plain_rate:.2f}x")
 
 
 if __name__ == "__main__":

@@ -37,6 +37,9 @@ from tablehost.api.auth import ADMIN
 from tablehost.api.metrics import Metrics
 from tablehost.api.registry import CreatedMatch, MatchRegistry
 
+sys.path.insert(0, str(ROOT / "bench"))
+from grpc_latency import tree_cpu_seconds  # noqa: E402 - the bench folder is not a package
+
 
 def play(registry: MatchRegistry, matches: list[CreatedMatch]) -> int:
     """Play each match to the end with random offered moves; return the moves made."""
@@ -67,14 +70,14 @@ def main() -> int:
     args = parser.parse_args()
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
-        store = None
+        store, db_pid = None, None
         if args.store == "postgresql":
             sys.path.insert(0, str(ROOT / "tests"))
             from conftest import PostgresCluster
 
             cluster = PostgresCluster(fsync=args.pg_fsync == "on")
             stack.callback(cluster.stop)
-            store = cluster.new_database()
+            store, db_pid = cluster.new_database(), cluster.postmaster_pid()
         metrics = Metrics()
         registry = MatchRegistry(
             Path(tmp) / "data", synchronous=args.sync.upper(), store=store, metrics=metrics
@@ -87,9 +90,10 @@ def main() -> int:
         ]
         play(registry, matches[:5])  # warm up: compiled code, pools, prepared statements
         registry.store.on_commit = commits.append
-        started, cpu_before = time.perf_counter(), time.process_time()
+        started, cpu_before, db_before = time.perf_counter(), time.process_time(), tree_cpu_seconds(db_pid)
         moves = play(registry, matches[5:])
         wall, cpu = time.perf_counter() - started, time.process_time() - cpu_before
+        db_cpu = tree_cpu_seconds(db_pid) - db_before
         name = (
             f"SQLite synchronous={args.sync.upper()}"
             if store is None
@@ -99,6 +103,7 @@ def main() -> int:
             f"{Path(args.module).name}, {name}, {moves} moves, load average {os.getloadavg()[0]:.2f}: "
             f"{wall / moves * 1e3:.3f} ms wall, {cpu / moves * 1e3:.3f} ms CPU per move "
             f"(GetView + SubmitAction work); store commit {sum(commits) / len(commits) * 1e3:.3f} ms mean"
+            + (f"; database {db_cpu / moves * 1e3:.3f} ms CPU per move" if db_pid else "")
         )
     return 0
 

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["browser_support"]  # the browser tests' session-wide chromium and web table
+
 PG_USER = "tablehost"
 
 

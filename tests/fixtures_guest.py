@@ -39,6 +39,17 @@ def guest_wasm(variant: str | None = None) -> bytes:
     return bytes(wasmtime.wat2wasm(text))
 
 
+def offering_guest_wasm(variant: str) -> bytes:
+    """:func:`guest_wasm` ``(variant)`` whose setup also offers seat 1 one action (``space_click`` ``a``),
+    so a client can submit a move that reaches the variant's ``$on_call``."""
+    offer = r"{\"action\":{\"type\":\"space_click\",\"space_id\":\"a\"},\"intent\":\"choice\",\"label\":\"a\"}"
+    nothing_offered = r"\"actions\":{\"1\":[]}"
+    text = (WAT_DIR / "echo_guest.wat").read_text()
+    assert _HOOK in text and nothing_offered in text, "echo_guest.wat changed its hook or its setup response"
+    text = text.replace(_HOOK, (WAT_DIR / f"{variant}.wat").read_text())
+    return bytes(wasmtime.wat2wasm(text.replace(nothing_offered, r"\"actions\":{\"1\":[" + offer + "]}")))
+
+
 def load_guest(
     variant: str | None, cache_dir: Path, limits: Limits = DEFAULT_LIMITS
 ) -> GameModule:

@@ -18,11 +18,10 @@ from typing import Any
 import grpc
 import pytest
 import structlog
-import wasmtime
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from structlog.testing import capture_logs
 
-from fixtures_guest import _HOOK, WAT_DIR
+from fixtures_guest import offering_guest_wasm
 from tablehost.api._pb import tablehost_pb2 as pb
 from tablehost.api._pb import tablehost_pb2_grpc as pb_grpc
 from tablehost.api.registry import MatchRegistry
@@ -452,19 +451,8 @@ def test_undo_with_a_negative_version_is_a_clear_value_error(host: Host) -> None
 # ---------------------------------------------------------------- bots (tablehost bots, demo)
 
 
-def step_fails_module() -> bytes:
-    """The echo guest offering seat 1 one action at setup, whose ``step`` traps."""
-    text = (WAT_DIR / "echo_guest.wat").read_text().replace(_HOOK, (WAT_DIR / "hostile_trap.wat").read_text())
-    offer = (
-        r"{\"action\":{\"type\":\"space_click\",\"space_id\":\"a\"},\"intent\":\"choice\",\"label\":\"a\"}"
-    )
-    nothing_offered = r"\"actions\":{\"1\":[]}"
-    assert nothing_offered in text, "echo_guest.wat changed its setup response"
-    return bytes(wasmtime.wat2wasm(text.replace(nothing_offered, r"\"actions\":{\"1\":[" + offer + "]}")))
-
-
 def test_bots_fail_fast_when_the_game_fails_and_stop_each_other(host: Host) -> None:
-    failing = host.admin.upload_module(step_fails_module(), "step_traps")["module_id"]
+    failing = host.admin.upload_module(offering_guest_wasm("hostile_trap"), "step_traps")["module_id"]
     created = host.admin.create_match(failing, ["ann", "bob"])
     started = time.monotonic()
     with pytest.raises(BotError) as info:

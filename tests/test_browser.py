@@ -12,7 +12,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Self
 
@@ -21,7 +20,7 @@ import orjson
 import pytest
 
 from tablehost.errors import NotOffered
-from web_support import HINTED, SEATS, WebTable, read_events, web_table
+from web_support import SEATS, WebTable, read_events
 
 CHROMIUM = Path("/usr/bin/chromium")
 SCREENSHOTS = Path(__file__).resolve().parent / "output" / "screenshots"
@@ -32,21 +31,7 @@ pytestmark = pytest.mark.browser
 if not CHROMIUM.exists() and not os.environ.get("TABLEHOST_REQUIRE_BROWSER"):
     pytest.skip("Debian's chromium is not installed (apt-get install chromium)", allow_module_level=True)
 
-sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
-        yield launched
-        launched.close()
-
-
-@pytest.fixture(scope="module")
-def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebTable]:
-    with web_table(tmp_path_factory.mktemp("browser")) as table:
-        yield table
+pytest.importorskip("playwright.sync_api")
 
 
 def _page(browser: Any, url: str, match_id: str, token: str) -> Any:
@@ -113,12 +98,12 @@ def test_two_pages_play_tic_tac_toe_to_the_end_by_clicking(browser: Any, tmp_pat
         for version, (page, cell) in enumerate(
             [(ann, "a1"), (bob, "b1"), (ann, "a2"), (bob, "b2"), (ann, "a3")]
         ):
-            for each in (ann, bob):
-                each.wait_for_selector(f'body[data-version="{version}"]')
+            for each in (ann, bob):  # the served view (a prediction carries the next version too)
+                each.wait_for_selector(f'body[data-version="{version}"][data-predicted="false"]')
             assert _cell(page, cell).get_attribute("data-intent") == "confirm"
             _cell(page, cell).click()
         for page in (ann, bob):
-            page.wait_for_selector('body[data-version="5"]')
+            page.wait_for_selector('body[data-version="5"][data-predicted="false"]')
             assert page.locator("#turn").inner_text() == "Game over"
             assert page.locator(".board .piece").count() == 5
             assert "Winner: ann" in page.locator("#result").inner_text()  # the server's result (lifecycle)
@@ -295,13 +280,38 @@ def test_a_move_that_draws_randomness_or_picks_a_hidden_piece_is_not_predicted(
 @pytest.mark.parametrize("game", list(SEATS))
 def test_screenshot_of_every_sample_game(browser: Any, web: WebTable, game: str) -> None:
     created = web.create(game)
-    web.play_randomly(created, {"tic_tac_toe": 3, "hearts": 80}.get(game, 8), seed=7)
-    page = _page(browser, web.url, created["match_id"], created["seats"][0]["token"])
+    # Enough moves to show each game in play: spades' bids and half a trick, Risk's placing.
+    moves = {"tic_tac_toe": 3, "hearts": 80, "spades": 10, "holdem": 5, "risk": 30}.get(game, 8)
+    web.play_randomly(created, moves, seed=7)
+    active = web.registry._matches[created["match_id"]].match.active_player_ids
+    seat = next((s for s in created["seats"] if s["player_id"] in active), created["seats"][0])
+    page = _page(browser, web.url, created["match_id"], seat["token"])  # the seat to play: offers show
     page.wait_for_timeout(300)
-    assert page.locator(".piece").count() > 0 or game not in HINTED
+    assert page.locator(".piece, .badge").count() > 0  # Risk's armies are badges, not pieces
     assert page.errors == []
-    if game in ("tic_tac_toe", "reversi", "checkers"):
-        assert page.locator(".board .cell").count() == {"tic_tac_toe": 9, "reversi": 64, "checkers": 32}[game]
+    # What each game's display hints draw (docs/abi.md section 19).
+    cells = {"tic_tac_toe": 9, "reversi": 64, "checkers": 32, "backgammon": 28, "risk": 42}
+    if game in cells:
+        assert page.locator(".board .cell").count() == cells[game]
+    facts = page.eval_on_selector_all(".table-facts .fact-label", "nodes => nodes.map(n => n.textContent)")
+    if game == "backgammon":
+        assert page.locator(".board .piece.shape-disc").count() == 30, "fifteen checkers a side"
+        assert page.locator(".board .cell.layout-column.shape-triangle-down").count() == 12
+        assert "Dice" in facts and "⚀" <= page.locator(".fact-dice .fact-value").first.inner_text()[0] <= "⚅"
+        # Each side reads the points in its own numbers, as the game's labels and log say them.
+        own = "19" if seat["player_id"] == created["seats"][0]["player_id"] else "6"
+        assert _cell(page, "point-19").locator(".cell-label").inner_text() == own
+    if game == "risk":
+        assert page.locator(".board .cell .badge").count() == 42, "every territory shows its armies"
+        assert page.locator(".board .cell.held").count() == 42, "and its holder's colour"
+        assert {"North America", "Australia"} <= set(facts)
+    if game == "spades":
+        captions = page.eval_on_selector_all(".space[data-space-id='trick'] .caption", "ns => ns.map(n => n.textContent)")
+        assert captions and set(captions) <= {"p1", "p2", "p3", "p4"}, "who played each card of the trick"
+        assert {"Round", "Seats 1+3"} <= set(facts)
+    if game == "holdem":
+        assert {"Pot", "Street"} <= set(facts)
+        assert page.locator(".seat .seat-facts").count() == 3, "every seat shows its stack"
     page.screenshot(path=str(_shot(game)))
     page.close()
 
@@ -342,12 +352,26 @@ def _hostile_display_module() -> bytes:
     text = (WAT_DIR / "echo_guest.wat").read_text()
     start = text.index('(data (i32.const 1024) "')
     end = text.index("\n", start)
+    # Facts, badges, captions and owner paths (section 19) aim at markup, styles, the prototype
+    # chain and values of the wrong type; the page must draw text or nothing. (The echo guest
+    # holds an answer of about 1000 bytes, hence the short keys.)
+    facts = (
+        '"table_facts":[{"path":["n"],"label":"<b>n</b>","color":"red;x:url(x)"},{"path":["constructor"]},'
+        '{"path":["__proto__","x"]},{"path":["d"],"as":"dice"},{"path":["o"]},{"path":["w"],"as":"player"},'
+        '{"path":["z"],"omit":[0]}],'
+    )
+    hinted_space = (
+        '{"label":"<i>l</i>","color":"url(javascript:alert(5))","badge":{"path":["a"]},'
+        '"owner_path":["o"],"caption":{"path":["by"]}}'
+    )
     state = (
         '{"active_player_ids":[1],"players":[],"spaces":[{"space_id":"<img src=x onerror=alert(1)>",'
-        '"kind":"<script>alert(2)</script>","pieces":[{"public_kind":"<b>k</b>"}]}],'
-        '"meta_data":{"display":{"title":"<script>alert(3)</script>","kinds":{"<b>k</b>":'
+        '"kind":"<script>alert(2)</script>","public_state":{"a":"<img src=y>","o":"<b>1</b>"},'
+        '"pieces":[{"public_kind":"<b>k</b>","public_state":{"by":"<i>c</i>"}}]}],'
+        '"meta_data":{"n":"<script>8</script>","d":[1,9],"o":{"a":1},"w":99,"z":0,'
+        '"display":{' + facts + '"title":"<script>alert(3)</script>","kinds":{"<b>k</b>":'
         '{"glyph":"<svg onload=alert(4)>","color":"red;background:url(x)"}},'
-        '"spaces":{"<img src=x onerror=alert(1)>":{"label":"<i>l</i>","color":"url(javascript:alert(5))"}}}},'
+        '"spaces":{"<img src=x onerror=alert(1)>":' + hinted_space + "}}},"
         '"log":[{"text":"<script>alert(6)</script>"}]}'
     )
     answer = (
@@ -381,6 +405,17 @@ def test_a_modules_text_and_hints_never_become_markup_or_styles(browser: Any, we
     assert page.locator("#title").inner_text() == "<script>alert(3)</script>"
     assert page.locator(".piece").evaluate("n => n.style.getPropertyValue('--piece-color')") == ""
     assert page.locator(".space").first.evaluate("n => n.style.getPropertyValue('--space-color')") == ""
+    # The new hints: text as text, a bad colour ignored, and nothing for the prototype chain,
+    # dice outside 1..6, an object, a player who is not seated, an omitted value, or an owner
+    # that is not a player id.
+    labels = page.eval_on_selector_all(".fact-label", "nodes => nodes.map(n => n.textContent)")
+    assert labels == ["<b>n</b>"]
+    assert page.locator(".fact-value").inner_text() == "<script>8</script>"
+    assert page.locator(".fact").evaluate("n => n.style.getPropertyValue('--fact-color')") == ""
+    assert page.locator(".badge").inner_text() == "<img src=y>"
+    assert page.locator(".space.held").count() == 0
+    assert page.locator(".piece .caption").inner_text() == "<i>c</i>"
+    assert dialogs == []
     page.close()
 
 

@@ -171,3 +171,114 @@ def test_the_state_size_limit_counts_every_move() -> None:
 def test_repeated_keys_are_found(raw: bytes, repeated: bool) -> None:
     assert has_duplicate_keys(raw, orjson.loads(raw)) is repeated
     assert has_duplicate_keys(raw, orjson.loads(raw)) is (len(json.loads(raw)) > 0 and repeated)
+
+
+# ---------------------------------------------------------------- the offers fast path
+
+OFFER_TABLE = Table(
+    {
+        "spaces": [
+            {"space_id": "a1", "pieces": [{"public_kind": "x"}]},
+            {"space_id": "a10"},
+            {"space_id": "b", "pieces": [{"public_kind": "x"}, {"public_kind": "y"}]},
+            {"space_id": 'quo"te'},  # JSON escapes it: never in the regex, the detailed path decides
+            {"space_id": "é" * 70},  # longer than the regex names
+        ]
+    }
+)
+offer_space_ids = st.sampled_from(["a1", "a10", "a", "b", "a100", 'quo"te', "é" * 70, "", "zz"])
+offer_actions = st.one_of(
+    st.builds(lambda s: {"type": "space_click", "space_id": s}, offer_space_ids),
+    st.builds(lambda s, i: {"type": "piece_click", "space_id": s, "index": i}, offer_space_ids, st.integers(-1, 3)),
+    st.builds(
+        lambda i, d: {"type": "button_click", "button": {"id": i, "label": "L", "location": "", "disabled": d}},
+        st.sampled_from(["ok", 'q"', ""]),
+        st.booleans(),
+    ),
+    junk,
+)
+offers_lists = st.lists(
+    st.fixed_dictionaries(
+        {"action": offer_actions, "intent": st.sampled_from(["choice", "confirm", "cancel", "undo"]),
+         "label": st.sampled_from(["", "x", "\n"])}
+    ) | junk,
+    max_size=4,
+)
+
+
+def offers_verdict(gate: Gate, actions: Any, lengths: dict[str, int], over: bool) -> str:
+    try:
+        gate.check_step({**STEP_SHAPE, "actions": actions, "game_over": over}, OFFER_TABLE)
+    except GuestProtocolError as exc:
+        return exc.path or "refused"
+    return "passed"
+
+
+STEP_SHAPE = {"patches": [], "rng_used": False, "allow_undo": False, "scores": {}, "game_over": False}
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(st.sampled_from(["1", "2", "3", "01"]), offers_lists, max_size=3), st.booleans())
+def test_the_offers_fast_path_agrees_with_the_detailed_checks(actions: Any, over: bool) -> None:
+    """Whatever the offers map, the fast paths (one regex over the map, then per list) accept
+    exactly what the detailed checks accept, and refuse at the same place."""
+    import tablehost.gate as gate_module
+
+    fast = offers_verdict(Gate([1, 2]), actions, {}, over)
+    detailed_gate = DetailedGate([1, 2])
+    saved = gate_module._offers_re
+    gate_module._offers_re = lambda limit: re_never  # type: ignore[assignment]
+    try:
+        detailed = offers_verdict(detailed_gate, actions, {}, over)
+    finally:
+        gate_module._offers_re = saved  # type: ignore[assignment]
+    assert fast == detailed
+
+
+re_never = __import__("re").compile(b"(?!)")
+
+
+class DetailedGate(Gate):
+    """A gate whose map-level offers fast path never takes (the per-list one is disabled apart)."""
+
+    __slots__ = ()
+
+    def _all_offers(self, *args: Any) -> bool:
+        return False
+
+
+def test_a_repeated_offers_map_is_still_checked_against_piece_counts() -> None:
+    """The map kept as passed is only one that clicks no piece: a piece click is checked anew
+    against the pieces after each answer's patches."""
+    gate = Gate([1, 2])
+    click = {"2": [{"action": {"type": "piece_click", "space_id": "a1", "index": 0}, "intent": "choice", "label": ""}]}
+    gate.check_step({**STEP_SHAPE, "actions": click}, OFFER_TABLE)
+    remove = {"op": "remove_piece", "space_id": "a1", "index": 0}
+    with pytest.raises(GuestProtocolError, match=r"names no piece"):
+        gate.check_step({**STEP_SHAPE, "patches": [remove], "actions": click}, OFFER_TABLE)
+    space = {"2": [{"action": {"type": "space_click", "space_id": "a10"}, "intent": "choice", "label": ""}]}
+    gate.check_step({**STEP_SHAPE, "actions": space}, OFFER_TABLE)
+    gate.check_step({**STEP_SHAPE, "actions": space}, OFFER_TABLE)  # the kept map
+    with pytest.raises(GuestProtocolError, match=r"names no space"):
+        gate.check_step({**STEP_SHAPE, "actions": {"2": [{**space["2"][0], "action": {
+            "type": "space_click", "space_id": "a100"}}]}}, OFFER_TABLE)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(["1", "2", "3", "01"]), offers_lists, max_size=3), st.booleans())
+def test_the_gate_digest_of_passed_offers_is_the_records_digest(actions: Any, shuffle: bool) -> None:
+    """Whatever the map (any member order, empty lists, the fast or the detailed path), the digest
+    the gate gives for offers it passed is history.offers_digest of the non-empty lists."""
+    from tablehost.history import offers_digest
+
+    if shuffle:  # the same offers with their members in another order
+        actions = {k: [dict(reversed(list(o.items()))) if isinstance(o, dict) else o for o in v]
+                   for k, v in reversed(list(actions.items()))}
+    gate = Gate([1, 2])
+    try:
+        gate.check_step({**STEP_SHAPE, "actions": actions}, OFFER_TABLE)
+    except GuestProtocolError:
+        return
+    assert gate.offers_digest(actions) == offers_digest({k: v for k, v in actions.items() if v})
+    other = copy.deepcopy(actions)  # an equal map that is not the one checked: computed afresh
+    assert gate.offers_digest(other) == offers_digest({k: v for k, v in other.items() if v})

@@ -291,3 +291,91 @@ def test_two_registries_on_one_database_never_both_apply_a_version_and_undo_acro
     finally:
         first.close()
         second.close()
+
+
+def _web_url(server: ServerProcess) -> str:
+    """Read ``serve``'s start-up lines after the admin token up to the web table's address."""
+    assert server.proc.stdout is not None
+    for line in server.proc.stdout:
+        found = re.search(r"web table on (http://\S+)/", line)
+        if found:
+            return found.group(1)
+    raise AssertionError("serve did not print the web table's address")
+
+
+def _http_play_tic_tac_toe(urls: list[str], admin: str) -> tuple[dict[str, Any], list[int]]:
+    """Create a tic-tac-toe match through ``urls[0]``, watch its events there (as a spectator),
+    and play it to a win with a fresh HTTP connection per move, cycling through ``urls``.
+    Returns the created match and the versions the event stream pushed."""
+    import httpx
+
+    from web_support import read_events
+
+    wasm = module_path("tic_tac_toe").read_bytes()
+    with httpx.Client(base_url=urls[0], headers={"authorization": f"Bearer {admin}"}, timeout=60) as client:
+        module = client.post("/api/modules?name=tic_tac_toe", content=wasm).json()
+        created = client.post(
+            "/api/matches",
+            json={"module_id": module["module_id"], "seats": [{"username": "ann"}, {"username": "bob"}]},
+        ).json()
+    match_id = created["match_id"]
+    pushed: list[dict[str, Any]] = []
+    ready = threading.Event()
+    stream = httpx.Client(
+        base_url=urls[0], headers={"authorization": f"Bearer {created['spectator_token']}"}, timeout=60
+    )
+    reader = threading.Thread(
+        target=read_events, args=(stream, f"/api/matches/{match_id}/events", pushed, ready), daemon=True
+    )
+    reader.start()
+    try:
+        assert ready.wait(20), "the event stream opened"
+        cells = ["a1", "b1", "a2", "b2", "a3"]  # ann wins down the first column
+        for version, cell in enumerate(cells):
+            seat = created["seats"][version % 2]
+            url = urls[(version + 1) % len(urls)]
+            with httpx.Client(
+                base_url=url, headers={"authorization": f"Bearer {seat['token']}"}, timeout=60
+            ) as player:
+                answer = player.post(
+                    f"/api/matches/{match_id}/actions",
+                    json={"action": {"type": "space_click", "space_id": cell}, "version": version},
+                )
+                assert answer.status_code == 200, answer.text
+        reader.join(20)
+        assert not reader.is_alive(), "the stream ends with the game-over view"
+    finally:
+        stream.close()
+    return created, [view["version"] for view in pushed]
+
+
+def test_an_http_event_stream_on_one_process_follows_moves_made_through_another(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """Two processes with a web table each (own ports), one PostgreSQL database."""
+    first = ServerProcess(tmp_path / "first", ("--store", postgres_url, "--http", "127.0.0.1:0"))
+    second = ServerProcess(tmp_path / "second", ("--store", postgres_url, "--http", "127.0.0.1:0"))
+    try:
+        urls = [_web_url(first), _web_url(second)]
+        _, versions = _http_play_tic_tac_toe(urls, first.admin_token)
+        assert versions[-1] == 5 and versions == sorted(set(versions)), versions
+        # Moves 1, 3 and 5 were made through the second process; the first pushed them all.
+        assert {1, 3, 5} <= set(versions)
+    finally:
+        for server in (first, second):
+            assert server.stop() == 0
+
+
+def test_serve_processes_with_http_share_the_web_address(tmp_path: Path, postgres_url: str) -> None:
+    """``--processes 2 --http``: both children listen on one web address (SO_REUSEPORT; a
+    second plain bind would fail and the child would not start) and a match is played
+    through fresh connections spread between them while a stream follows it."""
+    server = ServerProcess(
+        tmp_path / "data", ("--store", postgres_url, "--processes", "2", "--http", "127.0.0.1:0")
+    )
+    try:
+        url = _web_url(server)
+        _, versions = _http_play_tic_tac_toe([url], server.admin_token)
+        assert versions[-1] == 5 and versions == sorted(set(versions)), versions
+    finally:
+        assert server.stop() == 0

@@ -8,9 +8,11 @@ from typing import Any
 import orjson
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from strategies import states_with_patches
-from tablehost.reveal import reveals
+from tablehost import table as table_module
+from tablehost.reveal import RevealCheck, reveals
 from tablehost.table import Table, apply_patches
 from tablehost.view import view_state
 
@@ -130,3 +132,71 @@ def test_reveals_exactly_when_some_view_gains_a_private_part(case: tuple[dict[st
     )
     turned_up = bool(_faces(after) - _faces(before))
     assert reveals(before, after, ids) is (gained or turned_up)
+
+
+def _scoped(table: Table, patches: list[dict[str, Any]], ids: list[int]) -> bool | None:
+    """What a match judges: RevealCheck on the live table, before and after the apply."""
+    check = RevealCheck.before(table, patches, ids)
+    table.apply(patches)
+    return None if check is None else check.revealed(table)
+
+
+@settings(max_examples=300, deadline=None)
+@given(states_with_patches(), st.sampled_from([500, 1, 2, 3]))
+def test_scoped_check_equals_whole_state_comparison(case: tuple[dict[str, Any], list[dict[str, Any]]], cap: int) -> None:
+    """RevealCheck reads only what the patches touch, and answers exactly as reveals() on whole
+    states, also when the log cap drops lines (a small cap here)."""
+    state, patches = case
+    saved = table_module.LOG_CAP
+    table_module.LOG_CAP = cap
+    try:
+        live = Table(state)
+        before = orjson.loads(live.snapshot())
+        ids = [p["player_id"] for p in before["players"]]
+        scoped = _scoped(live, patches, ids)
+        assert scoped is reveals(before, live.state, ids)
+    finally:
+        table_module.LOG_CAP = saved
+
+
+@pytest.mark.parametrize(("patch", "expected"), [
+    ({"op": "move_piece", "from": "deck", "index": 0, "to": "hand-1"}, True),
+    ({"op": "set_public_kind", "space_id": "deck", "index": 0, "kind": "ace"}, True),
+    ({"op": "set_public_kind", "space_id": "board", "index": 0, "kind": "y"}, False),
+])
+def test_scoped_check_on_the_fixed_cases(patch: dict[str, Any], expected: bool) -> None:
+    assert _scoped(table(), [patch], [1, 2]) is expected
+
+
+def test_scoped_check_declines_what_it_cannot_read() -> None:
+    """An unknown op or a missing space: None (the match then compares whole states)."""
+    assert RevealCheck.before(table(), [{"op": "explode"}], [1, 2]) is None
+    assert RevealCheck.before(table(), [{"op": "remove_piece", "space_id": "nowhere", "index": 0}], [1, 2]) is None
+    assert RevealCheck.before(table(), [["not", "a", "patch"]], [1, 2]) is None  # type: ignore[list-item]
+
+
+def test_a_face_shown_elsewhere_already_is_not_new() -> None:
+    """A hidden card turned to a face that an untouched hidden card shows already reveals no new
+    face (the set difference needs the untouched spaces too); without that card it does."""
+    extra = {"space_id": "extra", "kind": "", "pieces": [{"public_kind": "up", "private_kind": "k"}]}
+    patch = {"op": "set_public_kind", "space_id": "deck", "index": 0, "kind": "up"}
+    with_extra = Table({**table().state, "spaces": [*table().state["spaces"], extra]})
+    assert _scoped(with_extra, [patch], [1, 2]) is False
+    assert _scoped(table(), [patch], [1, 2]) is True
+
+
+def test_a_line_the_log_cap_drops_and_the_move_writes_again_is_not_new() -> None:
+    """With the log full, the oldest line goes as the move writes one: the same private line
+    dropped and written again shows player 1 nothing new (whole-state rule), a new line does."""
+    saved = table_module.LOG_CAP
+    table_module.LOG_CAP = 2
+    try:
+        lines = [{"text": "", "for_player": {"1": "you hold the ace"}}, {"text": "x", "for_player": {}}]
+        for line, expected in (("you hold the ace", False), ("you hold the king", True)):
+            live = Table({**table().state, "log": lines})
+            before = orjson.loads(live.snapshot())
+            patch = {"op": "log", "entry": {"text": "", "for_player": {"1": line}}}
+            assert _scoped(live, [patch], [1, 2]) is expected
+            assert reveals(before, live.state, [1, 2]) is expected
+    finally:
+        table_module.LOG_CAP = saved

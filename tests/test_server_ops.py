@@ -15,10 +15,9 @@ from pathlib import Path
 
 import grpc
 import pytest
-import wasmtime
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from fixtures_guest import _HOOK, WAT_DIR
+from fixtures_guest import offering_guest_wasm
 from tablehost.api._pb import tablehost_pb2 as pb
 from tablehost.api._pb import tablehost_pb2_grpc as pb_grpc
 from tablehost.api.faults import RateLimited
@@ -77,23 +76,12 @@ def sample(text: str, name: str, **labels: str) -> float:
     return float(found.group(1)) if found else 0.0
 
 
-def step_loops_module() -> bytes:
-    """The echo guest offering seat 1 one action at setup, whose ``step`` loops forever."""
-    text = (WAT_DIR / "echo_guest.wat").read_text().replace(_HOOK, (WAT_DIR / "hostile_loop.wat").read_text())
-    offer = (
-        r"{\"action\":{\"type\":\"space_click\",\"space_id\":\"a\"},\"intent\":\"choice\",\"label\":\"a\"}"
-    )
-    nothing_offered = r"\"actions\":{\"1\":[]}"
-    assert nothing_offered in text, "echo_guest.wat changed its setup response"
-    return bytes(wasmtime.wat2wasm(text.replace(nothing_offered, r"\"actions\":{\"1\":[" + offer + "]}")))
-
-
 def test_the_metrics_endpoint_counts_moves_refusals_guest_calls_matches_watchers_and_commits(
     ops: Ops,
 ) -> None:
     with ops.client() as admin:
         ttt = admin.upload_module(module_bytes("tic_tac_toe"), "tic_tac_toe")["module_id"]
-        looping = admin.upload_module(step_loops_module(), "loops")["module_id"]
+        looping = admin.upload_module(offering_guest_wasm("hostile_loop"), "loops")["module_id"]
         created = admin.create_match(ttt, ["ann", "bob"])
         hostile = admin.create_match(looping, ["cy", "dee"])
     match_id = created["match_id"]

@@ -251,6 +251,26 @@ def test_a_claim_sees_the_stored_version_and_its_journal_commits(backend: Backen
     assert [m["player_id"] for m in store.load_record("m-1")["moves"]] == [1, 1]
 
 
+def test_entries_after_the_first_in_one_claim_are_each_committed(backend: Backend, store: MatchStore) -> None:
+    """A move and the host moves after it (a zombie seat) journal through one claim: the first
+    commit ends the hold, the next entries commit one by one, and a failing one changes nothing
+    (the connection goes back to the pool clean)."""
+    store.create_match(setup_record(), [])
+    with store.claim("m-1") as claim:
+        claim.journal("move", move(1))
+        claim.journal("move", move(2, player_id=2))
+        assert backend.committed_version("m-1") == 2
+        with pytest.raises(StoreConflict):
+            claim.journal("move", move(2, player_id=9))
+        claim.journal("move", move(3))
+    for stored in range(3, 6):  # every pooled connection still works, outside any transaction
+        with store.claim("m-1") as claim:
+            if store.shared:
+                assert claim.version == stored
+        store.append("m-1", "move", move(stored + 1))
+    assert [m["seq"] for m in store.load_record("m-1")["moves"]] == [1, 2, 3, 4, 5, 6]
+
+
 def test_concurrent_appends_are_each_committed_before_they_return(
     backend: Backend, store: MatchStore
 ) -> None:
@@ -594,3 +614,41 @@ def test_a_request_waits_for_a_held_match_only_so_long(
     finally:
         holder.close()
         waiter.close()
+
+
+def test_postgresql_commits_are_flushed_unless_the_operator_chooses_normal(postgres_url: str) -> None:
+    """``--sync full`` (the default) forces ``synchronous_commit=on`` whatever the database's
+    default; ``--sync normal`` turns it off for this process's sessions only, and says so."""
+    from tablehost.store.postgresql import PostgresStore
+
+    def setting(store: PostgresStore) -> str:
+        return str(store._query("SHOW synchronous_commit")[0][0])
+
+    with psycopg_connect(postgres_url) as admin:  # a database whose own default is "off"
+        dbname = admin.info.dbname
+        admin.execute(f"ALTER DATABASE {dbname} SET synchronous_commit = off")
+    try:
+        full, normal = open_store(postgres_url, "unused"), open_store(postgres_url, "unused", synchronous="NORMAL")
+        try:
+            assert setting(full) == "on" and "sync normal" not in full.description
+            assert setting(normal) == "off" and normal.description.endswith("(sync normal)")
+            # The journal path (its own connection state) keeps the setting too.
+            full.put_module("a" * 64, "ttt", b"\0asm", [], "t")
+            full.create_match(setup_record(), [])
+            with full.claim("m-1") as claim:
+                claim.journal("move", move(1))
+            assert setting(full) == "on"
+        finally:
+            full.close()
+            normal.close()
+    finally:
+        with psycopg_connect(postgres_url) as admin:
+            admin.execute(f"ALTER DATABASE {dbname} RESET synchronous_commit")
+    with pytest.raises(ValueError, match="FULL or NORMAL"):
+        PostgresStore(postgres_url, synchronous="OFF")
+
+
+def psycopg_connect(url: str) -> Any:
+    import psycopg
+
+    return psycopg.connect(url, autocommit=True)

@@ -103,7 +103,7 @@ def reference_apply(state: dict[str, Any], patch: dict[str, Any]) -> None:
 # --- Properties ---
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)  # a loaded machine once took 300 ms for one example
 @given(states_with_patches())
 def test_patches_agree_with_the_reference_model(case: tuple[dict[str, Any], list[dict[str, Any]]]) -> None:
     state, patches = case
@@ -334,3 +334,48 @@ def test_snapshot_is_orjson_of_the_state_and_bad_bytes_are_refused() -> None:
     assert orjson.loads(table.snapshot()) == table.state
     with pytest.raises(PatchError):
         Table.from_snapshot(b"{not json")
+
+
+@settings(max_examples=200, deadline=None)
+@given(states_with_patches())
+def test_apply_after_check_commits_what_check_prepared(case: tuple[dict[str, Any], list[dict[str, Any]]]) -> None:
+    """check() keeps its prepared steps for an apply() of the same list: the result is exactly a
+    plain apply's, the patches are not aliased by the state, and the kept steps are used once."""
+    state, patches = case
+    plain, reused = Table(state), Table(state)
+    plain.apply(patches)
+    kept = orjson.dumps(patches)
+    reused.check(patches)
+    reused.apply(patches)
+    assert reused.canonical_json() == plain.canonical_json()
+    assert orjson.dumps(patches) == kept
+    for space in reused.state["spaces"]:  # nothing of the patches lives in the state
+        for piece in space["pieces"]:
+            assert all(piece is not p.get("piece") for p in patches)
+    # A second apply of the same list prepares again against the state as it is now.
+    try:
+        plain.apply(patches)
+        expected: bytes | type[PatchError] = plain.canonical_json()
+    except PatchError:
+        expected = PatchError
+    try:
+        reused.apply(patches)
+        got: bytes | type[PatchError] = reused.canonical_json()
+    except PatchError:
+        got = PatchError
+    assert got == expected
+
+
+def test_kept_steps_serve_only_the_list_that_was_checked() -> None:
+    """Another list, or any change in between, prepares afresh (the kept steps are stale)."""
+    state = {"spaces": [{"space_id": "a", "pieces": [{"public_kind": "x"}]}, {"space_id": "b"}]}
+    move = [{"op": "move_piece", "from": "a", "index": 0, "to": "b"}]
+    table = Table(state)
+    table.check(move)
+    table.apply([{"op": "set_public_kind", "space_id": "a", "index": 0, "kind": "y"}])
+    assert table.space("a")["pieces"][0]["public_kind"] == "y" and table.length("b") == 0
+    table.check(move)
+    table.apply_patch({"op": "move_piece", "from": "a", "index": 0, "to": "b"})
+    with pytest.raises(PatchError):
+        table.apply(move)  # space a is empty now: the kept steps were dropped, the patch refused
+    assert table.length("a") == 0 and table.length("b") == 1

@@ -285,3 +285,11 @@ def test_a_finished_match_lists_its_result_with_string_player_ids(web: WebTable)
         view = admin.get(f"/api/matches/{created['match_id']}/view").json()
     assert listed[0]["result"]["ranks"] == {"1": 1, "2": 2} and listed[0]["result"]["winners"] == [1]
     assert view["game_over"] and view["result"]["winners"] == [1]
+
+
+def test_the_module_list_gives_each_games_seat_range_for_the_lobby(web: WebTable) -> None:
+    with web.client(web.admin_token) as admin:
+        listed = {m["name"]: m for m in admin.get("/api/modules").json()}
+    assert (listed["spades"]["min_players"], listed["spades"]["max_players"]) == (4, 4)
+    assert (listed["risk"]["min_players"], listed["risk"]["max_players"]) == (2, 6)
+    assert listed["backgammon"]["description"].startswith("Backgammon")

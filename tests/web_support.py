@@ -18,10 +18,13 @@ from tablehost.api.registry import MatchRegistry
 from tablehost.web.app import HttpServer
 
 DIST = Path(__file__).resolve().parent.parent / "sample_games" / "dist"
-HINTED = {"tic_tac_toe": 2, "reversi": 2, "checkers": 2, "dominoes": 2, "hearts": 4}
-"""The sample games that set display hints, with their seats (a game's own rule: hearts is for four)."""
-SEATS = {**HINTED, "backgammon": 2, "spades": 4, "holdem": 3, "risk": 3}
-"""Seats per sample game."""
+SEATS = {
+    "tic_tac_toe": 2, "reversi": 2, "checkers": 2, "dominoes": 2, "hearts": 4,
+    "backgammon": 2, "spades": 4, "holdem": 3, "risk": 3,
+}
+"""Seats per sample game (a game's own rule: hearts and spades are for four)."""
+HINTED = SEATS
+"""The sample games that set display hints: all of them."""
 
 
 @dataclass

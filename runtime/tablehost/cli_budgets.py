@@ -3,7 +3,10 @@
 ``--wall-ms``, ``--fuel``, ``--memory-mib`` and ``--stack-kib`` (and ``--wall-factor`` where a
 command replays), each also read from an environment variable (``TABLEHOST_WALL_MS``...). An
 option beats its variable, a variable beats the default (:data:`~tablehost.limits.DEFAULT_LIMITS`).
-``TABLEHOST_GUEST_SLOTS`` (guest calls running at once, default one per core) is checked here too.
+
+``--guest-slots`` (``TABLEHOST_GUEST_SLOTS``) is not a per-call budget but the process's cap on
+guest calls running at once (:mod:`tablehost.guest.scheduler`, default one per core); it is read,
+checked and applied here too, so every command that runs guests takes it the same way.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import replace
 
-from tablehost.guest.scheduler import default_slots
+from tablehost.guest.scheduler import RUN_SLOTS, SLOTS_ENV, default_slots
 from tablehost.limits import DEFAULT_LIMITS, KiB, Limits, MiB
 
 BUDGET_OPTIONS: dict[str, tuple[str, str, int, str]] = {
@@ -26,6 +29,9 @@ BUDGET_OPTIONS: dict[str, tuple[str, str, int, str]] = {
 }
 """Each budget option: its flag, its environment variable, its unit in bytes (or 1), its Limits field."""
 
+SLOTS_OPTION = "--guest-slots"
+"""The option that sizes the process's run slots (environment variable ``TABLEHOST_GUEST_SLOTS``)."""
+
 _HELP = {
     "wall_ms": "ms of guest CPU time per move (liveness guard; fuel decides)",
     "fuel": "fuel units (about one per wasm instruction) per move",
@@ -37,21 +43,69 @@ _HELP = {
 
 def add_budget_options(parser: argparse.ArgumentParser, *, replaying: bool = False) -> None:
     """Add the budget options to ``parser`` (``--wall-factor`` too when ``replaying``)."""
-    group = parser.add_argument_group("budgets (also from TABLEHOST_WALL_MS, _FUEL, _MEMORY_MIB, _STACK_KIB)")
+    group = parser.add_argument_group("budgets (also from TABLEHOST_WALL_MS, _FUEL, _MEMORY_MIB, _STACK_KIB, _GUEST_SLOTS)")
     for dest, (flag, env, _, field) in BUDGET_OPTIONS.items():
         if dest == "wall_factor" and not replaying:
             continue
         default = getattr(DEFAULT_LIMITS, field) // BUDGET_OPTIONS[dest][2]
         group.add_argument(flag, dest=dest, type=int, default=None, metavar="N",
                            help=f"{_HELP[dest]} (default ${env} or {default})")
+    group.add_argument(SLOTS_OPTION, dest="guest_slots", type=int, default=None, metavar="N",
+                       help=f"guest calls running at once in this process, fairly shared by modules "
+                            f"(default ${SLOTS_ENV} or one per core)")
+
+
+def budget_argv(args: argparse.Namespace) -> list[str]:
+    """The budget options given in ``args`` as command-line words, to hand on to a child process.
+
+    Returns:
+        ``[flag, value, ...]`` for every budget option (``--guest-slots`` included) that was given.
+    """
+    argv: list[str] = []
+    for dest, flag in [*((dest, option[0]) for dest, option in BUDGET_OPTIONS.items()),
+                       ("guest_slots", SLOTS_OPTION)]:
+        value = getattr(args, dest, None)
+        if value is not None:
+            argv += [flag, str(value)]
+    return argv
+
+
+def guest_slots_from_args(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> int:
+    """The run slots the option or environment asks for, else the default (one per core).
+
+    Args:
+        args: parsed arguments; a missing or ``None`` ``guest_slots`` falls back to the variable.
+        environ: the environment (default ``os.environ``).
+
+    Returns:
+        Guest calls that may run at once in this process (>= 1).
+
+    Raises:
+        SystemExit: the value is not a positive integer (the message names the option or variable).
+    """
+    environ = os.environ if environ is None else environ
+    value = getattr(args, "guest_slots", None)
+    if value is not None:
+        if value < 1:
+            raise SystemExit(f"tablehost: {SLOTS_OPTION} must be positive, got {value}")
+        return int(value)
+    try:
+        return default_slots(environ)
+    except ValueError as exc:
+        raise SystemExit(f"tablehost: {exc}") from None
 
 
 def limits_from_args(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> Limits:
-    """The :class:`Limits` the options and environment ask for, over the defaults.
+    """The :class:`Limits` the options and environment ask for, over the defaults; also sizes the run slots.
+
+    With the real environment (``environ`` None), the process's
+    :data:`~tablehost.guest.scheduler.RUN_SLOTS` are resized to :func:`guest_slots_from_args`
+    and, when ``--guest-slots`` was given, ``$TABLEHOST_GUEST_SLOTS`` is set to match, so worker processes started later
+    (``simulate --workers``, ``serve --processes``) get the same number each.
 
     Args:
         args: parsed arguments; a missing or ``None`` option falls back to its variable.
-        environ: the environment (default ``os.environ``).
+        environ: the environment (default ``os.environ``); a mapping given here is only read.
 
     Returns:
         The limits in force.
@@ -59,6 +113,7 @@ def limits_from_args(args: argparse.Namespace, environ: Mapping[str, str] | None
     Raises:
         SystemExit: a value is not a positive integer (the message names the option or variable).
     """
+    applying = environ is None
     environ = os.environ if environ is None else environ
     fields: dict[str, int] = {}
     for dest, (flag, env, unit, field) in BUDGET_OPTIONS.items():
@@ -75,16 +130,23 @@ def limits_from_args(args: argparse.Namespace, environ: Mapping[str, str] | None
         if value <= 0:
             raise SystemExit(f"tablehost: {source} must be positive, got {value}")
         fields[field] = value * unit
-    try:
-        default_slots()  # read at import; a bad value is bad input like a bad budget
-    except ValueError as exc:
-        raise SystemExit(f"tablehost: {exc}") from None
+    slots = guest_slots_from_args(args, environ)  # a bad value is bad input like a bad budget
+    if applying:
+        RUN_SLOTS.resize(slots)
+        if getattr(args, "guest_slots", None) is not None:
+            os.environ[SLOTS_ENV] = str(slots)
     return replace(DEFAULT_LIMITS, **fields)
 
 
-def describe_limits(limits: Limits) -> dict[str, int]:
-    """The budgets in force as ``{name: value}`` with units in the names (``inspect`` prints these)."""
+def describe_limits(limits: Limits, guest_slots: int | None = None) -> dict[str, int]:
+    """The budgets in force as ``{name: value}`` with units in the names (``inspect`` prints these).
+
+    Args:
+        limits: the per-call budgets.
+        guest_slots: the process's run slots (default: :data:`~tablehost.guest.scheduler.RUN_SLOTS`' size).
+    """
     return {
+        "guest_slots": RUN_SLOTS.slots if guest_slots is None else guest_slots,
         "wall_ms": limits.wall_ms,
         "fuel_per_call": limits.fuel_per_call,
         "memory_bytes": limits.memory_bytes,

@@ -24,7 +24,7 @@ import orjson
 
 from tablehost.api.registry import MAX_SEATS
 from tablehost.bots import SearchBot, is_search_bot, make_bot, parse_bot_list
-from tablehost.cli_budgets import BUDGET_OPTIONS, add_budget_options, limits_from_args
+from tablehost.cli_budgets import add_budget_options, budget_argv, limits_from_args
 from tablehost.client import ApiError, ServerUnreachable, TablehostClient
 from tablehost.match import UNDO_ACTION
 from tablehost.terminal import escape_controls
@@ -58,6 +58,27 @@ def _client_options(parser: argparse.ArgumentParser, *, token: bool = True) -> N
         default=f"{DEFAULT_DATA}/admin_token",
         help="read the token from this file when --token is not given (default %(default)s)",
     )
+
+
+def _match_command(
+    commands: Any, name: str, help_text: str, func: Callable[[argparse.Namespace], int]
+) -> argparse.ArgumentParser:
+    """Add the remote command ``tablehost NAME MATCH_ID`` (with the client options) that runs ``func``.
+
+    Args:
+        commands: the subparsers of ``tablehost``.
+        name: the command's name.
+        help_text: its one-line help.
+        func: what it runs.
+
+    Returns:
+        Its parser, for options of its own.
+    """
+    parser: argparse.ArgumentParser = commands.add_parser(name, help=help_text)
+    parser.add_argument("match_id")
+    _client_options(parser)
+    parser.set_defaults(func=func)
+    return parser
 
 
 def _token(args: argparse.Namespace) -> str:
@@ -184,18 +205,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
             return 2
         forwarded = [
             "--store", args.store, "--max-workers", str(args.max_workers), "--log-level", args.log_level,
+            "--sync", args.sync,
             "--rate-limit", str(args.rate_limit), "--rate-burst", str(args.rate_burst),
             "--watches-per-token", str(args.watches_per_token),
             "--check-uploads", str(args.check_uploads),
         ]
         if args.check_players is not None:
             forwarded += ["--check-players", str(args.check_players)]
-        for dest, (flag, *_rest) in BUDGET_OPTIONS.items():
-            if getattr(args, dest, None) is not None:
-                forwarded += [flag, str(getattr(args, dest))]
+        forwarded += budget_argv(args)
         if args.metrics_port is not None:
             forwarded += ["--metrics-port", str(args.metrics_port)]
-        return serve_processes(args.processes, args.listen, args.data, forwarded)
+        return serve_processes(args.processes, args.listen, args.data, forwarded, http=args.http)
     try:
         rate_limits = RateLimits(args.rate_limit, args.rate_burst)
     except ValueError as exc:
@@ -884,7 +904,8 @@ def register(commands: Any) -> None:
         "--sync",
         choices=("full", "normal"),
         default="full",
-        help="SQLite sync: full survives power loss, normal only a killed process (default full)",
+        help="durability: full survives power loss; normal survives a killed server process but a power "
+        "loss may drop the newest moves (SQLite synchronous, PostgreSQL synchronous_commit; default full)",
     )
     serve.add_argument("--log-level", default="info", help="debug, info, warning or error")
     serve.add_argument(
@@ -906,7 +927,8 @@ def register(commands: Any) -> None:
     serve.add_argument(
         "--http",
         metavar="HOST:PORT",
-        help="also serve the web table (pages, HTTP/JSON API, event stream) here; off by default",
+        help="also serve the web table (pages, HTTP/JSON API, event stream) here; off by default "
+        "(with --processes N every process serves it on this one address)",
     )
     serve.set_defaults(func=cmd_serve)
 
@@ -940,23 +962,16 @@ def register(commands: Any) -> None:
     _client_options(create)
     create.set_defaults(func=cmd_create)
 
-    join = commands.add_parser("join", help="take an open seat (admin or the match's spectator token)")
-    join.add_argument("match_id")
+    join = _match_command(
+        commands, "join", "take an open seat (admin or the match's spectator token)", cmd_join
+    )
     join.add_argument("--name", required=True, help="your display name")
     join.add_argument("--seat", type=int, help="the seat (player id) wanted; default the lowest open one")
     join.add_argument("--color", help="display colour (#rrggbb or a name)")
-    _client_options(join)
-    join.set_defaults(func=cmd_join)
 
-    resign = commands.add_parser("resign", help="resign this seat token's seat")
-    resign.add_argument("match_id")
-    _client_options(resign)
-    resign.set_defaults(func=cmd_resign)
+    _match_command(commands, "resign", "resign this seat token's seat", cmd_resign)
 
-    abort = commands.add_parser("abort", help="abort a match (admin token)")
-    abort.add_argument("match_id")
-    _client_options(abort)
-    abort.set_defaults(func=cmd_abort)
+    _match_command(commands, "abort", "abort a match (admin token)", cmd_abort)
 
     matches = commands.add_parser("matches", help="list matches (status, open seats, results)")
     matches.add_argument("--open", action="store_true", help="only waiting matches with an open seat")
@@ -964,30 +979,18 @@ def register(commands: Any) -> None:
     _client_options(matches)
     matches.set_defaults(func=cmd_matches)
 
-    view = commands.add_parser("view", help="print this token's view of a match")
-    view.add_argument("match_id")
-    _client_options(view)
-    view.set_defaults(func=cmd_view)
+    _match_command(commands, "view", "print this token's view of a match", cmd_view)
 
-    act = commands.add_parser("act", help="play an action (index in the view's list, or JSON)")
-    act.add_argument("match_id")
+    act = _match_command(commands, "act", "play an action (index in the view's list, or JSON)", cmd_act)
     act.add_argument("action", help="an index from `view`, or an action as JSON")
     act.add_argument("--version", type=int, help="the version you saw (default: the current one)")
-    _client_options(act)
-    act.set_defaults(func=cmd_act)
 
-    watch = commands.add_parser("watch", help="print the view after every change")
-    watch.add_argument("match_id")
-    _client_options(watch)
-    watch.set_defaults(func=cmd_watch)
+    _match_command(commands, "watch", "print the view after every change", cmd_watch)
 
-    record = commands.add_parser(
-        "record", help="fetch a match record (admin any time, players after game over)"
+    record = _match_command(
+        commands, "record", "fetch a match record (admin any time, players after game over)", cmd_record
     )
-    record.add_argument("match_id")
     record.add_argument("--output", "-o", help="write it to this file (default: standard output)")
-    _client_options(record)
-    record.set_defaults(func=cmd_record)
 
     bots = commands.add_parser("bots", help="play a server match with bots, one per seat token")
     bots.add_argument("--match", required=True, help="the match id")

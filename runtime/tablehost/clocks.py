@@ -18,7 +18,10 @@ epoch), so a restarted server knows every seat's time as of the last change. Dow
 (:class:`Heartbeat`, one small file, once a second); on restart a running clock is charged
 from the last change up to the last heartbeat, and runs on from the restart. A seat thus
 loses at most the one second between heartbeats beyond what it really used, and gains the
-downtime only.
+downtime only. Several processes on one PostgreSQL database: a process's heartbeat cannot
+tell whether the others were serving, so there a match's clocks are restored from its stored
+moves charged up to now (:meth:`Clocks.restore` with ``charged_until_ms`` = now), the same in
+every process; time while every process is down is charged.
 """
 
 from __future__ import annotations

@@ -33,6 +33,7 @@ number. Duplicate object keys: refused, see :func:`has_duplicate_keys` (parse ti
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import math
 import re
@@ -43,6 +44,7 @@ import orjson
 
 from tablehost.abi import ActionsAnswer, GameOverAnswer, ScoresAnswer, SetupAnswer, StepAnswer
 from tablehost.errors import GuestProtocolError, PatchError
+from tablehost.history import offers_digest as history_offers_digest
 from tablehost.limits import DEFAULT_ANSWER_LIMITS, AnswerLimits
 from tablehost.table import Table
 from tablehost.types import PlayerId
@@ -57,12 +59,90 @@ OFFER_INTENTS = frozenset(("choice", "confirm", "cancel"))
 def _offers_re(string_chars_max: int) -> re.Pattern[bytes]:
     """The offers list as the SDK writes it (full form, its key order, strings without escapes
     of at most ``string_chars_max`` bytes), matched in C."""
+    return re.compile(_offers_list(string_chars_max, b'"[^"\\\\\\x00-\\x1f]{0,%d}"' % string_chars_max))
+
+
+@functools.lru_cache(maxsize=64)
+def _offer_map_re(string_chars_max: int, space_ids: tuple[bytes, ...]) -> re.Pattern[bytes]:
+    """A map of offers lists ``{"<pid>": [...], ...}`` as the SDK writes it (see :func:`_offers_re`)
+    whose every ``space_id`` is one of ``space_ids`` (JSON text without escapes, sorted), matched in C.
+
+    Player ids are only shaped here (decimal); the caller checks that they are seated."""
+    spaces = b'"' + _trie(space_ids) + b'"'
+    offers = _sorted_offers_list(string_chars_max, spaces)
+    return re.compile(rb'\{(?:"[0-9]{1,10}":' + offers + rb'(?:,"[0-9]{1,10}":' + offers + rb")*)?\}")
+
+
+def _sorted_offers_list(string_chars_max: int, space_id: bytes) -> bytes:
+    """The regex of one offers list written with sorted keys (``orjson.OPT_SORT_KEYS``, the
+    canonical form :func:`tablehost.history.offers_digest` hashes) whose ``space_id`` values
+    match ``space_id``; strings as in :func:`_offers_re`."""
+    text = b'"[^"\\\\\\x00-\\x1f]{0,%d}"' % string_chars_max
+    offer = (
+        rb'\{"action":\{(?:"space_id":'
+        + space_id
+        + rb',"type":"space_click"|"index":(?:0|[1-9][0-9]{0,9}),"space_id":'
+        + space_id
+        + rb',"type":"piece_click"|"button":\{"disabled":(?:true|false),"id":'
+        + text
+        + rb',"label":'
+        + text
+        + rb',"location":'
+        + text
+        + rb'\},"type":"button_click")\},"intent":"(?:choice|confirm|cancel)","label":'
+        + text
+        + rb"\}"
+    )
+    return rb"\[(?:" + offer + rb"(?:," + offer + rb")*)?\]"
+
+
+@functools.lru_cache(maxsize=64)
+def _space_checks(string_chars_max: int, space_ids: tuple[str, ...]) -> tuple[frozenset[bytes], re.Pattern[bytes]]:
+    """The space ids as UTF-8 and the offers-map regex naming them (cached: every match of a game
+    has the same spaces, and undo brings a new table with the same ids)."""
+    plain = tuple(sorted(sid.encode() for sid in space_ids if _PLAIN_ID_RE.fullmatch(sid)))
+    return frozenset(sid.encode() for sid in space_ids), _offer_map_re(string_chars_max, plain)
+
+
+def _trie(words: Sequence[bytes]) -> bytes:
+    """A regex matching exactly ``words`` (sorted, distinct, non-empty), factored by common prefixes:
+    matching costs the length of a word, not the number of words."""
+    if not words:
+        return b"(?!)"
+    branches: list[bytes] = []
+    ends = False
+    start = 0
+    while start < len(words):
+        word = words[start]
+        if not word:
+            ends = True
+            start += 1
+            continue
+        head = word[:1]
+        stop = start
+        while stop < len(words) and words[stop][:1] == head:
+            stop += 1
+        branches.append(re.escape(head) + _trie([w[1:] for w in words[start:stop]]))
+        start = stop
+    if not branches:
+        return b""
+    body = branches[0] if len(branches) == 1 else b"(?:" + b"|".join(branches) + b")"
+    return b"(?:" + body + b")?" if ends else body
+
+
+_PLAIN_ID_RE = re.compile(r'[^"\\\x00-\x1f]{1,64}')
+"""Space ids the offers regex names: JSON writes them as they are; 64 characters at most (longer
+or escaped ids take the detailed path)."""
+
+
+def _offers_list(string_chars_max: int, space_id: bytes) -> bytes:
+    """The regex of one offers list whose ``space_id`` values match ``space_id``."""
     text = b'"[^"\\\\\\x00-\\x1f]{0,%d}"' % string_chars_max
     offer = (
         rb'\{"action":\{"type":"(?:space_click","space_id":'
-        + text
+        + space_id
         + rb'|piece_click","space_id":'
-        + text
+        + space_id
         + rb',"index":(?:0|[1-9][0-9]{0,9})'
         + rb'|button_click","button":\{"id":'
         + text
@@ -74,11 +154,12 @@ def _offers_re(string_chars_max: int) -> re.Pattern[bytes]:
         + text
         + rb"\}"
     )
-    return re.compile(rb"\[(?:" + offer + rb"(?:," + offer + rb")*)?\]")
+    return rb"\[(?:" + offer + rb"(?:," + offer + rb")*)?\]"
 
 
 _SPACE_IDS_RE = re.compile(rb'"space_id":"([^"]*)"')
 _PIECES_RE = re.compile(rb'"space_id":"([^"]*)","index":([0-9]+)')
+_SORTED_PIECES_RE = re.compile(rb'"index":([0-9]+),"space_id":"([^"]*)"')
 _EMPTY: list[Any] = []
 _INT_MIN, _INT_MAX = -(2**63), 2**64 - 1
 """Integers orjson (and the SDK's serde_json) read and write exactly."""
@@ -147,7 +228,10 @@ class Gate:
     match needs (documented per method).
     """
 
-    __slots__ = ("_ids", "_keys", "_space_bytes", "_table", "limits", "state_bytes")
+    __slots__ = (
+        "_canonical_offers", "_ids", "_keys", "_last_offers", "_offer_map", "_space_bytes", "_table", "limits",
+        "state_bytes",
+    )
 
     def __init__(self, player_ids: Sequence[PlayerId], limits: AnswerLimits = DEFAULT_ANSWER_LIMITS) -> None:
         self.limits = limits
@@ -155,6 +239,9 @@ class Gate:
         self._keys = {str(pid): pid for pid in player_ids}
         self._table: Table | None = None
         self._space_bytes: frozenset[bytes] = frozenset()
+        self._offer_map: re.Pattern[bytes] | None = None
+        self._last_offers = b""  # the newest offers map that passed, when it clicks no piece
+        self._canonical_offers: tuple[dict[str, Any], bytes] | None = None  # the map last passed, as canonical JSON
         self.state_bytes = 0
         """Upper bound of the state's JSON bytes (exact after setup; grows by each move's estimate)."""
 
@@ -483,8 +570,12 @@ class Gate:
                         )
                 self._owner(space.get("owner"), ".owner")
                 for name in ("public_state", "private_state"):
+                    mapping = space.get(name)
+                    if not mapping:  # absent, null or empty: nothing to check
+                        size += 2
+                        continue
                     try:
-                        size += self._value(space.get(name) or {}, depth)
+                        size += self._value(mapping, depth)
                     except _Bad as exc:
                         exc.path.append("." + name)
                         raise
@@ -580,7 +671,73 @@ class Gate:
             exc.path.append(".scores")
             raise
 
+    def _see_table(self, table: Table) -> None:
+        """Take ``table``'s space ids for the offers checks (they never change; a new table comes with undo)."""
+        if table is not self._table:
+            self._table = table
+            self._space_bytes, self._offer_map = _space_checks(self.limits.string_chars_max, tuple(table._spaces))
+            self._last_offers = b""
+
+    def _all_offers(self, actions: dict[str, Any], table: Table, lengths: dict[str, int], over: bool) -> bool:
+        """The fast path of :meth:`_actions`: True when every player's offers pass as the SDK writes
+        them, judged by one regex over the map's JSON (space ids included) and the piece indexes;
+        False sends the map through the detailed checks, which accept or name the fault.
+
+        An offers map equal to the previous one that passed on this table, and that clicks no
+        piece (piece indexes depend on the patches), passes without the regex.
+        """
+        keys = self._keys
+        limits = self.limits
+        per_player = limits.offers_per_player_max
+        total = 0
+        for key, offers in actions.items():
+            if key not in keys or type(offers) is not list:
+                return False
+            count = len(offers)
+            if count > per_player or (over and count):
+                return False
+            total += count
+        if total > limits.offers_total_max:
+            return False
+        self._see_table(table)
+        try:
+            encoded = orjson.dumps(actions, option=orjson.OPT_SORT_KEYS)
+        except TypeError:  # not JSON (an integer out of range): the detailed path names it
+            return False
+        if encoded != self._last_offers:
+            assert self._offer_map is not None
+            if self._offer_map.fullmatch(encoded) is None:
+                return False
+            if b'"piece_click"' in encoded:
+                spaces = table._spaces
+                for index, space in _SORTED_PIECES_RE.findall(encoded):
+                    space_id = space.decode()
+                    length = lengths.get(space_id)
+                    if length is None:
+                        length = len(spaces[space_id]["pieces"])
+                    if int(index) >= length:
+                        return False
+            else:
+                self._last_offers = encoded
+        self._canonical_offers = (actions, encoded)
+        return True
+
+    def offers_digest(self, actions: dict[str, Any]) -> str:
+        """:func:`tablehost.history.offers_digest` of a checked answer's ``actions`` map, empty lists
+        dropped (what a match journals): the canonical JSON the offers check wrote is hashed
+        again when ``actions`` is the map it checked last and holds no empty list.
+
+        Returns:
+            64 hex digits.
+        """
+        kept = self._canonical_offers
+        if kept is not None and kept[0] is actions and all(actions.values()):
+            return hashlib.sha256(kept[1]).hexdigest()
+        return history_offers_digest({pid: acts for pid, acts in actions.items() if acts})
+
     def _actions(self, actions: dict[str, Any], table: Table, lengths: dict[str, int], over: bool) -> None:
+        if self._all_offers(actions, table, lengths, over):
+            return
         total = 0
         for key, offers in actions.items():
             try:
@@ -606,11 +763,10 @@ class Gate:
         # then the named spaces and piece indexes. Anything else takes the detailed path below.
         try:
             encoded = orjson.dumps(offers)
-        except TypeError:  # an integer past 64 bits: orjson cannot write it; the detailed path refuses it
+        except TypeError:  # not JSON (an integer out of range): the detailed path names it
             encoded = b""
-        if encoded and _offers_re(limit).fullmatch(encoded):
-            if table is not self._table:  # space ids never change; a new table comes with undo
-                self._table, self._space_bytes = table, frozenset(sid.encode() for sid in table._spaces)
+        if _offers_re(limit).fullmatch(encoded):
+            self._see_table(table)
             if self._space_bytes.issuperset(_SPACE_IDS_RE.findall(encoded)):
                 if b'"piece_click"' not in encoded:
                     return
@@ -712,7 +868,26 @@ class Gate:
             if depth <= 0:
                 _bad(f"is nested deeper than {self.limits.value_depth_max} levels")
             size = 2
+            limit = self.limits.string_chars_max
             for key, item in value.items():
+                # Fast path: a short string key with a scalar that passes (the sizes below are
+                # what the detailed path adds); anything else goes through it.
+                if type(key) is str and len(key) <= limit:
+                    scalar = type(item)
+                    if scalar is str:
+                        if len(item) <= limit:
+                            size += len(key) + len(item) + 5
+                            continue
+                    elif scalar is bool or item is None:
+                        size += len(key) + 3 + _NODE_BYTES
+                        continue
+                    elif scalar is int:
+                        if _INT_MIN <= item <= _INT_MAX:
+                            size += len(key) + 3 + _NODE_BYTES
+                            continue
+                    elif scalar is float and _finite(item):
+                        size += len(key) + 3 + _NODE_BYTES
+                        continue
                 try:
                     if type(key) is not str:
                         _bad(f"has a key that is not a string: {key!r}")
@@ -730,7 +905,23 @@ class Gate:
             if depth <= 0:
                 _bad(f"is nested deeper than {self.limits.value_depth_max} levels")
             size = 2
+            limit = self.limits.string_chars_max
             for i, item in enumerate(value):
+                scalar = type(item)  # fast path as for objects
+                if scalar is str:
+                    if len(item) <= limit:
+                        size += len(item) + 3
+                        continue
+                elif scalar is bool or item is None:
+                    size += _NODE_BYTES + 1
+                    continue
+                elif scalar is int:
+                    if _INT_MIN <= item <= _INT_MAX:
+                        size += _NODE_BYTES + 1
+                        continue
+                elif scalar is float and _finite(item):
+                    size += _NODE_BYTES + 1
+                    continue
                 try:
                     size += self._value(item, depth - 1) + 1
                 except _Bad as exc:

@@ -12,6 +12,7 @@ not active, stale version, not offered, then the guest.
 from __future__ import annotations
 
 import secrets
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -43,7 +44,7 @@ from tablehost.history import (
 from tablehost.limits import DEFAULT_ANSWER_LIMITS, AnswerLimits
 from tablehost.metadata import DEFAULT_METADATA, GameMetadata
 from tablehost.results import END_REASONS, MatchResult, check_ranks, compute_result
-from tablehost.reveal import reveals
+from tablehost.reveal import RevealCheck, reveals
 from tablehost.table import Table, canonical_json, normalize_state
 from tablehost.types import ActionDict, AvailableActionDict, PlayerId, Seed, StateDict, Viewer
 from tablehost.view import resolve_view_action, view_actions, view_state, visible_scores
@@ -71,9 +72,24 @@ Journal = Callable[[str, dict[str, Any]], None]
 """``journal(kind, payload)``: called before a change becomes visible; see docs/architecture.md."""
 
 
+_second_text: tuple[int, str] = (-1, "")
+"""The newest whole second :func:`utc_now` formatted, and its text up to the seconds."""
+
+
 def utc_now() -> str:
-    """Return the current UTC time as ISO 8601 with microseconds, e.g. ``2026-11-29T21:00:00.000001+00:00``."""
-    return datetime.now(UTC).isoformat(timespec="microseconds")
+    """Return the current UTC time as ISO 8601 with microseconds, e.g. ``2026-11-29T21:00:00.000001+00:00``.
+
+    The same text as ``datetime.now(UTC).isoformat(timespec="microseconds")``; the date and
+    time of day are formatted once per second (this runs for every move).
+    """
+    global _second_text
+    micros = time.time_ns() // 1000
+    second, fraction = divmod(micros, 1_000_000)
+    known, text = _second_text
+    if second != known:
+        text = datetime.fromtimestamp(second, UTC).isoformat(timespec="seconds")[:-6]
+        _second_text = (second, text)
+    return f"{text}.{fraction:06d}+00:00"
 
 
 def draw_seed() -> Seed:
@@ -223,7 +239,7 @@ class Match:
             "patches": response["patches"],
             "rng_used": response["rng_used"],
             "score_labels": response["score_labels"],
-            "outcome": _outcome_of(response),
+            "outcome": _outcome_of(response, gate),
         }
         printed = keep_printed(response.get("printed"), answer_limits.printed_kept_chars)
         if printed:
@@ -584,7 +600,7 @@ class Match:
             view_action=view_action,
             picked=picked,
             by_host=by_host,
-            outcome=_outcome_of(response),
+            outcome=_outcome_of(response, self.gate),
             printed=keep_printed(response.get("printed"), self.gate.limits.printed_kept_chars),
         )
         if self.stamp_clocks is not None:
@@ -731,6 +747,10 @@ class Match:
                 version=self.version,
             )
 
+    def _seat_ids(self) -> list[PlayerId]:
+        """The seated player ids in seat order."""
+        return [p.player_id for p in self.players]
+
     def _position(self) -> _Position:
         outcome: Outcome = {"scores": self.scores, "game_over": self.game_over, "offers_sha256": ""}
         return _Position(self.table.snapshot(), outcome, self._actions)
@@ -739,16 +759,23 @@ class Match:
         """Apply a move's patches and bookkeeping (shared by live play and resume).
 
         The patches apply all or none (:meth:`Table.apply`). An undoable move is then judged
-        for a reveal by comparing the state before it (``before.snapshot``) with the state
-        after it under the viewer rule (:func:`tablehost.reveal.reveals`).
+        for a reveal by comparing the state before it with the state after it under the viewer
+        rule (:class:`tablehost.reveal.RevealCheck`: only what the patches touch is read; a
+        whole-state comparison of ``before.snapshot`` with :func:`tablehost.reveal.reveals`
+        when the patches hold an op it does not know).
 
         Raises:
             PatchError: a patch does not fit; the state is as it was.
         """
+        judge = move.undoable and before is not None
+        check = RevealCheck.before(self.table, move.patches, self._seat_ids()) if judge else None
         self.table.apply(move.patches)
-        if move.undoable and before is not None:
+        if check is not None:
+            move.revealed = check.revealed(self.table)
+        elif judge:
+            assert before is not None
             earlier = orjson.loads(before.snapshot)
-            move.revealed = reveals(earlier, self.table.state, (p.player_id for p in self.players))
+            move.revealed = reveals(earlier, self.table.state, self._seat_ids())
         self.history.append(move)
         self.version = move.seq
         if self._undo_chain and self._undo_chain[-1][0].player_id != move.player_id:
@@ -867,13 +894,12 @@ def _check_ranks(response: Mapping[str, Any], metadata: GameMetadata, player_ids
 
 
 
-def _outcome_of(response: SetupAnswer | StepAnswer) -> Outcome:
-    """The journaled result of an answer that passed the gate (offers by digest, empty lists dropped)."""
-    offers = {pid: acts for pid, acts in response["actions"].items() if acts}
+def _outcome_of(response: SetupAnswer | StepAnswer, gate: Gate) -> Outcome:
+    """The journaled result of an answer that passed ``gate`` (offers by digest, empty lists dropped)."""
     outcome: Outcome = {
         "scores": response["scores"],
         "game_over": response["game_over"],
-        "offers_sha256": offers_digest(offers),
+        "offers_sha256": gate.offers_digest(response["actions"]),
     }
     ranks = response.get("ranks")
     if response["game_over"] and isinstance(ranks, dict):

@@ -472,7 +472,7 @@ class Table:
         PatchError: the state is malformed (see :func:`normalize_state`).
     """
 
-    __slots__ = ("_players", "_spaces", "state")
+    __slots__ = ("_checked", "_players", "_spaces", "state")
 
     state: StateDict
     _spaces: dict[str, dict[str, Any]]
@@ -501,6 +501,7 @@ class Table:
     def _bind(self, state: StateDict) -> None:
         self.state = state
         self._spaces, self._players = Table._adopt(state)
+        self._checked: tuple[list[PatchDict], list[_Step]] | None = None
 
     def apply(self, patches: Iterable[PatchDict]) -> None:
         """Apply patches in order, all or none.
@@ -512,13 +513,17 @@ class Table:
             PatchError: a patch does not fit the state as it would be after the ones
                 before it; ``patch_index`` says which. The state is then unchanged.
         """
-        lengths: _Lengths = {}
-        steps: list[_Step] = []
-        try:
-            for patch in patches:
-                steps.append(_prepare(self, patch, lengths))
-        except PatchError as exc:
-            raise PatchError(f"patch {len(steps)}: {exc.message}", patch_index=len(steps)) from exc
+        checked, self._checked = self._checked, None
+        if checked is not None and checked[0] is patches:
+            steps = checked[1]  # prepared by check() on this very state: commit them
+        else:
+            lengths: _Lengths = {}
+            steps = []
+            try:
+                for patch in patches:
+                    steps.append(_prepare(self, patch, lengths))
+            except PatchError as exc:
+                raise PatchError(f"patch {len(steps)}: {exc.message}", patch_index=len(steps)) from exc
         for commit, args in steps:
             commit(*args)
 
@@ -526,7 +531,9 @@ class Table:
         """Raise exactly what :meth:`apply` would raise for ``patches``, changing nothing.
 
         Lets a caller make a change durable between checking and applying it, knowing the
-        apply cannot fail (the match journals a move this way).
+        apply cannot fail (the match journals a move this way). The checked steps are kept: a
+        following :meth:`apply` of the same list object (nothing applied in between, the list
+        not changed) commits them instead of preparing the patches again.
 
         Returns:
             The number of pieces each space the patches touch would hold afterwards, by
@@ -536,12 +543,16 @@ class Table:
         Raises:
             PatchError: as :meth:`apply`.
         """
+        self._checked = None
         lengths: _Lengths = {}
+        steps: list[_Step] = []
         for index, patch in enumerate(patches):
             try:
-                _prepare(self, patch, lengths)
+                steps.append(_prepare(self, patch, lengths))
             except PatchError as exc:
                 raise PatchError(f"patch {index}: {exc.message}", patch_index=index) from exc
+        if type(patches) is list:
+            self._checked = (patches, steps)
         return lengths
 
     def length(self, space_id: str) -> int | None:
@@ -551,6 +562,7 @@ class Table:
 
     def apply_patch(self, patch: PatchDict) -> None:
         """Apply one patch (see :meth:`apply`). Raises PatchError; the state is then unchanged."""
+        self._checked = None
         commit, args = _prepare(self, patch, {})
         commit(*args)
 

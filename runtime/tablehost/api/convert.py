@@ -82,6 +82,53 @@ def _ints(value: Any) -> Any:
     return value
 
 
+EXACT_INTEGER_LIMIT = 2**53
+"""A double holds every integer up to this magnitude exactly, and no wider range of them."""
+
+
+def integers_from_struct(struct: struct_pb2.Struct, path: str) -> dict[str, Any]:
+    """A request's Struct as a JSON object whose every number is an ``int``, or a refusal.
+
+    Struct numbers are doubles on the wire, so a client's integer arrives as a double. Where
+    the host expects only integers (game options), an integral double within ±2**53 is read as
+    that ``int``; any other number (fractional, NaN, infinite, or too large to be an exact
+    integer, such as a 10**23 sent as ``1e+23``) is refused here instead of reaching the game.
+
+    Args:
+        struct: the Struct as received.
+        path: its field name in the request (``"options"``), the start of paths in messages.
+
+    Returns:
+        The JSON object (strings, bools, nulls, lists and objects as sent; numbers as ``int``).
+
+    Raises:
+        InvalidRequest: a number is not such an integer; the message names its path
+            (``options.size``, ``options.seats[2]``) and the double as it was sent.
+    """
+    return {key: _integer_value(value, f"{path}.{key}") for key, value in struct.fields.items()}
+
+
+def _integer_value(value: struct_pb2.Value, path: str) -> Any:
+    kind = value.WhichOneof("kind")
+    if kind == "number_value":
+        number = value.number_value
+        if not (number.is_integer() and abs(number) <= EXACT_INTEGER_LIMIT):
+            raise InvalidRequest(
+                f"{path} is {number!r} as sent (a protobuf double): it must be an integer within "
+                f"±2^53, the range a double holds exactly"
+            )
+        return int(number)
+    if kind == "struct_value":
+        return integers_from_struct(value.struct_value, path)
+    if kind == "list_value":
+        return [_integer_value(item, f"{path}[{index}]") for index, item in enumerate(value.list_value.values)]
+    if kind == "string_value":
+        return value.string_value
+    if kind == "bool_value":
+        return value.bool_value
+    return None  # null_value, or no kind set (read as null, as MessageToDict does)
+
+
 # ---------------------------------------------------------------- actions
 
 

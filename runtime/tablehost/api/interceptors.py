@@ -249,6 +249,20 @@ class RequestInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
         show = self.show_guest_output or (principal is not None and principal.kind == ADMIN.kind)
         return status, details_for(exc, show_guest=show, ref=ref)
 
+    def _finished(self, method: str, outcome: str, started: float, **fields: Any) -> None:
+        """Log ``api.request`` (``outcome``, ``latency_ms`` since ``started``, ``fields``) and count it.
+
+        Args:
+            method: the RPC's name.
+            outcome: the status name (``OK``, ``CANCELLED``, ``INVALID_ARGUMENT``...).
+            started: ``time.perf_counter()`` seconds when the request came in.
+            fields: more log fields (a stream's ``messages`` sent).
+        """
+        log.info("api.request", outcome=outcome, **fields,
+                 latency_ms=round((time.perf_counter() - started) * 1e3, 3))
+        if self.metrics is not None:
+            self.metrics.requests.labels(method, outcome).inc()
+
     def _unary(self, method: str, behavior: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
         def handle(request: Any, context: grpc.ServicerContext) -> Any:
             started = time.perf_counter()
@@ -261,11 +275,7 @@ class RequestInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
                 outcome = status.name
                 context.abort(status, message)
             finally:
-                log.info(
-                    "api.request", outcome=outcome, latency_ms=round((time.perf_counter() - started) * 1e3, 3)
-                )
-                if self.metrics is not None:
-                    self.metrics.requests.labels(method, outcome).inc()
+                self._finished(method, outcome, started)
 
         return handle
 
@@ -288,13 +298,6 @@ class RequestInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
                 outcome = status.name
                 context.abort(status, message)
             finally:
-                log.info(
-                    "api.request",
-                    outcome=outcome,
-                    messages=sent,
-                    latency_ms=round((time.perf_counter() - started) * 1e3, 3),
-                )
-                if self.metrics is not None:
-                    self.metrics.requests.labels(method, outcome).inc()
+                self._finished(method, outcome, started, messages=sent)
 
         return handle

@@ -8,6 +8,7 @@ metric                                 type       labels, meaning
 ``moves_accepted_total``               counter    ``kind`` (move, undo): journaled changes
 ``moves_refused_total``                counter    ``reason``: the error code (``match/not_offered``...)
 ``guest_call_seconds``                 histogram  ``module``, ``op``: one pool call, wall time
+                                                  (queue wait and run, answered or refused)
 ``guest_call_fuel``                    histogram  ``module``, ``op``: fuel one answered op burnt
 ``budget_refusals_total``              counter    ``module``, ``budget``: calls stopped by a budget
 ``matches``                            gauge      ``state``: active (a change in the last
@@ -21,7 +22,9 @@ metric                                 type       labels, meaning
 =====================================  =========  ===========================================
 
 Each server has its own :class:`Metrics` (its own ``CollectorRegistry``), so tests can run
-several servers in one process. Nothing here imports grpc.
+several servers in one process. Guest calls reach it through the pool's public observer hook
+(:attr:`tablehost.guest.GuestPool.observer` set to :meth:`Metrics.observe_guest_call`).
+Nothing here imports grpc.
 """
 
 from __future__ import annotations
@@ -29,21 +32,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from tablehost.errors import BudgetExceeded
-from tablehost.guest import Guest, GuestPool
-from tablehost.guest.instance import CallBudget
-from tablehost.guest.protocol import OP_NAMES
-from tablehost.limits import Limits
-from tablehost.module import GameModule
-from tablehost.types import ActionDict, AvailableActionDict, PlayerId, Seed, StateDict
-
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from tablehost.guest.pool import CallTiming
 
 ACTIVE_WINDOW_S = 60.0
 """A match changed within this many seconds counts as active; longer idle and not over, waiting."""
@@ -100,6 +96,20 @@ class Metrics:
             registry=r,
         )
 
+    def observe_guest_call(self, timing: CallTiming) -> None:
+        """Count one guest pool call: a :attr:`GuestPool.observer <tablehost.guest.GuestPool.observer>`.
+
+        Args:
+            timing: the call's record. Its ``queue_ms + run_ms`` goes to ``guest_call_seconds``;
+                the fuel of an answered op to ``guest_call_fuel`` (a refused op's budget says
+                nothing about what it burnt); a ``guest/budget`` refusal to ``budget_refusals``.
+        """
+        self.guest_seconds.labels(timing.module, timing.op).observe((timing.queue_ms + timing.run_ms) / 1000.0)
+        if not timing.failed:
+            self.guest_fuel.labels(timing.module, timing.op).observe(timing.fuel)
+        elif timing.budget is not None:
+            self.budget_refusals.labels(timing.module, timing.budget).inc()
+
     def watch_matches(self, summaries: Callable[[], Iterable[tuple[bool, str]]]) -> None:
         """Count matches at scrape time from ``summaries()``: ``(game_over, newest_change_at)``
         per match (``newest_change_at`` an ISO 8601 timestamp)."""
@@ -138,84 +148,3 @@ class _MatchStates(Collector):
         for state, count in counts.items():
             family.add_metric([state], count)
         yield family
-
-
-class MeteredPool(GuestPool):
-    """A guest pool whose calls are timed (and their budget refusals counted) per module and op.
-
-    Args:
-        module: the compiled module (as :class:`~tablehost.guest.GuestPool`).
-        limits: per-call budgets (as :class:`~tablehost.guest.GuestPool`).
-        metrics: where the figures go; the ``module`` label is ``module.name``.
-    """
-
-    def __init__(self, module: GameModule, limits: Limits | None, metrics: Metrics) -> None:
-        super().__init__(module, limits)
-        self._metrics = metrics
-        self._label = module.name or module.sha256[:12]
-        self._seconds = {
-            op: metrics.guest_seconds.labels(self._label, op)
-            for op in ("setup", "step", "actions", "scores", "game_over")
-        }
-        self._fuel = {code: metrics.guest_fuel.labels(self._label, name) for code, name in OP_NAMES.items()}
-
-    def _call_with_state(  # type: ignore[override]
-        self,
-        guest: Guest,
-        op: int,
-        held_ref: str | None,
-        get_state: Callable[[], StateDict],
-        fields: dict[str, Any],
-        budget: CallBudget,
-    ) -> tuple[dict[str, Any], bool]:
-        """The pool's call of one op, and the fuel it burnt (the op's budget, all crossings).
-
-        Only answered ops are measured: after a failure the budget holds what the panic-message
-        read left, not what the op burnt (a failure is counted by ``budget_refusals``)."""
-        answer = GuestPool._call_with_state(guest, op, held_ref, get_state, fields, budget)
-        self._fuel[op].observe(max(0, self.limits.fuel_per_call - budget.fuel))
-        return answer
-
-    def _timed(self, op: str, call: Callable[[], T]) -> T:
-        started = time.perf_counter()
-        try:
-            return call()
-        except BudgetExceeded as exc:
-            self._metrics.budget_refusals.labels(self._label, exc.budget or "unknown").inc()
-            raise
-        finally:
-            self._seconds[op].observe(time.perf_counter() - started)
-
-    def setup(
-        self, players: list[dict[str, Any]], seed: Seed, next_ref: str, options: dict[str, Any] | None = None
-    ) -> dict[str, Any]:
-        return self._timed("setup", lambda: GuestPool.setup(self, players, seed, next_ref, options))
-
-    def step(
-        self,
-        state_ref: str,
-        get_state: Callable[[], StateDict],
-        next_ref: str,
-        player_id: PlayerId,
-        action: ActionDict,
-        seed: Seed,
-        *,
-        want_state: bool = False,
-    ) -> dict[str, Any]:
-        return self._timed(
-            "step",
-            lambda: GuestPool.step(
-                self, state_ref, get_state, next_ref, player_id, action, seed, want_state=want_state
-            ),
-        )
-
-    def actions(
-        self, state_ref: str, get_state: Callable[[], StateDict], player_id: PlayerId
-    ) -> list[AvailableActionDict]:
-        return self._timed("actions", lambda: GuestPool.actions(self, state_ref, get_state, player_id))
-
-    def scores(self, state_ref: str, get_state: Callable[[], StateDict]) -> dict[str, Any]:
-        return self._timed("scores", lambda: GuestPool.scores(self, state_ref, get_state))
-
-    def game_over(self, state_ref: str, get_state: Callable[[], StateDict]) -> dict[str, Any]:
-        return self._timed("game_over", lambda: GuestPool.game_over(self, state_ref, get_state))

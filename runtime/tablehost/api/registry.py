@@ -38,8 +38,8 @@ import structlog
 
 from tablehost.api.auth import ADMIN, Principal, ensure_admin_token, hash_token, new_token
 from tablehost.api.faults import InvalidRequest, PermissionDenied, Unauthenticated, UnknownModule
-from tablehost.api.metrics import MeteredPool, Metrics
-from tablehost.api.server_bots import BOT_MOVES_PER_CALL, check_bot_name, play_bots
+from tablehost.api.metrics import Metrics
+from tablehost.api.server_bots import BOT_MOVES_PER_CALL, check_bot_name, next_bot, play_bots
 from tablehost.api.timekeeper import Timekeeper
 from tablehost.api.validation import check_color, check_module_name, check_username
 from tablehost.clocks import Clocks, Heartbeat, TimeControl, now_ms
@@ -53,7 +53,7 @@ from tablehost.match import Match, MatchView
 from tablehost.metadata import GameMetadata, check_player_count, parse_metadata, resolve_options
 from tablehost.module import GameModule, load_module
 from tablehost.record import resume_match
-from tablehost.store import Claim, MatchStore, SeatRow, StoredModule, open_store
+from tablehost.store import Claim, MatchStore, SeatRow, StoredModule, StoreError, open_store
 from tablehost.view import view_actions
 
 log = structlog.get_logger(__name__)
@@ -68,6 +68,9 @@ HEARD_WAIT_S = 0.05
 HOST_MOVES_PER_TICK = 200
 """Most moves the host plays for absent seats in one match per clock tick (a bound, so one
 match cannot hold the timekeeper)."""
+ADOPT_INTERVAL_S = 2.0
+"""On a shared store, how often the timekeeper looks for matches this process does not hold in
+memory yet (made or started by another process), so their clocks run here too, seconds."""
 HOST_INTENTS = ("confirm", "choice")
 """The host's choice for an absent seat: the first offered action of intent ``confirm``, else
 the first of intent ``choice``; never ``cancel`` or ``undo`` (so it cannot go back and forth)."""
@@ -96,6 +99,9 @@ class LiveMatch:
     """Open WatchMatch streams per seat."""
     next_clocks: Clocks | None = None
     """The clocks stamped on the move being submitted (committed once it is accepted)."""
+    returned: dict[int, int] = field(default_factory=dict)
+    """Seat -> the match version at which it last came back through this process (so a seat
+    that came back is not taken for absent again when the stored match is re-read)."""
 
 
 @dataclass
@@ -256,6 +262,10 @@ class MatchRegistry:
         self._resume_pools: dict[str, GuestPool] = {}
         self._matches: dict[str, LiveMatch] = {}
         self._lobby: dict[str, LobbyEntry] = {}
+        self._returns: dict[str, dict[int, int]] = {}
+        """Match -> seat -> version: returns announced by other processes, not yet applied."""
+        self._unadoptable: set[str] = set()
+        """Stored matches that could not be resumed (:meth:`adopt_matches` skips them)."""
         self.heartbeat = Heartbeat(self.data_dir)
         self._tokens: dict[str, Principal] = {hash_token(admin_token): ADMIN}
         for seat in self.store.load_seats():
@@ -271,11 +281,14 @@ class MatchRegistry:
             self._timekeeper = Timekeeper(self)
             self._timekeeper.start()
         self.store.subscribe(self._heard)
+        self.store.subscribe_returns(self._heard_return)
 
     # ------------------------------------------------------------ lifecycle
 
     def _resume_all(self) -> None:
-        charged_until = self.heartbeat.read()
+        # A shared store's clocks are a function of the stored match and the time: every process
+        # must charge a seat alike, so this process's own heartbeat cannot grant downtime there.
+        charged_until = None if self.store.shared else self.heartbeat.read()
         for match_id in self.store.match_ids():
             try:
                 record = self.store.load_record(match_id)
@@ -337,6 +350,41 @@ class MatchRegistry:
             finally:
                 live.changed.release()
 
+    def _heard_return(self, match_id: str, player_id: int, version: int) -> None:
+        """Seat ``player_id`` of ``match_id`` came back at ``version`` through another process;
+        noted here (the listener never waits for a match) and applied by :meth:`_take_returns`."""
+        with self._lock:
+            seats = self._returns.setdefault(match_id, {})
+            seats[player_id] = max(version, seats.get(player_id, -1))
+
+    def _take_returns(self, live: LiveMatch) -> None:
+        """Apply the returns other processes announced for ``live``: a seat that came back after
+        the host's newest move for it is no longer absent. Call under ``live.changed``."""
+        with self._lock:
+            heard = self._returns.pop(live.match.match_id, None)
+        if not heard:
+            return
+        resigned = live.match.resigned_ids
+        for player_id, version in heard.items():
+            live.returned[player_id] = max(version, live.returned.get(player_id, -1))
+            if player_id in live.zombies and player_id not in resigned:
+                hosted = [m.seq for m in live.match.history if m.player_id == player_id and m.by_host and not m.undone]
+                if not hosted or version >= hosted[-1]:  # not timed out again since it came back
+                    live.zombies.discard(player_id)
+
+    def _derive_zombies(self, live: LiveMatch) -> None:
+        """Absent seats from the stored moves: those that resigned, and those whose newest own
+        move the host played, unless the seat came back since (``live.returned``)."""
+        match = live.match
+        zombies = set(match.resigned_ids)
+        for player in match.players:
+            own = [m for m in match.history if m.player_id == player.player_id and not m.undone]
+            if own and own[-1].by_host and live.returned.get(player.player_id, -1) >= own[-1].seq:
+                continue
+            if own and own[-1].by_host:
+                zombies.add(player.player_id)
+        live.zombies = zombies
+
     def _catch_up(self, live: LiveMatch, claim: Claim | None = None) -> None:
         """Reload ``live`` when the store holds a newer version; call under ``live.changed``.
 
@@ -356,8 +404,9 @@ class MatchRegistry:
         previous = live.match.version
         live.match = self._resume(match_id, record)
         live.views.clear()
-        if live.clocks is not None:  # the clocks stay this process's; the new match stamps them
-            self._install_stamp(live)
+        # Another process changed the match: its clocks and absent seats are the stored ones,
+        # charged up to now (that process was serving it meanwhile).
+        self._resume_clocks(live, record, None)
         log.info("match.caught_up", match_id=match_id, version_before=previous, version=live.match.version)
 
     @contextmanager
@@ -380,14 +429,22 @@ class MatchRegistry:
                 live.match.journal = self.store.journal_for(match_id)
 
     def _resume_clocks(self, live: LiveMatch, record: dict[str, Any], charged_until: int | None) -> None:
-        """Restore a timed match's clocks and zombies (the downtime policy of :mod:`tablehost.clocks`)."""
+        """Set a match's clocks and zombies from its stored moves (after a restart: the downtime
+        policy of :mod:`tablehost.clocks`; ``charged_until`` None charges the running seats up to
+        now, as when another process served the match meanwhile).
+
+        Zombies are the seats whose newest own move the host played (unless the seat came back
+        through this process since) and the seats that resigned.
+        """
+        del record  # the match rebuilt from it holds what is needed
         match = live.match
         control = TimeControl.from_json(match.time_control)
-        for player in match.players:  # a seat whose newest move the host played is still absent
-            own = [m for m in match.history if m.player_id == player.player_id and not m.undone]
-            if own and own[-1].by_host:
-                live.zombies.add(player.player_id)
-        live.zombies.update(match.resigned_ids)
+        with self._lock:
+            heard = self._returns.pop(match.match_id, {})
+        for player_id, version in heard.items():
+            live.returned[player_id] = max(version, live.returned.get(player_id, -1))
+        self._derive_zombies(live)
+        live.clocks = None
         if not control.enabled:
             return
         saved = next((m.clocks for m in reversed(match.history) if m.clocks is not None), None)
@@ -464,11 +521,8 @@ class MatchRegistry:
         module = load_module(
             stored.data, limits=self.limits, cache_dir=self.data_dir / "cache", name=stored.name
         )
-        fresh = (
-            GuestPool(module, self.limits)
-            if self.metrics is None
-            else MeteredPool(module, self.limits, self.metrics)
-        )
+        observer = None if self.metrics is None else self.metrics.observe_guest_call
+        fresh = GuestPool(module, self.limits, observer=observer)
         with self._lock:
             return self._pools.setdefault(sha256, fresh)
 
@@ -867,6 +921,12 @@ class MatchRegistry:
         comes back (a GetView or WatchMatch with its token). Called by the server's timekeeper
         a few times a second; also beats the heartbeat.
 
+        Several processes on a shared store: each ticks every match it holds in memory (and
+        adopts those it does not, :meth:`adopt_matches`). A match is held in the store only when
+        something is due by its clocks as this process knows them; under the hold the stored
+        match is re-read first (clocks included), so a timeout or host move that another process
+        applied already is not applied twice.
+
         Returns:
             How many matches changed.
         """
@@ -877,7 +937,10 @@ class MatchRegistry:
             if live.clocks is None and not live.zombies and not live.match.bots:
                 continue
             with live.changed:
-                if live.match.game_over:
+                if self.store.shared:
+                    self._catch_up(live)  # versions heard from other processes
+                    self._take_returns(live)
+                if live.match.game_over or not self._due(live, now):
                     continue
                 try:
                     with self._held(live):
@@ -890,6 +953,46 @@ class MatchRegistry:
                     changed += 1
                     live.changed.notify_all()
         return changed
+
+    def _due(self, live: LiveMatch, now: int) -> bool:
+        """Whether a tick has something to do in ``live``: a running clock of a seat that is
+        not absent ran out, an absent seat is active, or a server bot seat is to move. Call under
+        ``live.changed``."""
+        if live.clocks is not None and any(p not in live.zombies for p in live.clocks.expired(now)):
+            return True
+        if any(p in live.zombies for p in live.match.active_player_ids):
+            return True
+        return bool(live.match.bots) and next_bot(live.match) is not None
+
+    def adopt_matches(self) -> int:
+        """On a shared store, take into memory the stored matches this process does not hold
+        (created, or started from the lobby, by another process), so their clocks run here too
+        and survive that process's death. Called by the timekeeper every
+        :data:`ADOPT_INTERVAL_S`; nothing to do on a store of one process.
+
+        Returns:
+            How many matches were taken in (a waiting match stays in the lobby).
+
+        Raises:
+            StoreError: the store cannot be reached.
+        """
+        if not self.store.shared:
+            return 0
+        adopted = 0
+        for match_id in list(self._lobby):
+            self._lobby_entry(match_id)  # re-read: started or aborted elsewhere leaves the lobby
+        for match_id in self.store.match_ids():
+            if match_id in self._matches or match_id in self._lobby or match_id in self._unadoptable:
+                continue
+            try:
+                if self._load(match_id) is not None:
+                    adopted += 1
+            except StoreError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - one broken match must not keep the others out
+                self._unadoptable.add(match_id)  # logged once, not every interval
+                log.error("match.adopt_failed", match_id=match_id, error=str(exc), error_type=type(exc).__name__)
+        return adopted
 
     def _apply_timeouts(self, live: LiveMatch, now: int) -> bool:
         if live.clocks is None:
@@ -908,6 +1011,7 @@ class MatchRegistry:
         return False
 
     def _play_for_absent(self, live: LiveMatch) -> bool:
+        self._take_returns(live)
         match = live.match
         moved = False
         for _ in range(HOST_MOVES_PER_TICK):
@@ -960,6 +1064,8 @@ class MatchRegistry:
         """A seat that shows up again (view or watch with its token) is no longer played for."""
         if viewer is not None and viewer in live.zombies and viewer not in live.match.resigned_ids:
             live.zombies.discard(viewer)
+            live.returned[viewer] = live.match.version
+            self.store.announce_return(live.match.match_id, viewer, live.match.version)
             log.info("seat.returned", match_id=live.match.match_id, player_id=viewer)
 
     # ------------------------------------------------------------ reading
@@ -982,9 +1088,10 @@ class MatchRegistry:
             return None
         if self._hold_waiting(record):
             return None
-        match = self._resume(match_id, record)
+        live = LiveMatch(self._resume(match_id, record), threading.Condition())
+        self._resume_clocks(live, record, None)  # the clocks as stored, charged up to now
         with self._lock:
-            return self._matches.setdefault(match_id, LiveMatch(match, threading.Condition()))
+            return self._matches.setdefault(match_id, live)
 
     def view(self, principal: Principal, match_id: str) -> ServedView:
         """The caller's view: its seat's for a seat token, the spectator view otherwise (a waiting

@@ -210,7 +210,8 @@ def serve(
 
     ``http`` (``host:port``, off when ``None``) also serves the web table
     (:mod:`tablehost.web`) on a thread of this process, over the same registry; its URL is
-    printed as ``web table on http://HOST:PORT/``.
+    printed as ``web table on http://HOST:PORT/``. With ``reuse_port`` it shares that address
+    with the other processes too.
 
     Returns:
         The exit status: 0 after a clean stop, 2 when it could not start.
@@ -252,7 +253,7 @@ def serve(
         try:
             from tablehost.web.app import HttpServer
 
-            web = HttpServer(http, registry)
+            web = HttpServer(http, registry, reuse_port=reuse_port)
         except (ValueError, RuntimeError, ImportError) as exc:
             registry.close()
             print(f"tablehost: {exc}", file=sys.stderr)
@@ -267,15 +268,7 @@ def serve(
         *([f"web table on {web.url}/ (tablehost web prints the admin link)"] if web else []),
     )
     log.info("server.started", address=f"{host}:{port}", store=registry.store.description, pid=os.getpid())
-    stopping = threading.Event()
-
-    def stop(signum: int, frame: FrameType | None) -> None:
-        del frame
-        log.info("server.stopping", signal=signal.Signals(signum).name)
-        stopping.set()
-
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGTERM, stop)
+    stopping = _stop_on_signals()
     stopping.wait()
     registry.close_watchers()
     if web is not None:
@@ -285,7 +278,9 @@ def serve(
     return 0
 
 
-def serve_processes(processes: int, listen: str, data_dir: Path | str, serve_args: list[str]) -> int:
+def serve_processes(
+    processes: int, listen: str, data_dir: Path | str, serve_args: list[str], *, http: str | None = None
+) -> int:
     """Run ``processes`` ``tablehost serve`` processes on one address until SIGINT or SIGTERM.
 
     Each child runs ``tablehost serve --reuse-port`` with ``serve_args`` (which must name a
@@ -299,18 +294,21 @@ def serve_processes(processes: int, listen: str, data_dir: Path | str, serve_arg
         listen: ``host:port`` shared by the children.
         data_dir: their data directory.
         serve_args: the rest of their command line (``--store``, ``--metrics-port`` ...).
+        http: the web table's ``host:port`` (``--http``), shared by every child like ``listen``
+            (``SO_REUSEPORT``; port 0 resolved once here too); ``None``: no web table.
 
     Returns:
         The exit status: 0 after a clean stop, 2 when the first start failed.
     """
-    host, port = check_address(listen, listening=True)
-    holder = None
-    if port == 0:  # pick one port for all; the held socket keeps it ours until the children listen
-        holder = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
-        holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-        holder.bind((host.strip("[]"), 0))
-        port = holder.getsockname()[1]
-    address = f"{host}:{port}"
+    holders: list[socket.socket] = []
+    try:
+        address = _shared_address(listen, holders)
+        web_address = None if http is None else _shared_address(http, holders)
+    except (ValueError, OSError) as exc:
+        for holder in holders:
+            holder.close()
+        print(f"tablehost: {exc}", file=sys.stderr)
+        return EXIT_CANNOT_START
     Path(data_dir).mkdir(mode=0o700, parents=True, exist_ok=True)
     token_path, _ = ensure_admin_token(Path(data_dir))  # once, before the children race for it
     metrics_base = None
@@ -322,9 +320,10 @@ def serve_processes(processes: int, listen: str, data_dir: Path | str, serve_arg
 
     def command(index: int) -> list[str]:
         extra = [] if metrics_base is None else ["--metrics-port", str(metrics_base + index if metrics_base else 0)]
+        web = [] if web_address is None else ["--http", web_address]
         return [
             sys.executable, "-m", "tablehost", "serve", "--listen", address, "--data", str(data_dir),
-            "--reuse-port", *rest, *extra,
+            "--reuse-port", *rest, *extra, *web,
         ]
 
     children: list[subprocess.Popen[str]] = []
@@ -340,22 +339,15 @@ def serve_processes(processes: int, listen: str, data_dir: Path | str, serve_arg
             return EXIT_CANNOT_START
         threading.Thread(target=_drain, args=(child,), daemon=True).start()
         children.append(child)
-    if holder is not None:
+    for holder in holders:
         holder.close()
     _announce(
         f"tablehost serving on {address} ({processes} processes, pids "
         f"{','.join(str(c.pid) for c in children)})",
         f"admin token: {token_path.resolve()}",
+        *([f"web table on {_http_url(web_address)}/ (tablehost web prints the admin link)"] if web_address else []),
     )
-    stopping = threading.Event()
-
-    def stop(signum: int, frame: FrameType | None) -> None:
-        del frame
-        log.info("server.stopping", signal=signal.Signals(signum).name)
-        stopping.set()
-
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGTERM, stop)
+    stopping = _stop_on_signals()
     while not stopping.wait(0.5):
         for index, child in enumerate(children):
             if child.poll() is not None:
@@ -368,6 +360,46 @@ def serve_processes(processes: int, listen: str, data_dir: Path | str, serve_arg
     for child in children:
         child.wait(timeout=30)
     return 0
+
+
+def _shared_address(address: str, holders: list[socket.socket]) -> str:
+    """``address`` with port 0 replaced by a free port every child can share.
+
+    The socket that picked the port (``SO_REUSEPORT``) is appended to ``holders`` and keeps the
+    port ours until the children listen. Raises ValueError when ``address`` is not ``host:port``.
+    """
+    host, port = check_address(address, listening=True)
+    if port == 0:
+        holder = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+        holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        holder.bind((host.strip("[]"), 0))
+        holders.append(holder)
+        port = holder.getsockname()[1]
+    return f"{host}:{port}"
+
+
+def _http_url(address: str) -> str:
+    """``http://host:port`` of a ``host:port`` address (IPv6 hosts in brackets)."""
+    host, _, port = address.rpartition(":")
+    host = host.strip("[]")
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def _stop_on_signals() -> threading.Event:
+    """An event set (and logged as ``server.stopping``) when SIGINT or SIGTERM arrives.
+
+    Installs the handlers, so call it from the main thread.
+    """
+    stopping = threading.Event()
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        del frame
+        log.info("server.stopping", signal=signal.Signals(signum).name)
+        stopping.set()
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    return stopping
 
 
 def _drain(child: subprocess.Popen[str]) -> None:

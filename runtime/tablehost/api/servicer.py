@@ -181,7 +181,7 @@ class MatchServicer(pb_grpc.MatchServiceServicer):
             current_principal.get(),
             request.module_id,
             [(s.username, s.color, s.open, s.bot) for s in request.seats],
-            convert.from_struct(request.options) if request.options.fields else {},
+            convert.integers_from_struct(request.options, "options"),
             _time_control(request.time_control),
         )
         structlog.contextvars.bind_contextvars(match_id=created.match_id, version=0)

@@ -2,12 +2,15 @@
 
 Every :data:`TICK_S` it calls :meth:`MatchRegistry.tick_clocks`, which times out seats whose
 clock reached 0, plays for absent seats and beats the heartbeat the clocks' downtime policy
-reads after a restart (:mod:`tablehost.clocks`).
+reads after a restart (:mod:`tablehost.clocks`). On a shared store it also takes in, every
+:data:`~tablehost.api.registry.ADOPT_INTERVAL_S`, the matches other processes made
+(:meth:`MatchRegistry.adopt_matches`), so their clocks run here too if that process dies.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from typing import TYPE_CHECKING
 
 import structlog
@@ -46,7 +49,16 @@ class Timekeeper:
             self._thread.join(timeout=5)
 
     def _run(self) -> None:
+        from tablehost.api.registry import ADOPT_INTERVAL_S
+
+        adopted_at = time.monotonic()
         while not self._stop.wait(self.tick_s):
+            if time.monotonic() - adopted_at >= ADOPT_INTERVAL_S:
+                adopted_at = time.monotonic()
+                try:
+                    self.registry.adopt_matches()
+                except Exception as exc:  # noqa: BLE001 - the store is down: the clocks wait, then resume
+                    log.warning("clock.adopt_failed", error=str(exc))
             try:
                 self.registry.tick_clocks()
             except Exception:

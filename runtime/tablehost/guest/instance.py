@@ -37,7 +37,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 import structlog
@@ -118,8 +118,7 @@ class CallBudget:
         return min(self.cpu_left_ms, (self.deadline - time.monotonic()) * 1000.0)
 
 
-@dataclass(frozen=True)
-class CallStats:
+class CallStats(NamedTuple):
     """What one op cost, over all its crossings.
 
     Attributes:
@@ -193,7 +192,7 @@ class Guest:
         self._marker = RawFunc(raw, _func(exports, "tablehost_abi_v1"), 1)
         self._buffer_ptr = 0
         self._buffer_bytes = 0
-        self._memory_at_start = raw.memory_bytes()
+        self._memory_now = raw.memory_bytes()  # only the guest grows it: read after each crossing
 
     def call(self, op: int, request: dict[str, Any], budget: CallBudget | None = None) -> dict[str, Any]:
         """Run one op: serialise ``request``, cross once, parse and shape-check the response.
@@ -220,13 +219,17 @@ class Guest:
         try:
             try:
                 packed = self._cross(op, orjson.dumps(request))
-            finally:
+            except BaseException:
                 self.last_stats = CallStats(
                     op_name,
                     fuel_before - self._budget.fuel,
                     (time.perf_counter() - started) * 1000.0,
                     self._memory_bytes() if self._raw is not None else 0,
                 )
+                raise
+            self.last_stats = CallStats(
+                op_name, fuel_before - self._budget.fuel, (time.perf_counter() - started) * 1000.0, self._memory_now
+            )
             response = parse_response(packed, op_name)
             error = response.get("error")
             if error is not None:
@@ -244,7 +247,9 @@ class Guest:
         """
         self._budget = budget if budget is not None else CallBudget.start(self.limits)
         with self._crossing("abi_marker"):
-            return int(self._marker.call().i32)
+            minor = int(self._marker.call().i32)
+        self._memory_now = self._memory_bytes()  # the marker may grow memory too
+        return minor
 
     def remember(self, ref: str) -> list[str]:
         """Record that the SDK now caches ``ref``; return the refs its LRU evicted."""
@@ -273,7 +278,6 @@ class Guest:
         # Memory never shrinks, so the buffer checked at allocation is still inside it.
         ctypes.memmove(raw.base + self._buffer_ptr, payload, size)
         op_name = OP_NAMES.get(op, str(op))
-        self._memory_at_start = raw.memory_bytes()
         with self._crossing(op_name):
             packed = self._call.call(op, self._buffer_ptr, size).i64
         return self._read_packed(packed, op_name)
@@ -324,7 +328,8 @@ class Guest:
             raise BudgetExceeded(
                 f"the guest could not allocate a {capacity}-byte request buffer", budget="memory", op="alloc"
             )
-        if ptr + capacity > self._memory_bytes():
+        self._memory_now = self._memory_bytes()
+        if ptr + capacity > self._memory_now:
             raise GuestProtocolError("tablehost_alloc returned a buffer outside guest memory", op="alloc")
         self._buffer_ptr, self._buffer_bytes = ptr, capacity
 
@@ -336,7 +341,7 @@ class Guest:
                 f"response of {out_len} bytes is over the {self.limits.response_bytes}-byte limit",
                 budget="response", op=op_name,
             )
-        memory_bytes = self._memory_bytes()
+        memory_bytes = self._memory_now = self._memory_bytes()
         if out_ptr + out_len > memory_bytes:
             raise GuestProtocolError(
                 f"response at {out_ptr}..{out_ptr + out_len} lies outside guest memory ({memory_bytes} bytes)",

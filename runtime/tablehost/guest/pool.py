@@ -40,8 +40,11 @@ happened, and under the cap it was refused, so the trap is reported as the memor
 ``factor * cap`` was refused and the trap is reported as itself. (A call on a warm instance is
 re-run from a fresh start, which ``tablehost check`` proves equivalent for a conforming module.)
 
-Every call's :class:`CallTiming` (queue wait, run time, CPU time) goes to the pool's
-``observer`` when one is set, and is attached to a raised :class:`GuestError` as ``timing``.
+Observing calls: every call of an op (``setup``, ``step``, ``actions``, ``scores``,
+``game_over``), answered or refused, ends with one :class:`CallTiming` (module, op, queue wait,
+run time, CPU time, fuel, outcome) handed to the pool's ``observer`` when one is set (this is how
+the server's Prometheus metrics see guest calls), and attached to a raised :class:`GuestError`
+as ``timing``.
 
 Guest code runs only on threads of a known large native stack (:mod:`tablehost._stacks`).
 """
@@ -112,26 +115,45 @@ STRUGGLING_WAIT_MS = 50.0
 its refusals come quickly instead of after a long queue, while modules in good standing run."""
 
 
+OUTCOME_OK = "ok"
+""":attr:`CallTiming.outcome` of an answered call (a refused one carries its error ``code``)."""
+
+
 @dataclass(frozen=True)
 class CallTiming:
-    """Where one pool call's time went, milliseconds.
+    """What one pool call cost and how it ended: what a :attr:`GuestPool.observer` receives.
 
     Attributes:
-        op: the op name.
-        queue_ms: from the call's entry into the pool until it held its run slot (thread hop,
-            module slot, run slot).
-        run_ms: from holding the run slot until the answer or the refusal (instantiation,
-            every crossing, the failure report).
-        cpu_ms: CPU time of the guest's thread during ``run_ms``; ``cpu_ms / run_ms`` is the
-            share of a core the call got.
-        failed: the call raised a :class:`GuestError`.
+        module: the module's name, or the first 12 hex digits of its sha256 when it has none.
+        op: the op name (``setup``, ``step``, ``actions``, ``scores``, ``game_over``).
+        queue_ms: milliseconds from the call's entry into the pool until it held its run slot
+            (thread hop, module slot, run slot); for a call refused before it ran, until the refusal.
+        run_ms: milliseconds from holding the run slot until the answer or the refusal
+            (instantiation, every crossing, the failure report); 0 when the call never ran.
+        cpu_ms: CPU milliseconds of the guest's thread during ``run_ms``; ``cpu_ms / run_ms``
+            is the share of a core the call got.
+        fuel: fuel units the op burnt over all its crossings when it was answered; 0 when it
+            was refused (after a failure the budget no longer says what the op burnt).
+        outcome: :data:`OUTCOME_OK`, or the refusal's error code (``guest/budget``,
+            ``guest/trap``, ``module/busy``, ``module/quarantined``...), or ``"error"`` for an
+            exception that is not a :class:`GuestError`.
+        budget: for ``guest/budget``, the budget that stopped the call (``fuel``, ``wall_ms``,
+            ``memory``...); else None.
     """
 
+    module: str
     op: str
     queue_ms: float
     run_ms: float
     cpu_ms: float
-    failed: bool
+    fuel: int = 0
+    outcome: str = OUTCOME_OK
+    budget: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        """The call was refused (it raised)."""
+        return self.outcome != OUTCOME_OK
 
 
 def match_key(state_ref: str) -> str:
@@ -155,10 +177,16 @@ class GuestPool:
         keep_warm_ms: how long a match's idle instance is kept, milliseconds (0: dropped after
             every call, so every call instantiates).
         run_slots: the run slots calls take (default: the process's :data:`RUN_SLOTS`).
+        observer: the initial :attr:`observer`.
 
     Attributes:
         instantiations: fresh instances made so far (match switches and replacements).
-        observer: called with every call's :class:`CallTiming` (on the guest thread), or None.
+        observer: called once per op call (not ``metadata``), answered or refused, with its
+            :class:`CallTiming`, on the thread that ran the call, after the call's run slot is
+            given back and before the answer or refusal reaches the caller; keep it quick. An
+            exception it raises is logged (``guest.observer_failed``) and otherwise ignored.
+            None: nobody observes.
+        label: the ``module`` of this pool's :class:`CallTiming` records.
 
     Raises:
         ValueError: ``limits.stack_bytes`` differs from the module's.
@@ -171,14 +199,16 @@ class GuestPool:
         *,
         keep_warm_ms: float = KEEP_WARM_MS,
         run_slots: RunSlots | None = None,
+        observer: Callable[[CallTiming], None] | None = None,
     ) -> None:
         self.module = module
+        self.label = module.name or module.sha256[:12]
         self.limits = limits or module.limits
         if self.limits.stack_bytes != module.limits.stack_bytes:
             raise ValueError("stack_bytes is an engine setting: load the module with the limits you want")
         self.keep_warm_ms = keep_warm_ms
         self.run_slots = run_slots if run_slots is not None else RUN_SLOTS
-        self.observer: Callable[[CallTiming], None] | None = None
+        self.observer: Callable[[CallTiming], None] | None = observer
         self.instantiations = 0
         self._cond = threading.Condition()
         self._warm: OrderedDict[str, tuple[Guest, float]] = OrderedDict()  # match key -> (idle instance, since)
@@ -191,6 +221,8 @@ class GuestPool:
         self._proven = False  # one of its calls succeeded: it may have instances_per_module in flight
         self._quarantines = 0
         self._quarantined_until = 0.0
+        self._metadata: dict[str, Any] | None = None
+        self._metadata_asked = False
         _SWEEPER.add(self)
 
     def setup(
@@ -218,12 +250,18 @@ class GuestPool:
 
     def metadata(self) -> dict[str, Any] | None:
         """The module's op-6 answer (unchecked: see :mod:`tablehost.metadata`), or None for a
-        module of ABI minor 0, which has no ``metadata`` op. Runs in a fresh instance bound to
-        no match, under one call's budgets.
+        module of ABI minor 0, which has no ``metadata`` op. Asked once per pool, in a fresh
+        instance bound to no match, under one call's budgets; later calls return that answer
+        (metadata describes the module, not a match). A failed call is not kept.
+
+        Returns:
+            The answer as parsed (the same dict on every call: do not change it).
 
         Raises:
             BudgetExceeded, GuestPanic, GuestTrap, GuestProtocolError: the call failed.
         """
+        if self._metadata_asked:
+            return self._metadata
 
         def ask() -> dict[str, Any] | None:
             self.run_slots.acquire(self, timeout_s=self.limits.queue_ms / 1000.0)
@@ -236,7 +274,9 @@ class GuestPool:
             finally:
                 self.run_slots.release(self)
 
-        return on_big_stack(self.limits.stack_bytes, ask)
+        answer = on_big_stack(self.limits.stack_bytes, ask)
+        self._metadata, self._metadata_asked = answer, True
+        return answer
 
     def step(
         self,
@@ -351,27 +391,31 @@ class GuestPool:
         entered: float,
     ) -> dict[str, Any]:
         """:meth:`run_scaled` on the big stack: a run slot as for every call, then the call."""
-        warm, struggling = self._acquire(key)
-        wait_ms = min(self.limits.queue_ms, STRUGGLING_WAIT_MS) if struggling else self.limits.queue_ms
+        started: float | None = None  # perf_counter seconds when the run slot was held
+        cpu_started = 0.0
+        failure: BaseException | None = None
         try:
-            self.run_slots.acquire(self, struggling=struggling, timeout_s=wait_ms / 1000.0)
-        except GuestError:
-            self._release_unstarted(warm)
-            raise
-        started = time.perf_counter()
-        cpu_started = time.thread_time()
-        failed = False
-        try:
-            return self._run_scaled_holding_slot(key, warm, op, fields, scale, state_ref, get_state)
-        except GuestError as exc:
-            failed = True
-            exc.timing = self._timing(op, entered, started, cpu_started, failed)  # type: ignore[attr-defined]
+            warm, struggling = self._acquire(key)
+            wait_ms = min(self.limits.queue_ms, STRUGGLING_WAIT_MS) if struggling else self.limits.queue_ms
+            try:
+                self.run_slots.acquire(self, struggling=struggling, timeout_s=wait_ms / 1000.0)
+            except GuestError:
+                self._release_unstarted(warm)
+                raise
+            started = time.perf_counter()
+            cpu_started = time.thread_time()
+            try:
+                return self._run_scaled_holding_slot(key, warm, op, fields, scale, state_ref, get_state)
+            finally:
+                self.run_slots.release(self)
+        except BaseException as exc:
+            failure = exc
             raise
         finally:
-            self.run_slots.release(self)
-            observer = self.observer
-            if observer is not None:
-                observer(self._timing(op, entered, started, cpu_started, failed))
+            timing = self._timing(op, entered, started, cpu_started, 0, failure)  # fuel not counted here
+            if isinstance(failure, GuestError):
+                failure.timing = timing  # type: ignore[attr-defined]
+            self._observe(timing)
 
     def _run_scaled_holding_slot(
         self,
@@ -490,38 +534,67 @@ class GuestPool:
         next_ref: str | None,
         entered: float,
     ) -> dict[str, Any]:
-        warm, struggling = self._acquire(key)
-        wait_ms = min(self.limits.queue_ms, STRUGGLING_WAIT_MS) if struggling else self.limits.queue_ms
+        started: float | None = None  # perf_counter seconds when the run slot was held
+        cpu_started = 0.0
+        fuel = 0
+        failure: BaseException | None = None
         try:
-            self.run_slots.acquire(self, struggling=struggling, timeout_s=wait_ms / 1000.0)
-        except GuestError:
-            self._release_unstarted(warm)
-            raise
-        started = time.perf_counter()
-        cpu_started = time.thread_time()
-        failed = False
-        try:
-            return self._run_holding_slot(key, warm, op, state_ref, get_state, fields, next_ref)
-        except GuestError as exc:
-            failed = True
-            exc.timing = self._timing(op, entered, started, cpu_started, failed)  # type: ignore[attr-defined]
+            warm, struggling = self._acquire(key)
+            wait_ms = min(self.limits.queue_ms, STRUGGLING_WAIT_MS) if struggling else self.limits.queue_ms
+            try:
+                self.run_slots.acquire(self, struggling=struggling, timeout_s=wait_ms / 1000.0)
+            except GuestError:
+                self._release_unstarted(warm)
+                raise
+            started = time.perf_counter()
+            cpu_started = time.thread_time()
+            try:
+                response, fuel = self._run_holding_slot(key, warm, op, state_ref, get_state, fields, next_ref)
+            finally:
+                self.run_slots.release(self)
+            return response
+        except BaseException as exc:
+            failure = exc
             raise
         finally:
-            self.run_slots.release(self)
-            observer = self.observer
-            if observer is not None:
-                observer(self._timing(op, entered, started, cpu_started, failed))
+            timing = self._timing(op, entered, started, cpu_started, fuel, failure)
+            if isinstance(failure, GuestError):
+                failure.timing = timing  # type: ignore[attr-defined]
+            self._observe(timing)
 
-    @staticmethod
-    def _timing(op: int, entered: float, started: float, cpu_started: float, failed: bool) -> CallTiming:
+    def _timing(
+        self, op: int, entered: float, started: float | None, cpu_started: float, fuel: int,
+        failure: BaseException | None,
+    ) -> CallTiming:
         now = time.perf_counter()
+        ran = started is not None
+        held = started if started is not None else now
+        if failure is None:
+            outcome, budget = OUTCOME_OK, None
+        elif isinstance(failure, GuestError):
+            outcome = failure.code
+            budget = (failure.budget or "unknown") if isinstance(failure, BudgetExceeded) else None
+        else:
+            outcome, budget = "error", None
         return CallTiming(
-            OP_NAMES.get(op, str(op)),
-            (started - entered) * 1000.0,
-            (now - started) * 1000.0,
-            (time.thread_time() - cpu_started) * 1000.0,
-            failed,
+            module=self.label,
+            op=OP_NAMES.get(op, str(op)),
+            queue_ms=(held - entered) * 1000.0,
+            run_ms=(now - held) * 1000.0,
+            cpu_ms=(time.thread_time() - cpu_started) * 1000.0 if ran else 0.0,
+            fuel=fuel,
+            outcome=outcome,
+            budget=budget,
         )
+
+    def _observe(self, timing: CallTiming) -> None:
+        observer = self.observer
+        if observer is None:
+            return
+        try:
+            observer(timing)
+        except Exception as exc:  # noqa: BLE001 (an observer's bug must not turn an answer into a refusal)
+            log.error("guest.observer_failed", module=self.label, op=timing.op, error=repr(exc)[:LOGGED_ERROR_CHARS])
 
     def _run_holding_slot(
         self,
@@ -532,7 +605,8 @@ class GuestPool:
         get_state: Callable[[], StateDict],
         fields: dict[str, Any],
         next_ref: str | None,
-    ) -> dict[str, Any]:
+    ) -> tuple[dict[str, Any], int]:
+        """Run the op on ``warm`` or a fresh instance; return the answer and the fuel it burnt."""
         guest = warm if warm is not None else self._instantiate(key)
         budget = CallBudget.start(self.limits)
         try:
@@ -564,7 +638,7 @@ class GuestPool:
             if next_ref is not None:
                 guest.remember(next_ref)
             self._release_locked(guest, failed=False)
-        return response
+        return response, max(0, self.limits.fuel_per_call - budget.fuel)
 
     def _judge_memory_trap(
         self, op: int, get_state: Callable[[], StateDict], fields: dict[str, Any], trap: GuestTrap
@@ -630,7 +704,7 @@ class GuestPool:
             while True:
                 if self._closed:
                     raise GuestError(f"the guest pool of module {self.module.name} is closed")
-                wait_ms = self.quarantined_for_ms
+                wait_ms = self.quarantined_for_ms if self._quarantined_until else 0.0
                 if wait_ms > 0:
                     raise ModuleQuarantined(
                         f"module {self.module.name} is quarantined for {wait_ms:.0f} ms more: "

@@ -25,7 +25,7 @@ import os
 import threading
 import time
 from collections import Counter, OrderedDict, deque
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 
 from tablehost.errors import ModuleBusy
 
@@ -33,13 +33,16 @@ SLOTS_ENV = "TABLEHOST_GUEST_SLOTS"
 """Environment variable that overrides the number of run slots (a positive integer)."""
 
 
-def default_slots() -> int:
+def default_slots(environ: Mapping[str, str] | None = None) -> int:
     """Run slots of this process: ``$TABLEHOST_GUEST_SLOTS`` when set, else the usable CPU count.
+
+    Args:
+        environ: the environment to read (default ``os.environ``).
 
     Raises:
         ValueError: ``$TABLEHOST_GUEST_SLOTS`` is not a positive integer.
     """
-    text = os.environ.get(SLOTS_ENV, "").strip()
+    text = (os.environ if environ is None else environ).get(SLOTS_ENV, "").strip()
     if text:
         if not text.isdigit() or int(text) < 1:
             raise ValueError(f"{SLOTS_ENV} must be a positive integer, got {text!r}")

@@ -63,8 +63,8 @@ def open_store(spec: str | None, data_dir: Path | str, *, synchronous: str = "FU
         spec: ``None`` or ``""`` (SQLite in ``data_dir``), ``sqlite:PATH`` (SQLite in the
             directory PATH), or ``postgresql://...`` / ``postgres://...`` (a libpq URL).
         data_dir: the server's data directory (the SQLite default's place).
-        synchronous: SQLite's sync mode, ``"FULL"`` or ``"NORMAL"`` (PostgreSQL always commits
-            durably).
+        synchronous: ``"FULL"`` or ``"NORMAL"``: SQLite's sync mode, or PostgreSQL's
+            ``synchronous_commit`` on or off for this process (see each backend's Durability).
 
     Returns:
         An open store.
@@ -84,7 +84,7 @@ def open_store(spec: str | None, data_dir: Path | str, *, synchronous: str = "FU
     if spec.startswith(("postgresql://", "postgres://")):
         from tablehost.store.postgresql import PostgresStore  # psycopg loads only when asked for
 
-        return PostgresStore(spec)
+        return PostgresStore(spec, synchronous=synchronous)
     raise StoreUnusable(
         f"--store {spec.split('://')[0]}...: give sqlite:DIR or postgresql://USER@HOST[:PORT]/DB"
     )

@@ -252,6 +252,19 @@ class MatchStore:
         """Call ``callback(match_id, version)`` after any process stores a version (shared stores)."""
         del callback
 
+    def announce_return(self, match_id: str, player_id: int, version: int) -> None:
+        """Tell the other processes that seat ``player_id`` of ``match_id`` came back at
+        ``version`` (the host stops playing for it); nothing on a store of one process.
+
+        Best effort, like the return itself (a restart forgets it too): never raises.
+        """
+        del match_id, player_id, version
+
+    def subscribe_returns(self, callback: Callable[[str, int, int], None]) -> None:
+        """Call ``callback(match_id, player_id, version)`` when another process announces a seat
+        came back (:meth:`announce_return`; shared stores)."""
+        del callback
+
     def _timed_commit(self, started: float, entries: int) -> None:
         self.transactions += 1
         self.entries += entries

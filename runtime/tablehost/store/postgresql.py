@@ -1,7 +1,17 @@
 """``PostgresStore``: one PostgreSQL database shared by any number of server processes.
 
 Same tables and guarantees as SQLite (:mod:`tablehost.store.base`): each write commits before
-it returns (``synchronous_commit`` stays on), tokens are stored only as hashes.
+it returns, tokens are stored only as hashes.
+
+Durability (``synchronous``, ``serve --sync``): ``"FULL"`` (the default) sets
+``synchronous_commit=on`` for this process's sessions, whatever the database's default: a
+reply means the move's WAL record is flushed to the database server's disk. ``"NORMAL"`` sets
+``synchronous_commit=off``: a commit returns before that flush, so a crash of the database
+server or its machine may lose the newest acknowledged moves (PostgreSQL flushes within
+3 x ``wal_writer_delay``, 600 ms by default); a killed or failed-over tablehost process still
+loses nothing, and the database is never corrupted. It is the same trade as SQLite's NORMAL.
+The server's own ``fsync`` and ``synchronous_commit`` settings are the operator's; ``fsync=off``
+on the database server loses the durability of both modes.
 
 Several processes:
 
@@ -61,6 +71,8 @@ log = structlog.get_logger(__name__)
 
 CHANNEL = "tablehost_moves"
 """The NOTIFY channel of stored versions; payload ``"<match_id> <version>"``."""
+RETURNS_CHANNEL = "tablehost_returns"
+"""The NOTIFY channel of seats that came back; payload ``"<match_id> <player_id> <version>"``."""
 HOLD_TIMEOUT_MS = 5000
 """A session idle inside a transaction this long is ended by the server, freeing its match locks."""
 LOCK_WAIT_MS = 3 * HOLD_TIMEOUT_MS
@@ -74,6 +86,8 @@ CONNECT_TIMEOUT_S = 5
 LISTEN_POLL_S = 1.0
 SCHEMA_LOCK_KEY = 0x7461626C65
 """Advisory lock key serialising schema creation when several servers start at once."""
+NOT_FLUSHED = " -c synchronous_commit=off"
+"""Added to :data:`SESSION_OPTIONS` under ``synchronous="NORMAL"`` (the later setting wins)."""
 SESSION_OPTIONS = (
     # A commit returns once durable, whatever the database's default: a reply means stored.
     "-c synchronous_commit=on "
@@ -124,15 +138,39 @@ def redact(url: str) -> str:
     return f"postgresql://{user}{host}{port}/{info.get('dbname', '')}"
 
 
+def _note_of(params: tuple[Any, ...]) -> str:
+    """The NOTIFY payload of a journal entry's ``INSERT`` parameters: ``"<match_id> <version>"``."""
+    return f"{params[0]} {params[1]}"
+
+
+@contextmanager
+def _autocommit(conn: psycopg.Connection[Any]) -> Iterator[None]:
+    """Run the block with ``conn`` in autocommit (the block sends its own ``BEGIN``/``COMMIT``);
+    a transaction the block left open is rolled back, and the connection is put back as the
+    pool hands them out (autocommit off). A broken connection is left to the pool to drop."""
+    conn.autocommit = True
+    try:
+        yield
+    finally:
+        try:
+            if not conn.closed and conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                conn.execute("ROLLBACK")
+            if not conn.closed:
+                conn.autocommit = False
+        except psycopg.Error:
+            conn.close()  # never handed out again in an unknown state: the pool drops it
+
+
 class _Pool:
     """Up to ``size`` connections (autocommit off), handed out one caller at a time.
 
     A connection that failed is closed rather than handed out again.
     """
 
-    def __init__(self, url: str, size: int) -> None:
+    def __init__(self, url: str, size: int, *, durable: bool = True) -> None:
         self.url = url
         self.size = size
+        self.durable = durable
         self._idle: list[psycopg.Connection[Any]] = []
         self._open = 0
         self._cond = threading.Condition()
@@ -146,7 +184,7 @@ class _Pool:
                 self.url,
                 autocommit=autocommit,
                 connect_timeout=CONNECT_TIMEOUT_S,
-                options=f"{given} {SESSION_OPTIONS}".strip(),
+                options=f"{given} {SESSION_OPTIONS}{'' if self.durable else NOT_FLUSHED}".strip(),
             )
 
     @contextmanager
@@ -218,8 +256,10 @@ class PostgresStore(MatchStore):
     Args:
         url: a libpq connection URL or ``key=value`` string.
         pool_size: connections this process opens at most (plus one for LISTEN).
+        synchronous: ``"FULL"`` (default) or ``"NORMAL"``: see Durability in the module docstring.
 
     Raises:
+        ValueError: an unknown ``synchronous`` mode.
         StoreUnavailable: the database cannot be reached.
         StoreUnusable: the URL is malformed.
         RecordError: the database was written by a newer schema version.
@@ -227,18 +267,22 @@ class PostgresStore(MatchStore):
 
     shared = True
 
-    def __init__(self, url: str, *, pool_size: int = POOL_SIZE) -> None:
+    def __init__(self, url: str, *, pool_size: int = POOL_SIZE, synchronous: str = "FULL") -> None:
         super().__init__()
+        if synchronous not in ("FULL", "NORMAL"):
+            raise ValueError(f"synchronous must be FULL or NORMAL, not {synchronous!r}")
         try:
             psycopg.conninfo.conninfo_to_dict(url)
         except psycopg.Error as exc:
             raise StoreUnusable(f"malformed PostgreSQL URL {redact(url)}: {exc}") from exc
         self.description = redact(url)
         self._dialect = POSTGRESQL
-        self._pool = _Pool(url, pool_size)
+        self._pool = _Pool(url, pool_size, durable=synchronous == "FULL")
+        self.description += "" if synchronous == "FULL" else " (sync normal)"
         self._latest: dict[str, int] = {}
         self._latest_lock = threading.Lock()
         self._subscribers: list[Callable[[str, int], None]] = []
+        self._return_subscribers: list[Callable[[str, int, int], None]] = []
         self._closing = threading.Event()
         self._create_schema()
         self._listening = threading.Event()
@@ -280,43 +324,52 @@ class PostgresStore(MatchStore):
     def append(self, match_id: str, kind: str, payload: dict[str, Any]) -> None:
         sql, params = self.move_statement(match_id, kind, payload)
         started = time.perf_counter()
-        with self._pool.connection() as conn, driver_errors():
-            self._journal_in(conn, sql, params)
+        with self._pool.connection() as conn, driver_errors(), _autocommit(conn):
+            # One round trip: the entry and its announcement, one implicit transaction.
+            psycopg.ClientCursor(conn).execute(self._journal_sql(sql), (*params, CHANNEL, _note_of(params)))
         self._timed_commit(started, 1)
 
-    def _journal_in(self, conn: psycopg.Connection[Any], sql: str, params: tuple[Any, ...]) -> None:
-        """Insert one journal entry, announce it, commit (which ends any hold of the match).
+    def _journal_sql(self, insert: str, *, commit: bool = False) -> str:
+        """The journal entry's ``INSERT``, its ``NOTIFY`` (sent when the transaction commits)
+        and, inside a hold, the ``COMMIT`` that ends the hold: one simple query, one round trip.
 
-        No pipeline mode here or in :meth:`claim`: after one, PostgreSQL 15 did not apply
-        ``idle_in_transaction_session_timeout`` to the session (measured), and that timeout
-        is what frees the matches of a hung process.
+        Sent with client-side parameters (``psycopg.ClientCursor``): the server's extended
+        protocol takes one statement per message. No pipeline mode here or in :meth:`claim`:
+        after one, PostgreSQL 15 did not apply ``idle_in_transaction_session_timeout`` to the
+        session (measured), and that timeout is what frees the matches of a hung process.
         """
-        conn.execute(self._dialect.sql(sql), params)  # type: ignore[arg-type]
-        conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"{params[0]} {params[1]}"))
-        conn.commit()
+        return self._dialect.sql(insert) + "; SELECT pg_notify(%s, %s)" + ("; COMMIT" if commit else "")
 
     @contextmanager
     def claim(self, match_id: str) -> Iterator[Claim]:
         """Hold ``match_id`` (its advisory lock) for one request; see the module docstring.
 
-        The claim's journal writes the entry and commits in the held transaction; a request
-        that journals nothing rolls back when the block exits. Either way the lock is freed.
+        Two round trips in all for a move: one opens the transaction, takes the lock and reads
+        the version; the claim's journal writes the entry, announces it and commits (which
+        frees the lock). A request that journals nothing rolls back when the block exits.
 
         Raises:
             StoreUnavailable: the database cannot be reached (nothing held).
         """
-        with self._pool.connection() as conn:
+        with self._pool.connection() as conn, _autocommit(conn):
+            cursor = psycopg.ClientCursor(conn)
             with driver_errors():
-                conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock_key(match_id),))
-                # A statement of its own: its snapshot is taken once the lock is held.
-                row = conn.execute(self._dialect.sql(SELECT_VERSION), (match_id,)).fetchone()
+                # The version is read by a statement of its own: its snapshot is taken once the
+                # lock is held (READ COMMITTED takes one per statement).
+                cursor.execute(
+                    "BEGIN; SELECT pg_advisory_xact_lock(%s); " + self._dialect.sql(SELECT_VERSION),
+                    (lock_key(match_id), match_id),
+                )
+                while cursor.nextset():
+                    pass
+                row = cursor.fetchone()
             version = int(row[0]) if row else 0
 
             def journal(kind: str, payload: dict[str, Any]) -> None:
                 sql, params = self.move_statement(match_id, kind, payload)
                 started = time.perf_counter()
                 with driver_errors():
-                    self._journal_in(conn, sql, params)
+                    cursor.execute(self._journal_sql(sql, commit=True), (*params, CHANNEL, _note_of(params)))
                 self._timed_commit(started, 1)
 
             def load_record() -> dict[str, Any]:
@@ -338,6 +391,17 @@ class PostgresStore(MatchStore):
 
     def subscribe(self, callback: Callable[[str, int], None]) -> None:
         self._subscribers.append(callback)
+
+    def announce_return(self, match_id: str, player_id: int, version: int) -> None:
+        try:
+            with self._pool.connection() as conn, driver_errors():
+                conn.execute("SELECT pg_notify(%s, %s)", (RETURNS_CHANNEL, f"{match_id} {player_id} {version}"))
+                conn.commit()  # a notification is sent when its transaction commits
+        except StoreError as exc:
+            log.warning("store.announce_failed", match_id=match_id, error=str(exc))
+
+    def subscribe_returns(self, callback: Callable[[str, int, int], None]) -> None:
+        self._return_subscribers.append(callback)
 
     def close(self) -> None:
         """Stop listening and close every connection; the store is unusable afterwards."""
@@ -363,11 +427,15 @@ class PostgresStore(MatchStore):
             try:
                 with conn:
                     conn.execute(f"LISTEN {CHANNEL}")
+                    conn.execute(f"LISTEN {RETURNS_CHANNEL}")
                     self._resync(conn)
                     self._listening.set()
                     while not self._closing.is_set():
                         for note in conn.notifies(timeout=LISTEN_POLL_S):
-                            self._heard(note.payload)
+                            if note.channel == RETURNS_CHANNEL:
+                                self._heard_return(note.payload)
+                            else:
+                                self._heard(note.payload)
             except psycopg.Error as exc:
                 if not self._closing.is_set():
                     log.warning("store.listen_lost", error=str(exc).strip())
@@ -384,6 +452,19 @@ class PostgresStore(MatchStore):
             self._note(match_id, int(version))
         except ValueError:
             log.warning("store.bad_notification", payload=payload[:200])
+
+    def _heard_return(self, payload: str) -> None:
+        try:
+            match_id, player_id, version = payload.rsplit(" ", 2)
+            heard = (match_id, int(player_id), int(version))
+        except ValueError:
+            log.warning("store.bad_notification", payload=payload[:200])
+            return
+        for callback in self._return_subscribers:
+            try:
+                callback(*heard)
+            except Exception:
+                log.exception("store.subscriber_failed", match_id=match_id)
 
     def _note(self, match_id: str, version: int) -> None:
         with self._latest_lock:

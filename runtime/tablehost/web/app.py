@@ -95,16 +95,24 @@ class HttpServer:
         address: ``host:port`` to listen on; port 0 picks a free port.
         registry: the registry the gRPC server serves.
         max_watchers: event streams open at once.
+        reuse_port: bind with ``SO_REUSEPORT`` so several ``serve`` processes on one shared
+            store listen on one address (the kernel spreads the connections; a stream on one
+            process sees moves made on any other through the registry's watch, which wakes on
+            the store's notifications).
 
     Raises:
         ValueError: ``address`` is not ``host:port``.
         RuntimeError: the address cannot be bound (port taken, not an address of this machine).
     """
 
-    def __init__(self, address: str, registry: MatchRegistry, *, max_watchers: int = 64) -> None:
+    def __init__(
+        self, address: str, registry: MatchRegistry, *, max_watchers: int = 64, reuse_port: bool = False
+    ) -> None:
         host, port = check_address(address, listening=True)
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self._socket = socket.socket(family, socket.SOCK_STREAM)
+        if reuse_port:
+            self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         try:
             self._socket.bind((host, port))
         except OSError as exc:

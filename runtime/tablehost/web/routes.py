@@ -171,18 +171,31 @@ class Api:
 
     async def modules(self, request: Request, principal: Principal) -> Response:
         del request
-        stored = await run_in_threadpool(self.registry.list_modules, principal)
-        return json_response(
-            [
-                {
-                    "module_id": m.sha256,
-                    "name": m.name,
-                    "size_bytes": m.size_bytes,
-                    "uploaded_at": m.uploaded_at,
-                }
-                for m in stored
-            ]
-        )
+        listed = await run_in_threadpool(self._modules_with_seats, principal)
+        return json_response(listed)
+
+    def _modules_with_seats(self, principal: Principal) -> list[dict[str, Any]]:
+        """Every stored module as ``{module_id, name, size_bytes, uploaded_at}`` plus, when its
+        metadata op answers, ``min_players``, ``max_players`` and ``description`` (the lobby's
+        seat count starts at the game's fewest seats). A module whose metadata fails is listed
+        without them."""
+        listed = []
+        for m in self.registry.list_modules(principal):
+            entry: dict[str, Any] = {
+                "module_id": m.sha256, "name": m.name, "size_bytes": m.size_bytes, "uploaded_at": m.uploaded_at,
+            }
+            try:
+                metadata = self.registry.metadata_of(m.sha256)
+            except TablehostError:
+                metadata = None
+            if metadata is not None and metadata.declared:
+                entry.update(
+                    min_players=metadata.min_players,
+                    max_players=metadata.max_players,
+                    description=metadata.description,
+                )
+            listed.append(entry)
+        return listed
 
     async def upload(self, request: Request, principal: Principal) -> Response:
         if principal.kind != "admin":  # before reading a body that may be megabytes

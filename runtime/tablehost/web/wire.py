@@ -93,7 +93,8 @@ def _view_body(served: ServedView) -> dict[str, Any]:
 
 
 def created_json(created: CreatedMatch) -> dict[str, Any]:
-    """What ``POST /api/matches`` answers the admin: the match id, a token per seat, the spectator token."""
+    """What ``POST /api/matches`` answers the admin: the match id, a token per seated seat, the
+    spectator token, and the player ids of the seats left open (taken later by a join)."""
     return {
         "match_id": created.match_id,
         "seats": [
@@ -102,6 +103,7 @@ def created_json(created: CreatedMatch) -> dict[str, Any]:
         ],
         "spectator_token": created.spectator_token,
         "score_labels": created.score_labels,
+        "open_seats": list(created.open_seats),
     }
 
 

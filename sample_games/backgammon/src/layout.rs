@@ -105,6 +105,7 @@ pub fn config(players: &[PlayerId], options: &Options) -> GameConfig {
     let cube = options.0.get(DOUBLING_CUBE).and_then(Value::as_bool).unwrap_or(true);
     meta_data.insert(MATCH_LENGTH.to_string(), json!(length));
     meta_data.insert(DOUBLING_CUBE.to_string(), json!(cube));
+    meta_data.insert("display".to_string(), crate::display::hints(players));
     GameConfig {
         spaces,
         score_labels: vec!["Match points".to_string(), "Pips to go".to_string()],

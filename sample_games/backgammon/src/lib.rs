@@ -43,6 +43,7 @@ use tablehost_sdk::{
 };
 
 pub mod board;
+pub mod display;
 pub mod game;
 pub mod layout;
 pub mod turn;

@@ -325,6 +325,7 @@ fn gather(table: &mut Table) {
 fn finish(table: &mut Table) {
     table.set_meta(PHASE, "over");
     table.set_meta(BETTING, Value::Null);
+    crate::layout::set_pot(table, 0);
     table.set_active_players(Vec::new());
     let mut standings: Vec<(u64, PlayerId)> = table
         .players()

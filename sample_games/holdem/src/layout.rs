@@ -60,6 +60,9 @@ pub const HAND: &str = "hand";
 pub const PHASE: &str = "phase";
 /// Meta key: the current hand's `Betting`.
 pub const BETTING: &str = "betting";
+/// Meta key: the chips in the pot of the hand in play (every seat's `committed`; 0 between
+/// hands), kept for the table to show.
+pub const POT: &str = "pot";
 /// Meta key: who showed, who mucked and who won at the last showdown.
 pub const LAST_SHOWDOWN: &str = "last_showdown";
 /// Player public state keys.
@@ -104,6 +107,8 @@ pub fn config(players: &[PlayerId], options: &Options) -> GameConfig {
     assert!(small <= big, "the big blind ({}) is below the small blind ({})", big, small);
     assert!(big <= stack, "the big blind ({}) is above the starting stack ({})", big, stack);
     meta_data.insert(HAND.to_string(), json!(0));
+    meta_data.insert(POT.to_string(), json!(0));
+    meta_data.insert("display".to_string(), crate::display::hints());
     GameConfig {
         spaces,
         score_labels: vec!["Chips".to_string()],
@@ -134,6 +139,14 @@ pub fn betting(table: &Table) -> Betting {
 pub fn store_betting(table: &mut Table, betting: &Betting) {
     let value = tablehost_sdk::serde_json::to_value(betting).expect("a Betting serialises");
     table.set_meta(BETTING, value);
+    set_pot(table, betting.pot());
+}
+
+/// Sets meta `pot` to `chips` unless it already holds that.
+pub fn set_pot(table: &mut Table, chips: u64) {
+    if table.meta(POT).and_then(Value::as_u64) != Some(chips) {
+        table.set_meta(POT, chips);
+    }
 }
 
 /// Whether the game is over.

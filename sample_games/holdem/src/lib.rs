@@ -29,6 +29,7 @@ use tablehost_sdk::{
 
 pub mod betting;
 pub mod cards;
+pub mod display;
 pub mod hand;
 pub mod layout;
 pub mod offers;

@@ -49,6 +49,8 @@ pub const FROM: &str = "from";
 pub const TO: &str = "to";
 pub const MOVE_MIN: &str = "move_min";
 pub const CONQUERED: &str = "conquered";
+/// Meta key: `{continent id: armies}`, the continent bonuses (static; for the table to show).
+pub const CONTINENT_BONUS: &str = "continent_bonus";
 /// Player public state: armies left to place during setup.
 pub const TO_PLACE: &str = "to_place";
 /// Player public state: knocked out of the game.
@@ -160,6 +162,9 @@ pub fn config(players: &[PlayerId], options: &Options) -> GameConfig {
     meta_data.insert(TWO_PLAYER_NEUTRAL.to_string(), json!(flag(TWO_PLAYER_NEUTRAL)));
     meta_data.insert(CLAIM_TERRITORIES.to_string(), json!(flag(CLAIM_TERRITORIES)));
     meta_data.insert(SETS_TRADED.to_string(), json!(0));
+    let bonuses: Map<String, Value> = CONTINENTS.iter().map(|c| (c.id.to_string(), json!(c.bonus))).collect();
+    meta_data.insert(CONTINENT_BONUS.to_string(), Value::Object(bonuses));
+    meta_data.insert("display".to_string(), crate::display::hints());
     GameConfig {
         spaces,
         score_labels: vec!["Territories".to_string(), "Armies".to_string()],

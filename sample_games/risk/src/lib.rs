@@ -23,6 +23,7 @@ use tablehost_sdk::{
 
 pub mod cards;
 pub mod combat;
+pub mod display;
 pub mod layout;
 pub mod map;
 pub mod setup;

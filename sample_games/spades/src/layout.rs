@@ -105,6 +105,7 @@ pub fn config(players: &[PlayerId], options: &Options) -> GameConfig {
     let rounds = options.0.get(ROUND_LIMIT).and_then(Value::as_u64).unwrap_or(DEFAULT_ROUND_LIMIT);
     meta_data.insert(TARGET_SCORE.to_string(), json!(target));
     meta_data.insert(ROUND_LIMIT.to_string(), json!(rounds));
+    meta_data.insert("display".to_string(), crate::display::hints(players));
     GameConfig {
         spaces,
         score_labels: vec!["Side score".to_string(), "Side bags".to_string(), "Bid".to_string(), "Tricks".to_string()],

@@ -35,6 +35,7 @@ use tablehost_sdk::{
 };
 
 pub mod bidding;
+pub mod display;
 pub mod layout;
 pub mod round;
 pub mod scoring;

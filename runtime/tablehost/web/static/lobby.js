@@ -7,6 +7,9 @@ const STORAGE_KEY = "tablehost.lobby";
 const REFRESH_MS = 3000;
 let api = null;
 let who = null;
+// Seats taken with the Join button in this tab: match id -> [{username, token}]. A seat's token
+// is shown once by the server, so its link stays on the match's row across refreshes.
+const joinedSeats = new Map();
 
 function notice(text, kind = "info") {
   const node = document.getElementById("notice");
@@ -32,6 +35,7 @@ function moduleCard(module) {
   const card = el("div", "module");
   card.dataset.moduleId = module.module_id;
   card.append(el("h3", null, module.name), el("code", "module-id", module.module_id.slice(0, 12)));
+  if (typeof module.description === "string" && module.description) card.append(el("p", "module-description", module.description));
   if (who.kind !== "admin") return card;
   const form = el("form", "create-form");
   const seats = el("input");
@@ -42,20 +46,32 @@ function moduleCard(module) {
   // A module's own seat counts, once the server lists them (game metadata), else two.
   const fewest = Number.isInteger(module.min_players) ? module.min_players : 2;
   seats.value = String(fewest);
+  if (Number.isInteger(module.min_players)) seats.min = String(module.min_players);
+  if (Number.isInteger(module.max_players)) seats.max = String(Math.min(module.max_players, 64));
   const names = el("input");
   names.name = "names";
   names.placeholder = "names, comma-separated (optional)";
   const label = el("label", null, "Seats ");
   label.append(seats);
+  // Unnamed seats left open: the match waits, and players take them with the Join button.
+  const open = el("input");
+  open.type = "checkbox";
+  open.name = "open";
+  const openLabel = el("label", "open-seats", " leave unnamed seats open to join");
+  openLabel.prepend(open);
   const button = el("button", null, "Create match");
-  form.append(label, names, button);
+  form.append(label, names, openLabel, button);
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const count = Number(seats.value);
     const given = names.value.split(",").map((s) => s.trim());
     const body = {
       module_id: module.module_id,
-      seats: Array.from({ length: count }, (_, i) => ({ username: given[i] || "", color: "" })),
+      seats: Array.from({ length: count }, (_, i) => ({
+        username: given[i] || "",
+        color: "",
+        open: open.checked && !given[i],
+      })),
     };
     try {
       const created = await api.post("/api/matches", body);
@@ -73,6 +89,7 @@ function showCreated(module, created) {
   const box = document.getElementById("created");
   const body = document.getElementById("created-body");
   box.hidden = false;
+  box.dataset.matchId = created.match_id;
   const list = el("ul", "seat-links");
   for (const seat of created.seats) {
     const item = el("li");
@@ -84,10 +101,14 @@ function showCreated(module, created) {
   const spectator = el("li");
   spectator.append(el("span", "seat-name", "Spectator"), " ", linkButton("Watch", created.match_id, created.spectator_token));
   list.append(spectator);
+  const openSeats = Array.isArray(created.open_seats) ? created.open_seats.length : 0;
   body.replaceChildren(
     el("p", null, `${module.name}: match ${created.match_id}. Give each player their seat link; a link is the seat's key.`),
     list,
   );
+  if (openSeats) {
+    body.append(el("p", null, `${openSeats} seat(s) open: players take them with the match's Join button below (or its spectator link, the invitation).`));
+  }
 }
 
 function matchRow(match) {
@@ -101,7 +122,10 @@ function matchRow(match) {
     el("td", null, String(match.version)),
     el("td", null, match.game_over ? "over" : `to play: ${active.join(", ")}`),
   );
-  const open = el("td");
+  const open = el("td", "match-links");
+  for (const seat of joinedSeats.get(match.match_id) || []) {
+    open.append(linkButton(`Play as ${seat.username}`, match.match_id, seat.token), " ");
+  }
   if (who.kind === "admin") {
     // The admin is served the spectator view of any match.
     open.append(linkButton("Watch", match.match_id, api.token));
@@ -113,21 +137,23 @@ function matchRow(match) {
   if (invited && match.status === "waiting" && Array.isArray(match.open_seats) && match.open_seats.length) {
     const join = el("button", "join", `Join (${match.open_seats.length} open)`);
     join.type = "button";
-    join.addEventListener("click", () => joinMatch(match, open));
+    join.addEventListener("click", () => joinMatch(match));
     open.append(join);
   }
   row.append(open);
   return row;
 }
 
-async function joinMatch(match, cell) {
+async function joinMatch(match) {
   const username = window.prompt("Your name at this table");
   if (!username) return;
   try {
     const joined = await api.post(`/api/matches/${encodeURIComponent(match.match_id)}/join`, { username });
-    // The seat's token is shown once: its link is the seat's key.
-    cell.replaceChildren(linkButton(`Play as ${joined.username}`, joined.match_id, joined.token));
-    notice(`You took seat ${joined.player_id} (${joined.status}). Keep the link: it is your seat's key.`);
+    // The seat's token is shown once: its link is the seat's key, kept on the row.
+    if (!joinedSeats.has(joined.match_id)) joinedSeats.set(joined.match_id, []);
+    joinedSeats.get(joined.match_id).push({ username: joined.username, token: joined.token });
+    notice(`${joined.username} took seat ${joined.player_id} (${joined.status}). Keep the link: it is the seat's key.`);
+    await refresh();
   } catch (error) {
     notice(`The server refused: ${error.message}`, "error");
   }

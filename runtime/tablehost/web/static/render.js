@@ -4,9 +4,15 @@
 
 import { el } from "./session.js";
 
-const LAYOUTS = new Set(["row", "fan", "stack", "line", "count"]);
+const LAYOUTS = new Set(["row", "fan", "stack", "line", "count", "column"]);
 const SHAPES = new Set(["disc", "card", "tile", "token", "square"]);
 const AREAS = new Set(["center", "seat"]);
+const ANCHORS = new Set(["top", "bottom"]);
+const SPACE_SHAPES = new Set(["triangle-up", "triangle-down"]);
+const FACT_KINDS = new Set(["text", "dice", "player"]);
+const DIE_FACES = ["⚀", "⚁", "⚂", "⚃", "⚄", "⚅"];
+// A seat's colour when its player has none (the lobby leaves colour to the server).
+const SEAT_PALETTE = ["#c0392b", "#2e86c1", "#27ae60", "#8e44ad", "#d68910", "#17a589"];
 
 // ------------------------------------------------------------ hints, checked
 
@@ -60,6 +66,62 @@ function ruleHint(rule, name) {
   return null;
 }
 
+// A fact is a value the module keeps in its state, drawn with a label (docs/abi.md section 19):
+//   {"path": ["betting", "street"], "label": "Street", "as": "text", "omit": ["preflop"]}
+// The path is 1-4 keys (strings) or indexes (integers); only own members are followed, so a
+// path can never reach the prototype. A value that is missing, not a scalar (or, for "dice",
+// a list of 1..6), or listed in "omit" draws nothing.
+function factHint(raw) {
+  if (!isObject(raw) || !Array.isArray(raw.path) || raw.path.length < 1 || raw.path.length > 4) return null;
+  const path = raw.path.filter((key) => (typeof key === "string" && key.length <= 40) || small(key, 1024) !== null);
+  if (path.length !== raw.path.length) return null;
+  const omit = Array.isArray(raw.omit) ? raw.omit.slice(0, 8).filter((v) => v === null || typeof v !== "object") : [];
+  return { path, label: text(raw.label, 24), as: FACT_KINDS.has(raw.as) ? raw.as : "text", omit, color: color(raw.color) };
+}
+
+function factsHint(raw) {
+  return Array.isArray(raw) ? raw.slice(0, 16).map(factHint).filter(Boolean) : [];
+}
+
+function lookup(root, path) {
+  let value = root;
+  for (const key of path) {
+    if (typeof key === "string" ? !isObject(value) || !Object.hasOwn(value, key) : !Array.isArray(value) || key >= value.length) {
+      return undefined;
+    }
+    value = value[key];
+  }
+  return value;
+}
+
+// The fact's value in `root` as text (or die faces), or null when there is nothing to draw.
+export function factText(fact, root, names) {
+  const value = lookup(root, fact.path);
+  if (value === undefined || value === null || fact.omit.includes(value)) return null;
+  if (fact.as === "dice") {
+    const dice = Array.isArray(value) ? value : [value];
+    if (!dice.length || dice.length > 8 || !dice.every((d) => Number.isInteger(d) && d >= 1 && d <= 6)) return null;
+    return dice.map((d) => DIE_FACES[d - 1]).join("");
+  }
+  if (fact.as === "player") return Number.isInteger(value) && names.has(value) ? names.get(value) : null;
+  if (typeof value === "number") return Number.isFinite(value) ? String(value) : null;
+  if (typeof value === "boolean") return value ? "yes" : "no";
+  return typeof value === "string" && value.length ? value.slice(0, 40) : null;
+}
+
+function factNode(fact, root, names, className) {
+  const shown = factText(fact, root, names);
+  if (shown === null) return null;
+  const node = el("span", `${className} fact-${fact.as}`);
+  if (fact.color) {
+    node.classList.add("tinted");
+    node.style.setProperty("--fact-color", fact.color);
+  }
+  if (fact.label) node.append(el("span", "fact-label", fact.label));
+  node.append(el("span", "fact-value", shown));
+  return node;
+}
+
 function spaceHint(raw) {
   if (!isObject(raw)) return {};
   return {
@@ -72,6 +134,12 @@ function spaceHint(raw) {
     seat: Number.isInteger(raw.seat) ? raw.seat : null,
     area: AREAS.has(raw.area) ? raw.area : null,
     order: Number.isInteger(raw.order) ? raw.order : null,
+    anchor: ANCHORS.has(raw.anchor) ? raw.anchor : null,
+    shape: SPACE_SHAPES.has(raw.shape) ? raw.shape : null,
+    seatLabels: isObject(raw.seat_labels) ? raw.seat_labels : null,
+    badge: factHint(raw.badge),
+    ownerPath: factHint({ path: raw.owner_path }),
+    caption: factHint(raw.caption),
   };
 }
 
@@ -91,6 +159,8 @@ export function displayHints(state) {
   const seatKinds = isObject(raw.seat_kinds) ? raw.seat_kinds : {};
   return {
     title: text(raw.title, 60),
+    tableFacts: factsHint(raw.table_facts),
+    seatFacts: factsHint(raw.seat_facts),
     seatKind(playerId) {
       const key = String(playerId);
       return Object.hasOwn(seatKinds, key) ? text(seatKinds[key], 40) : null;
@@ -98,7 +168,8 @@ export function displayHints(state) {
     board(name) {
       const hint = Object.hasOwn(boards, name) && isObject(boards[name]) ? boards[name] : {};
       const cell = Number.isInteger(hint.cell_px) && hint.cell_px >= 24 && hint.cell_px <= 120 ? hint.cell_px : null;
-      return { color: color(hint.color), label: text(hint.label, 40), cell };
+      const row = Number.isInteger(hint.row_px) && hint.row_px >= 24 && hint.row_px <= 400 ? hint.row_px : null;
+      return { color: color(hint.color), label: text(hint.label, 40), cell, row };
     },
     kind(name) {
       if (typeof name === "string" && Object.hasOwn(kinds, name)) return kindHint(kinds[name]);
@@ -172,6 +243,7 @@ function pieceNode(piece, index, space, hints, offers, onAct) {
   }
   const glyph = look.glyph ?? (own ? piece.private_kind : piece.public_kind);
   node.append(el("span", "glyph", glyph));
+  if ([...glyph].length > 5) node.classList.add("long-glyph");
   if (look.color) node.style.setProperty("--piece-color", look.color);
   if (look.textColor) node.style.setProperty("--piece-text", look.textColor);
   if (piece.owner !== null && piece.owner !== undefined) node.dataset.owner = String(piece.owner);
@@ -179,6 +251,12 @@ function pieceNode(piece, index, space, hints, offers, onAct) {
     node.classList.add("hidden-group");
     node.append(el("span", "count", `×${piece.count}`));
     node.title = `${piece.count} hidden`;
+  }
+  const hint = hints.space(space);
+  if (hint.caption) {
+    // e.g. who played a card of the trick (display hint "caption", read from the piece)
+    const caption = factText(hint.caption, piece.public_state, hints.names);
+    if (caption !== null) node.append(el("span", "caption", caption));
   }
   markOffered(node, offers.get(`piece:${space.space_id}:${index}`), onAct);
   return node;
@@ -189,14 +267,36 @@ function spaceNode(space, hint, hints, offers, onAct, { onBoard = false } = {}) 
   const node = el("div", `space layout-${layout} kind-${cssWord(space.kind)}`);
   node.dataset.spaceId = space.space_id;
   if (hint.color) node.style.setProperty("--space-color", hint.color);
+  if (hint.shape) node.classList.add(`shape-${hint.shape}`);
+  if (hint.anchor) node.classList.add(`anchor-${hint.anchor}`);
   if (onBoard) {
     node.classList.add("cell");
     node.style.gridRow = String((hint.row ?? 0) + 1);
     node.style.gridColumn = String((hint.col ?? 0) + 1);
+    const label = labelFor(hint, hints.viewer);
+    if (label) node.append(el("div", "cell-label", label));
   } else {
-    node.append(el("div", "space-label", hint.label || space.space_id));
+    node.append(el("div", "space-label", labelFor(hint, hints.viewer) || space.space_id));
+  }
+  // The player a space belongs to by the game's own record (display hint "owner_path"), e.g. a
+  // territory's holder: the space and its badge take that seat's colour.
+  const holder = hint.ownerPath ? lookup(space.public_state, hint.ownerPath.path) : undefined;
+  const holderColor = Number.isInteger(holder) ? hints.seatColor(holder) : null;
+  if (holderColor) {
+    node.classList.add("held");
+    node.style.setProperty("--holder-color", holderColor);
+    node.dataset.holder = String(holder);
+  }
+  if (hint.badge) {
+    const shown = factText(hint.badge, space.public_state, hints.names);
+    if (shown !== null) {
+      const badge = el("span", "badge", shown);
+      if (hint.badge.label) badge.title = hint.badge.label;
+      node.append(badge);
+    }
   }
   const pieces = el("div", "pieces");
+  if (layout === "column") pieces.style.setProperty("--count", String(Math.max(1, space.pieces.length)));
   const total = space.pieces.reduce((sum, piece) => sum + (Number.isInteger(piece.count) ? piece.count : 1), 0);
   if (layout === "count" || (layout === "stack" && !onBoard && space.pieces.length > 0)) {
     // A stack shows its top piece and how many there are; a count only the number.
@@ -214,6 +314,16 @@ function spaceNode(space, hint, hints, offers, onAct, { onBoard = false } = {}) 
   return node;
 }
 
+// A space's label as the viewing seat calls it (display hint "seat_labels": a backgammon
+// point's number counts from each side's own home), else its "label".
+function labelFor(hint, viewer) {
+  if (hint.seatLabels && Number.isInteger(viewer) && Object.hasOwn(hint.seatLabels, String(viewer))) {
+    const own = text(hint.seatLabels[String(viewer)], 40);
+    if (own) return own;
+  }
+  return hint.label;
+}
+
 function cssWord(value) {
   return String(value).toLowerCase().replace(/[^a-z0-9_-]/g, "-").slice(0, 40);
 }
@@ -226,10 +336,15 @@ function boardNode(name, cells, hints, offers, onAct) {
   const look = hints.board(name);
   if (look.color) node.style.setProperty("--board-color", look.color);
   if (look.cell) node.style.setProperty("--cell", `${look.cell}px`);
+  if (look.row) node.style.setProperty("--row", `${look.row}px`);
   node.style.setProperty("--rows", String(rows));
   node.style.setProperty("--cols", String(cols));
   for (const [space, hint] of cells) node.append(spaceNode(space, hint, hints, offers, onAct, { onBoard: true }));
-  return node;
+  if (!look.label) return node;
+  // A labelled board (e.g. a continent) is drawn under its name.
+  const framed = el("figure", "board-frame");
+  framed.append(el("figcaption", "board-label", look.label), node);
+  return framed;
 }
 
 // ------------------------------------------------------------ seats around the table
@@ -267,7 +382,7 @@ function seatHeader(player, view, hints) {
     // The seat's colour, unless the game names the pieces it plays (a red dot beside the
     // player of black discs would mislead).
     const dot = el("span", "seat-dot");
-    const playerColor = color(player.color);
+    const playerColor = hints.seatColor(player.player_id);
     if (playerColor) dot.style.background = playerColor;
     head.append(dot);
   }
@@ -284,6 +399,14 @@ function seatHeader(player, view, hints) {
   if (player.player_id === view.viewer) head.append(el("span", "you", "you"));
   if (!view.game_over && view.active_player_ids.includes(player.player_id)) head.append(el("span", "to-play", "to play"));
   head.append(el("span", "seat-score", scoreText(view, player.player_id)));
+  const facts = hints.seatFacts
+    .map((fact) => factNode(fact, player.public_state, hints.names, "fact"))
+    .filter(Boolean);
+  if (facts.length) {
+    const line = el("div", "seat-facts");
+    line.append(...facts);
+    head.append(line);
+  }
   return head;
 }
 
@@ -294,6 +417,10 @@ export function renderTable(root, view, { onAct, predicted = false }) {
   const hints = displayHints(state);
   const offers = offersByTarget(view.actions || []);
   const players = state.players;
+  hints.names = new Map(players.map((p) => [p.player_id, p.username || `player ${p.player_id}`]));
+  const seatColors = new Map(players.map((p, i) => [p.player_id, color(p.color) || SEAT_PALETTE[i % SEAT_PALETTE.length]]));
+  hints.seatColor = (playerId) => seatColors.get(playerId) || null;
+  hints.viewer = view.viewer;
   const bySeat = new Map(players.map((p) => [p.player_id, []]));
   const boards = new Map();
   const center = [];
@@ -321,7 +448,16 @@ export function renderTable(root, view, { onAct, predicted = false }) {
     felt.append(areas[name]);
   }
   const middle = el("div", "center-stage");
-  for (const [name, cells] of boards) middle.append(boardNode(name, cells, hints, offers, onAct));
+  const facts = hints.tableFacts.map((fact) => factNode(fact, state.meta_data, hints.names, "fact")).filter(Boolean);
+  if (facts.length) {
+    // Values of the game's own state the players need (dice, pot, round), display hint "table_facts".
+    const line = el("div", "table-facts");
+    line.append(...facts);
+    middle.append(line);
+  }
+  const boardRow = el("div", "boards");
+  for (const [name, cells] of boards) boardRow.append(boardNode(name, cells, hints, offers, onAct));
+  if (boards.size) middle.append(boardRow);
   const loose = el("div", "loose-spaces");
   for (const [space, hint] of center) loose.append(spaceNode(space, hint, hints, offers, onAct));
   if (center.length) middle.append(loose);

@@ -1,0 +1,94 @@
+"""The guest pool's observer hook (GuestPool.observer): one CallTiming per op call, answered or
+refused, and the server's Prometheus metrics filled through it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import structlog
+from structlog.testing import capture_logs
+
+from fixtures_guest import PLAYERS, cache_dir, load_guest  # noqa: F401  (fixture)
+from tablehost.api.metrics import Metrics
+from tablehost.errors import BudgetExceeded, GuestError, ModuleBusy
+from tablehost.guest import GuestPool
+from tablehost.guest import pool as pool_module
+from tablehost.guest.pool import OUTCOME_OK, CallTiming
+from tablehost.guest.scheduler import RunSlots
+from tablehost.limits import Limits
+
+LIMITS = Limits(fuel_per_call=5_000_000, quarantine_after=10**6)
+
+
+def test_the_observer_sees_answered_calls_budget_refusals_and_calls_refused_before_running(
+    cache_dir: Path,  # noqa: F811
+) -> None:
+    seen: list[CallTiming] = []
+    slots = RunSlots(1)
+    honest = GuestPool(load_guest(None, cache_dir, LIMITS), LIMITS, run_slots=slots, observer=seen.append)
+    looping = GuestPool(load_guest("hostile_loop_always", cache_dir, LIMITS), LIMITS, run_slots=slots,
+                        observer=seen.append)
+
+    honest.setup(PLAYERS, 1, "a:0")
+    answered = seen[-1]
+    assert (answered.module, answered.op, answered.outcome, answered.budget) == ("echo", "setup", OUTCOME_OK, None)
+    assert answered.fuel > 0 and answered.run_ms > 0 and not answered.failed
+
+    with pytest.raises(BudgetExceeded) as stopped:
+        looping.setup(PLAYERS, 1, "b:0")
+    refused = seen[-1]
+    assert stopped.value.timing is refused  # type: ignore[attr-defined]
+    assert (refused.module, refused.outcome, refused.fuel) == ("hostile_loop_always", "guest/budget", 0)
+    assert refused.budget == stopped.value.budget and refused.failed and refused.run_ms > 0
+
+    slots.acquire("someone else", timeout_s=1.0)  # the one run slot is taken
+    try:
+        with pytest.raises(ModuleBusy):
+            looping.setup(PLAYERS, 1, "c:0")  # it struggles: refused after a short wait, never run
+    finally:
+        slots.release("someone else")
+    busy = seen[-1]
+    assert (busy.outcome, busy.run_ms, busy.cpu_ms, busy.fuel) == ("module/busy", 0.0, 0.0, 0)
+    assert busy.queue_ms > 0
+    assert len(seen) == 3
+
+
+def test_an_observer_that_raises_changes_no_answer_and_is_logged(
+    cache_dir: Path, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+) -> None:
+    def broken(timing: CallTiming) -> None:
+        raise RuntimeError("observer bug")
+
+    pool = GuestPool(load_guest(None, cache_dir, LIMITS), LIMITS, run_slots=RunSlots(1), observer=broken)
+    with capture_logs() as logs:
+        # The module's logger may be cached from an earlier test's configuration: log afresh.
+        monkeypatch.setattr(pool_module, "log", structlog.get_logger(pool_module.__name__))
+        answer = pool.setup(PLAYERS, 1, "a:0")
+    assert "state" in answer
+    assert [entry["event"] for entry in logs if entry["log_level"] == "error"] == ["guest.observer_failed"]
+
+
+def test_prometheus_histograms_fill_from_the_pool_observer(cache_dir: Path) -> None:  # noqa: F811
+    metrics = Metrics()
+    slots = RunSlots(1)
+    honest = GuestPool(load_guest(None, cache_dir, LIMITS), LIMITS, run_slots=slots,
+                       observer=metrics.observe_guest_call)
+    looping = GuestPool(load_guest("hostile_loop_always", cache_dir, LIMITS), LIMITS, run_slots=slots,
+                        observer=metrics.observe_guest_call)
+    honest.setup(PLAYERS, 1, "a:0")
+    honest.setup(PLAYERS, 2, "b:0")
+    with pytest.raises(GuestError) as stopped:
+        looping.setup(PLAYERS, 1, "c:0")
+
+    def value(name: str, **labels: str) -> float:
+        return metrics.registry.get_sample_value(name, labels) or 0.0
+
+    assert value("tablehost_guest_call_seconds_count", module="echo", op="setup") == 2
+    assert value("tablehost_guest_call_seconds_sum", module="echo", op="setup") > 0
+    assert value("tablehost_guest_call_fuel_count", module="echo", op="setup") == 2
+    assert value("tablehost_guest_call_fuel_sum", module="echo", op="setup") > 0
+    assert value("tablehost_guest_call_seconds_count", module="hostile_loop_always", op="setup") == 1
+    assert value("tablehost_guest_call_fuel_count", module="hostile_loop_always", op="setup") == 0
+    budget = stopped.value.budget  # type: ignore[attr-defined]
+    assert value("tablehost_budget_refusals_total", module="hostile_loop_always", budget=budget) == 1
