@@ -83,6 +83,11 @@ def test_simulate_is_reproducible_whatever_the_workers(capsys: pytest.CaptureFix
         (["create", "m", "--players", "2", "--clock", "1e300", "--token", "t"], "at most 31536000 seconds"),  # was protobuf's error
         (["play", TTT, "--record", "/nonexistent/dir/r.json"], "no folder"),
         (["play", TTT, "--bots", "random,nobody"], "unknown bot"),
+        (["play", TTT, "--bots", "mcts"], "needs its iterations"),
+        (["play", TTT, "--bots", "mcts:0,random"], "whole number >= 1"),
+        (["play", TTT, "--bots", "ismcts:5,random", "--seed", "1"], "sample_hidden"),
+        (["simulate", TTT, "--in-guest", "--bots", "mcts:5,random"], "--in-guest plays only"),
+        (["simulate", TTT, "--in-guest", "--batch", "0"], "--batch must be at least 1"),
     ],
 )
 def test_bad_input_gets_a_clear_message(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
@@ -104,6 +109,21 @@ def test_demo_outside_the_repository_says_where_it_looked(capsys: pytest.Capture
     code, _, err = run(capsys, "demo", "--dist", str(tmp_path))
     assert code == 2
     assert str(tmp_path.resolve()) in err and "--dist DIR" in err
+
+
+def test_in_guest_simulate_matches_itself_whatever_the_workers_and_batches(capsys: pytest.CaptureFixture[str]) -> None:
+    results = []
+    for extra in (["--workers", "1", "--batch", "12"], ["--workers", "2", "--batch", "5"]):
+        code, out, _ = run(capsys, "simulate", TTT, "--in-guest", "--games", "12", "--seed", "7", "--json", *extra)
+        assert code == 0
+        summary = orjson.loads(out)
+        results.append({k: v for k, v in summary.items() if k not in ("seconds", "moves_per_second", "games_per_second")})
+    assert results[0] == results[1] and results[0]["games"] == 12 and not results[0]["failures"]
+
+
+def test_play_with_a_search_bot(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "play", TTT, "--bots", "mcts:200,random", "--seed", "3", "--quiet")
+    assert code == 0 and "game over" in out and "winner: player 2" not in out
 
 
 def test_an_unfinished_play_is_not_called_a_draw(capsys: pytest.CaptureFixture[str]) -> None:

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import orjson
 import pytest
 
 from tablehost.cli_remote import run_bots
@@ -127,6 +128,24 @@ def test_act_says_why_a_token_cannot_act_and_record_feeds_replay(
     assert fetched.returncode == 0 and "written to" in fetched.stdout, fetched.stderr
     verified = cli("replay", str(record_file), "--verify", "--module", str(module_path("tic_tac_toe")))
     assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_bots_play_a_server_match_with_a_search_bot(server: ServerProcess) -> None:
+    with server.client() as admin:
+        module_id = admin.upload_module(module_path("tic_tac_toe").read_bytes(), "tic_tac_toe")["module_id"]
+        created = admin.create_match(module_id, ["ann", "bob"])
+    match_id, address = created["match_id"], ("--address", server.address)
+    tokens = ",".join(s["token"] for s in created["seats"])
+    refused_cleanly(cli("bots", "--match", match_id, "--tokens", tokens, "--bots", "mcts:50", *address), "--module")
+    played = cli(
+        "bots", "--match", match_id, "--tokens", tokens, "--bots", "mcts:300,random",
+        "--module", str(module_path("tic_tac_toe")), "--seed", "1", "--json", *address,
+    )
+    assert played.returncode == 0, played.stderr
+    final = orjson.loads(played.stdout)
+    assert final["game_over"]
+    points = {pid: score["public_points"][0] for pid, score in final["scores"].items()}
+    assert points[str(final["state"]["players"][0]["player_id"])] >= points[str(final["state"]["players"][1]["player_id"])]
 
 
 def test_watch_says_when_the_server_went_away_before_game_over(server: ServerProcess) -> None:

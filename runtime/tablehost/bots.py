@@ -2,15 +2,22 @@
 
 A bot sees only what its player is offered (guest or view addresses alike) and never takes
 the platform's undo, so a bot game always moves forward.
+
+Names: ``random``, ``first``, and the search bots ``mcts:N`` and ``ismcts:N`` (N iterations a
+decision), which run inside the guest on the seat's view (:class:`SearchBot`).
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from tablehost.types import AvailableActionDict
+from tablehost.rng import Rng
+from tablehost.types import AvailableActionDict, PlayerId, StateDict
+
+if TYPE_CHECKING:
+    from tablehost.guest import GuestPool
 
 
 class Bot(Protocol):
@@ -63,19 +70,91 @@ class FirstBot:
         raise ValueError("no action to choose from")
 
 
+class SearchBot:
+    """Searches inside the guest (MCTS or ISMCTS) on its seat's view for each decision.
+
+    It is handed the seat's view (``tablehost.view.view_state``) and the actions offered in
+    view addresses, never the state, so two states that differ only in what the seat may not
+    see give the same decisions. Each decision's search seed is the next draw of the bot's own
+    SplitMix64 stream.
+
+    Args:
+        algorithm: ``"mcts"`` (perfect information) or ``"ismcts"`` (hidden information; the
+            game must implement ``sample_hidden``).
+        iterations: search iterations per decision, >= 1.
+        seed: seeds the bot's stream (None: 0).
+    """
+
+    def __init__(self, algorithm: str, iterations: int, seed: int | None = None) -> None:
+        if iterations < 1:
+            raise ValueError(f"a search bot needs at least 1 iteration, got {iterations}")
+        self.name = f"{algorithm}:{iterations}"
+        self.algorithm = algorithm
+        self.iterations = iterations
+        self._rng = Rng((seed or 0) & (2**64 - 1))
+
+    def choose(self, offered: Sequence[AvailableActionDict]) -> AvailableActionDict:
+        """Not available: a search bot needs the view (use :meth:`choose_in_view`)."""
+        raise TypeError(f"bot {self.name} decides from a view: call choose_in_view")
+
+    def choose_in_view(
+        self, pool: GuestPool, view: StateDict, offered: Sequence[AvailableActionDict], player_id: PlayerId
+    ) -> AvailableActionDict:
+        """Search ``player_id``'s decision on ``view``; return one element of ``offered``.
+
+        Args:
+            pool: the game module's instances (the search runs in one of them).
+            view: the seat's view.
+            offered: the seat's offered actions in view addresses.
+            player_id: the seat.
+
+        Raises:
+            GuestError: the search failed or answered something not offered (``guest/protocol``).
+        """
+        from tablehost.inguest import search
+
+        return search(pool, view, player_id, offered, algorithm=self.algorithm, iterations=self.iterations,
+                      seed=self._rng.next_u64())
+
+
 BOTS: dict[str, type[RandomBot | FirstBot]] = {"random": RandomBot, "first": FirstBot}
+SEARCH_BOTS = ("mcts", "ismcts")
+"""Bot names taking ``:ITERATIONS``."""
+
+KNOWN = "random, first, mcts:N, ismcts:N"
 
 
-def make_bot(name: str, seed: int | None = None) -> Bot:
-    """Build a bot by name (``random`` or ``first``).
+def _split(name: str) -> tuple[str, int | None]:
+    """``"mcts:200"`` -> ``("mcts", 200)``; ``"random"`` -> ``("random", None)``. Raises ``ValueError``."""
+    base, colon, count = name.partition(":")
+    if not colon:
+        if base in BOTS:
+            return base, None
+        if base in SEARCH_BOTS:
+            raise ValueError(f"bot {name!r} needs its iterations, e.g. {base}:200")
+        raise ValueError(f"unknown bot {name!r}; known bots: {KNOWN}")
+    if base not in SEARCH_BOTS:
+        raise ValueError(f"unknown bot {name!r}; known bots: {KNOWN}")
+    if not count.isdigit() or int(count) < 1:
+        raise ValueError(f"bot {name!r}: the iterations must be a whole number >= 1")
+    return base, int(count)
+
+
+def is_search_bot(name: str) -> bool:
+    """Whether ``name`` names a :class:`SearchBot` (``mcts:N``, ``ismcts:N``)."""
+    return _split(name)[1] is not None
+
+
+def make_bot(name: str, seed: int | None = None) -> Bot | SearchBot:
+    """Build a bot by name (``random``, ``first``, ``mcts:N``, ``ismcts:N``).
 
     Raises:
-        ValueError: an unknown bot name (the message lists the known ones).
+        ValueError: an unknown bot name (the message lists the known ones) or bad iterations.
     """
-    try:
-        return BOTS[name](seed)
-    except KeyError:
-        raise ValueError(f"unknown bot {name!r}; known bots: {', '.join(sorted(BOTS))}") from None
+    base, iterations = _split(name)
+    if iterations is not None:
+        return SearchBot(base, iterations, seed)
+    return BOTS[base](seed)
 
 
 MAX_PLAYERS = 64
@@ -96,6 +175,5 @@ def parse_bot_list(spec: str, players: int) -> list[str]:
     if len(names) != players:
         raise ValueError(f"{len(names)} bots given for {players} players")
     for name in names:
-        if name not in BOTS:
-            raise ValueError(f"unknown bot {name!r}; known bots: {', '.join(sorted(BOTS))}")
+        _split(name)
     return names

@@ -226,6 +226,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     _require_at_least("--workers", args.workers, 1)
     _require_at_least("--max-plies", args.max_plies, 1)
     _read_module_bytes(args.module)  # a clear message for a missing or unreadable file
+    if args.batch is not None:
+        _require_at_least("--batch", args.batch, 1)
     seed = args.seed if args.seed is not None else secrets.randbits(64)
     summary = simulate(
         args.module,
@@ -236,6 +238,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         max_plies=args.max_plies,
         limits=limits_from_args(args),
         progress=not args.json and sys.stderr.isatty(),
+        in_guest=args.in_guest,
+        batch_size=args.batch,
+        use_ray=args.ray is not None,
+        ray_address=args.ray or None,
     )
     if args.json:
         print(orjson.dumps(summary.to_json(), option=orjson.OPT_INDENT_2).decode())
@@ -367,7 +373,9 @@ def build_parser() -> argparse.ArgumentParser:
     play = commands.add_parser("play", help="play one local match with bots")
     play.add_argument("module", help="path to a .wasm module")
     play.add_argument("--players", type=int, default=2, help="number of seats (default 2)")
-    play.add_argument("--bots", default="random", help="bot per seat, comma-separated (random, first)")
+    play.add_argument(
+        "--bots", default="random", help="bot per seat, comma-separated: random, first, mcts:N, ismcts:N"
+    )
     play.add_argument("--seed", type=int, help="64-bit seed; the same seed plays the same game")
     play.add_argument("--record", help="write the match record (JSON) to this file")
     play.add_argument("--max-plies", type=int, default=10_000, help="stop after this many moves")
@@ -380,11 +388,28 @@ def build_parser() -> argparse.ArgumentParser:
     sim = commands.add_parser("simulate", help="run many bot games and summarise them")
     sim.add_argument("module", help="path to a .wasm module")
     sim.add_argument("--games", type=int, default=100, help="number of games (default 100)")
-    sim.add_argument("--bots", default="random,random", help="bot per seat; the count sets the players")
+    sim.add_argument(
+        "--bots",
+        default="random,random",
+        help="bot per seat (random, first, mcts:N, ismcts:N); the count sets the players",
+    )
     sim.add_argument("--seed", type=int, help="64-bit seed; the same seed gives the same results")
     sim.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     sim.add_argument("--max-plies", type=int, default=10_000, help="a game not over by then is a failure")
     sim.add_argument("--json", action="store_true", help="print the summary as JSON")
+    sim.add_argument(
+        "--in-guest",
+        action="store_true",
+        help="play whole games inside the guest, a batch per call (bots random/first only)",
+    )
+    sim.add_argument("--batch", type=int, help="games per batch (default 32 in the guest or on Ray, else 1)")
+    sim.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        metavar="ADDRESS",
+        help="spread the batches over Ray: the cluster at ADDRESS, or a local Ray when none is given",
+    )
     add_budget_options(sim)
     sim.set_defaults(func=cmd_simulate)
 

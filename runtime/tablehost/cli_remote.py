@@ -17,17 +17,20 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 import orjson
 
 from tablehost.api.registry import MAX_SEATS
-from tablehost.bots import RandomBot
+from tablehost.bots import SearchBot, is_search_bot, make_bot, parse_bot_list
 from tablehost.cli_budgets import add_budget_options, budget_argv, limits_from_args
 from tablehost.client import ApiError, ServerUnreachable, TablehostClient
 from tablehost.match import UNDO_ACTION
 from tablehost.terminal import escape_controls
+
+if TYPE_CHECKING:  # loaded only for search bots: a client needs no wasm engine otherwise
+    from tablehost.guest import GuestPool
 
 DEFAULT_ADDRESS = "127.0.0.1:50051"
 DEFAULT_DATA = "tablehost-data"
@@ -298,6 +301,24 @@ def cmd_upload(args: argparse.Namespace) -> int:
     return 0
 
 
+def parse_seat_bots(pairs: list[str], players: int) -> dict[int, str]:
+    """``--bot SEAT=NAME`` values as seat number (1-based) -> bot name; the server checks the name.
+
+    Raises:
+        SystemExit: not SEAT=NAME, a seat outside 1..players, or a seat given twice.
+    """
+    bots: dict[int, str] = {}
+    for pair in pairs:
+        seat, equals, name = pair.partition("=")
+        if not equals or not seat.strip().isdigit() or not name.strip():
+            raise SystemExit(f"tablehost: --bot {pair!r} is not SEAT=NAME (e.g. 2=mcts:200)")
+        number = int(seat)
+        if not 1 <= number <= players or number in bots:
+            raise SystemExit(f"tablehost: --bot seat {number} is not one of seats 1..{players}, or is given twice")
+        bots[number] = name.strip()
+    return bots
+
+
 @_guarded
 def cmd_create(args: argparse.Namespace) -> int:
     """Create a match; prints its id, one token per seated seat, and the open seats."""
@@ -315,7 +336,8 @@ def cmd_create(args: argparse.Namespace) -> int:
     if args.on_timeout and not args.clock:
         raise SystemExit("tablehost: --on-timeout needs --clock")
     time_control = TimeControl.parse(args.clock, args.on_timeout or "forfeit").to_json() if args.clock else {}
-    open_seats = list(range(1, players + 1)) if args.open else []
+    bots = parse_seat_bots(args.bot, players)
+    open_seats = [n for n in range(1, players + 1) if n not in bots] if args.open else []
     with TablehostClient(args.address, _token(args)) as client:
         created = client.create_match(
             args.module_id,
@@ -323,13 +345,16 @@ def cmd_create(args: argparse.Namespace) -> int:
             open_seats=open_seats,
             options=parse_options(args.option),
             time_control=time_control,
+            bots=bots,
         )
     if args.json:
         _dump({k: v for k, v in created.items() if k != "view"})
         return 0
     print(f"match {created['match_id']}")
     for seat in created["seats"]:
-        print(f"  seat {seat['player_id']} {escape_controls(seat['username']):<12} token {seat['token']}")
+        holder = f"bot {bots[seat['player_id']]} (played by the server)" if seat["player_id"] in bots else \
+            f"token {seat['token']}"
+        print(f"  seat {seat['player_id']} {escape_controls(seat['username']):<12} {holder}")
     print(f"  spectator         token {created['spectator_token']}")
     if created["open_seats"]:
         seats = ", ".join(str(s) for s in created["open_seats"])
@@ -624,8 +649,19 @@ class _BotRun:
         return " and ".join(waits) or "nobody (no seat is active)"
 
 
-def _play_seat(address: str, run: _BotRun, token: str, seed: int | None, timeout_s: float) -> dict[str, Any]:
-    """One bot: watch the match with ``token`` and play a random offered action on each turn.
+def _play_seat(
+    address: str,
+    run: _BotRun,
+    token: str,
+    seed: int | None,
+    timeout_s: float,
+    bot_name: str = "random",
+    pool: GuestPool | None = None,
+) -> dict[str, Any]:
+    """One bot: watch the match with ``token`` and play an offered action on each turn.
+
+    ``bot_name`` picks the bot (:mod:`tablehost.bots`); a search bot searches inside ``pool``
+    (the match's module, loaded here) on the view this seat's token receives, nothing more.
 
     Returns:
         The bot's final view.
@@ -634,7 +670,9 @@ def _play_seat(address: str, run: _BotRun, token: str, seed: int | None, timeout
         BotError: the token is not a seat token of the match (its first view has no viewer),
             or the server refused something (the token named, the server's status kept).
     """
-    bot = RandomBot(seed)
+    bot = make_bot(bot_name, seed)
+    if isinstance(bot, SearchBot) and pool is None:
+        raise BotError(grpc.StatusCode.INVALID_ARGUMENT, f"bot {bot_name} needs the game module: pass --module")
     last: dict[str, Any] = {}
     client = TablehostClient(address, token, timeout_s=timeout_s)
     run.enlist(client)
@@ -655,8 +693,13 @@ def _play_seat(address: str, run: _BotRun, token: str, seed: int | None, timeout
             offered = [a for a in view["actions"] if a["intent"] != "undo"]
             if not offered or view["viewer"] not in view["active_player_ids"]:
                 continue
+            if isinstance(bot, SearchBot):
+                assert pool is not None
+                choice = bot.choose_in_view(pool, view["state"], offered, view["viewer"])
+            else:
+                choice = bot.choose(offered)
             try:
-                client.submit(run.match_id, bot.choose(offered)["action"], view["version"])
+                client.submit(run.match_id, choice["action"], view["version"])
             except ApiError as exc:
                 if exc.status != grpc.StatusCode.FAILED_PRECONDITION:
                     raise
@@ -703,9 +746,11 @@ def run_bots(
     timeout_s: float = 30.0,
     give_up_s: float = DEFAULT_GIVE_UP_S,
     notice_every_s: float = NOTICE_EVERY_S,
+    bots: list[str] | None = None,
+    pool: GuestPool | None = None,
     first_notice_s: float = FIRST_NOTICE_S,
 ) -> list[dict[str, Any]]:
-    """Play a match with one random bot per seat token (one thread each) until game over.
+    """Play a match with one bot per seat token (one thread each) until game over.
 
     Fails fast: the first bot that fails stops the others (their watch streams are cancelled).
     Progress goes to stderr: one line once every bot has joined (the seats they play), and,
@@ -720,6 +765,8 @@ def run_bots(
         timeout_s: deadline of each request, seconds.
         give_up_s: give up when the match did not change for this long, seconds.
         notice_every_s: how often to say what the match waits for, seconds.
+        bots: one bot name per token (default all ``random``); ``mcts:N``/``ismcts:N`` need ``pool``.
+        pool: the match's module, for search bots (each searches on its own seat's view).
         first_notice_s: the first such line comes after this long without a change (or
             ``notice_every_s`` if shorter), seconds.
 
@@ -744,7 +791,8 @@ def run_bots(
     def play(number: int, token: str) -> None:
         try:
             results[number] = _play_seat(
-                address, run, token, None if seed is None else seed + number, timeout_s
+                address, run, token, None if seed is None else seed + number, timeout_s,
+                bots[number] if bots else "random", pool,
             )
         except BaseException as exc:  # noqa: BLE001 - handed to the caller below
             if not run.stop.is_set():  # errors of bots being halted are not news
@@ -794,13 +842,30 @@ def run_bots(
 
 @_guarded
 def cmd_bots(args: argparse.Namespace) -> int:
-    """Seat a random bot on each token (one thread each) and play the match to the end."""
+    """Seat a bot on each token (one thread each) and play the match to the end."""
     tokens = [t.strip() for t in args.tokens.split(",") if t.strip()]
     if not tokens:
         raise SystemExit("tablehost: --tokens needs at least one seat token")
     if args.timeout <= 0:
         raise SystemExit("tablehost: --timeout must be a positive number of seconds")
-    final = run_bots(args.address, args.match, tokens, args.seed, give_up_s=args.timeout)[0]
+    bots = parse_bot_list(args.bots, len(tokens))
+    pool = None
+    if args.module:
+        from tablehost.guest import GuestPool
+        from tablehost.module import load_module
+
+        try:
+            data = Path(args.module).read_bytes()
+        except OSError as exc:
+            raise SystemExit(f"tablehost: cannot read module {args.module}: {exc.strerror}") from None
+        pool = GuestPool(load_module(data, name=Path(args.module).stem))
+    elif any(is_search_bot(name) for name in bots):
+        raise SystemExit("tablehost: search bots (mcts:N, ismcts:N) need the game module: pass --module GAME.wasm")
+    try:
+        final = run_bots(args.address, args.match, tokens, args.seed, give_up_s=args.timeout, bots=bots, pool=pool)[0]
+    finally:
+        if pool is not None:
+            pool.close()
     if args.json:
         _dump(final)
     else:
@@ -902,7 +967,11 @@ def register(commands: Any) -> None:
     create.add_argument("module_id", help="the module id printed by upload")
     create.add_argument("--players", type=int, help="number of seats")
     create.add_argument("--usernames", help="comma-separated names, one per seat")
-    create.add_argument("--open", action="store_true", help="leave every seat open for `tablehost join`")
+    create.add_argument("--open", action="store_true",
+                        help="leave every seat open for `tablehost join` (but the --bot seats)")
+    create.add_argument("--bot", action="append", default=[], metavar="SEAT=BOT",
+                        help="the server plays seat SEAT (1-based) itself on its own view: random, first, "
+                             "mcts:N or ismcts:N (N <= 5000); repeat for several")
     create.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                         help="a game option (see `tablehost inspect`); repeat for several")
     create.add_argument("--clock", metavar="SECONDS[+INCREMENT]",
@@ -942,10 +1011,17 @@ def register(commands: Any) -> None:
     )
     record.add_argument("--output", "-o", help="write it to this file (default: standard output)")
 
-    bots = commands.add_parser("bots", help="play a server match with random bots, one per seat token")
+    bots = commands.add_parser("bots", help="play a server match with bots, one per seat token")
     bots.add_argument("--match", required=True, help="the match id")
     bots.add_argument("--tokens", required=True, help="comma-separated seat tokens, one bot each")
     bots.add_argument("--seed", type=int, help="seed of the first bot (the next get +1, +2, ...)")
+    bots.add_argument(
+        "--bots",
+        "--bot",
+        default="random",
+        help="bot per token, comma-separated, or one for all: random, first, mcts:N, ismcts:N",
+    )
+    bots.add_argument("--module", help="the match's .wasm module (needed by mcts:N and ismcts:N)")
     bots.add_argument(
         "--timeout",
         type=float,

@@ -170,11 +170,14 @@ class TablehostClient:
         open_seats: list[int] | None = None,
         options: dict[str, Any] | None = None,
         time_control: dict[str, Any] | None = None,
+        bots: dict[int, str] | None = None,
     ) -> dict[str, Any]:
         """Create a match with one seat per username (admin token); empty names get defaults.
 
         Args:
             open_seats: 1-based seat numbers to leave open for :meth:`join` (their names are ignored).
+            bots: 1-based seat number -> bot name (``random``, ``first``, ``mcts:N``, ``ismcts:N``):
+                the server plays those seats on their own views; they get no token (``""``).
             options: game options by name (see the module's ``metadata``).
             time_control: ``{"main_ms", "increment_ms", "per_move_ms", "on_timeout"}`` (any subset).
 
@@ -183,14 +186,15 @@ class TablehostClient:
             "spectator_token", "view"`` (the spectator view, as :meth:`view`), ``"open_seats"}``.
 
         Raises:
-            ApiError: INVALID_ARGUMENT for a seat count or option the module does not declare.
+            ApiError: INVALID_ARGUMENT for a seat count or option the module does not declare, or
+                an unknown bot name.
         """
         colors = colors or [""] * len(usernames)
         open_set = set(open_seats or ())
         request = pb.CreateMatchRequest(
             module_id=module_id,
             seats=[
-                pb.SeatRequest(username=u, color=c, open=n in open_set)
+                pb.SeatRequest(username=u, color=c, open=n in open_set, bot=(bots or {}).get(n, ""))
                 for n, (u, c) in enumerate(zip(usernames, colors, strict=True), start=1)
             ],
         )

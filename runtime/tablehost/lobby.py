@@ -59,6 +59,7 @@ class PendingMatch:
         seats: every seat in seat order.
         options: the resolved options (every declared option).
         time_control: the time control's JSON form (``{}`` for none).
+        bots: seats the server will play (player id -> bot name), taken at creation.
     """
 
     match_id: str
@@ -68,6 +69,7 @@ class PendingMatch:
     seats: list[PendingSeat]
     options: dict[str, Any] = field(default_factory=dict)
     time_control: dict[str, Any] = field(default_factory=dict)
+    bots: dict[PlayerId, str] = field(default_factory=dict)
 
     @property
     def open_seats(self) -> list[PlayerId]:
@@ -128,6 +130,7 @@ class PendingMatch:
             "seats": [{"player_id": s.player_id, "color": s.color, "username": s.username} for s in self.seats],
             "options": self.options,
             "time_control": self.time_control,
+            "bots": {str(pid): name for pid, name in sorted(self.bots.items())},
             "created_at": self.created_at,
         }
 
@@ -142,6 +145,7 @@ class PendingMatch:
             seats=[PendingSeat(int(s["player_id"]), str(s["color"]), s.get("username")) for s in data["seats"]],
             options=dict(data.get("options") or {}),
             time_control=dict(data.get("time_control") or {}),
+            bots={int(pid): str(name) for pid, name in (data.get("bots") or {}).items()},
         )
 
 

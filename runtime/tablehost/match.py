@@ -156,6 +156,9 @@ class Match:
     metadata: GameMetadata = DEFAULT_METADATA
     time_control: dict[str, Any] = field(default_factory=dict)
     """The time control's JSON form (:class:`tablehost.clocks.TimeControl`), ``{}`` for none."""
+    bots: dict[PlayerId, str] = field(default_factory=dict)
+    """Seats the server plays itself (:mod:`tablehost.api.server_bots`): player id -> bot name
+    (``random``, ``first``, ``mcts:N``, ``ismcts:N``); recorded as ``bots``."""
     stamp_clocks: Callable[[MoveRecord], dict[str, Any] | None] | None = None
     """Called with each new move before it is journaled; returns the clocks recorded with it."""
     resignations: list[dict[str, Any]] = field(default_factory=list)
@@ -190,6 +193,7 @@ class Match:
         options: dict[str, Any] | None = None,
         time_control: dict[str, Any] | None = None,
         answer_limits: AnswerLimits = DEFAULT_ANSWER_LIMITS,
+        bots: dict[PlayerId, str] | None = None,
     ) -> Match:
         """Seat ``players`` and run the game's ``config`` and ``prepare``.
 
@@ -205,6 +209,7 @@ class Match:
                 ``setup`` and recorded in ``setup.options`` when not empty.
             time_control: the time control's JSON form, recorded as ``time_control``.
             answer_limits: what the gate lets through of every answer of this match.
+            bots: seats the server plays (player id -> bot name), recorded as ``bots``.
 
         Returns:
             The match at version 0.
@@ -255,6 +260,7 @@ class Match:
             check_mirror=check_mirror,
             metadata=metadata,
             time_control=dict(time_control or {}),
+            bots=dict(bots or {}),
         )
         match._take_outcome(response)
         if journal is not None:
@@ -278,6 +284,7 @@ class Match:
         metadata: GameMetadata = DEFAULT_METADATA,
         time_control: dict[str, Any] | None = None,
         ending: dict[str, Any] | None = None,
+        bots: dict[PlayerId, str] | None = None,
     ) -> Match:
         """Rebuild a match from its recorded setup and events without re-running the game's moves.
 
@@ -314,6 +321,7 @@ class Match:
             journal=None,
             metadata=metadata,
             time_control=dict(time_control or {}),
+            bots=dict(bots or {}),
         )
         outcomes: list[Outcome | None] = [setup.get("outcome")]
         for kind, move in events:
@@ -404,8 +412,8 @@ class Match:
     def record(self) -> dict[str, Any]:
         """The match record (:func:`tablehost.history.build_record`): everything replay needs.
 
-        ``time_control``, ``resignations``, ``ending`` (how an early end happened) and ``result``
-        are added when the match has them (``result`` once it ended).
+        ``time_control``, ``bots``, ``resignations``, ``ending`` (how an early end happened) and
+        ``result`` are added when the match has them (``result`` once it ended).
         """
         record = build_record(
             match_id=self.match_id,
@@ -418,6 +426,8 @@ class Match:
         )
         if self.time_control:
             record["time_control"] = dict(self.time_control)
+        if self.bots:
+            record["bots"] = {str(pid): name for pid, name in sorted(self.bots.items())}
         if self.resignations:
             record["resignations"] = [dict(r) for r in self.resignations]
         if self.ending is not None:
@@ -612,12 +622,14 @@ class Match:
         *,
         expected_version: int | None = None,
         seed: Seed | None = None,
+        pick_below: Callable[[int], int] | None = None,
     ) -> MoveRecord:
         """Apply an action given in ``player_id``'s view addresses (what clients send).
 
         A click on a group of indistinguishable hidden pieces becomes one of the offered
-        pieces of that group, picked with :mod:`secrets`; the pick is recorded and counts as
-        randomness (the move cannot be undone).
+        pieces of that group, picked with :mod:`secrets` (or ``pick_below(n)``, a number in
+        ``0..n``, for seeded simulations); the pick is recorded and counts as randomness (the
+        move cannot be undone).
 
         Raises:
             as :meth:`submit`; NotOffered also when the view action matches nothing offered.
@@ -631,7 +643,7 @@ class Match:
 
         def pick(n: int) -> int:
             choices.append(n)
-            return secrets.randbelow(n)
+            return pick_below(n) if pick_below is not None else secrets.randbelow(n)
 
         action = resolve_view_action(
             self.state, player_id, view_action, self._actions.get(player_id, []), pick

@@ -26,7 +26,7 @@ from tablehost.history import RECORD_FORMAT, RECORD_FORMAT_1, MoveRecord, Outcom
 from tablehost.match import Journal, Match
 from tablehost.metadata import GameMetadata, read_metadata
 from tablehost.table import Table, apply_patches, canonical_json, normalize_state
-from tablehost.types import StateDict, Viewer
+from tablehost.types import PlayerId, StateDict, Viewer
 from tablehost.view import view_state
 
 if TYPE_CHECKING:  # the pool is used through its methods only (tests use a Python fake)
@@ -56,6 +56,8 @@ class ParsedRecord:
     created_at: str
     ending: dict[str, Any] | None = None
     time_control: dict[str, Any] = field(default_factory=dict)
+    bots: dict[PlayerId, str] = field(default_factory=dict)
+    """Seats the server plays itself: player id -> bot name."""
     resignations: list[dict[str, Any]] = field(default_factory=list)
     """Seats that resigned while the others played on (resign rule ``continue``):
     ``[{"seq", "player_id", "at"}]``, each taking one version."""
@@ -158,6 +160,7 @@ def parse_record(data: dict[str, Any] | bytes | str) -> ParsedRecord:
         _field(_expect(item, dict, f"resignations[{i}]"), "seq", int, f"resignations[{i}]")
         if _field(item, "player_id", int, f"resignations[{i}]") not in ids:
             raise RecordError(f"resignations[{i}].player_id is not one of the players {ids}")
+    bots = _parse_bots(record.get("bots", {}), ids)
     return ParsedRecord(
         match_id=str(_field(record, "match_id", str)),
         module_sha256=str(_field(module, "sha256", str, "module")),
@@ -168,9 +171,28 @@ def parse_record(data: dict[str, Any] | bytes | str) -> ParsedRecord:
         created_at=str(record.get("created_at", "")),
         ending=ending,
         time_control=dict(_expect(record.get("time_control", {}), dict, "time_control")),
+        bots=bots,
         resignations=list(resignations),
         format=form,
     )
+
+
+def _parse_bots(raw: Any, ids: list[int]) -> dict[PlayerId, str]:
+    """The record's ``bots`` (``{"<pid>": name}``): every key a seated id, every name a known bot."""
+    from tablehost.bots import make_bot
+
+    bots: dict[PlayerId, str] = {}
+    for key, name in _expect(raw, dict, "bots").items():
+        if not (isinstance(key, str) and key.isdigit() and int(key) in ids):
+            raise RecordError(f"bots names {str(key)[:20]!r}, not one of the players {ids}")
+        if not isinstance(name, str):
+            raise RecordError(f"bots.{key} must be a JSON string")
+        try:
+            make_bot(name)
+        except ValueError as exc:
+            raise RecordError(f"bots.{key}: {exc}") from exc
+        bots[int(key)] = name
+    return bots
 
 
 def _outcome(outcome: dict[str, Any], where: str) -> Outcome:
@@ -210,6 +232,7 @@ def resume_match(
         metadata=metadata,
         time_control=parsed.time_control,
         ending=parsed.ending,
+        bots=parsed.bots,
     )
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tablehost.bots import make_bot
+from tablehost.bots import SearchBot, make_bot
 from tablehost.errors import StuckGame
 from tablehost.guest import GuestPool
 from tablehost.history import MoveRecord, PlayerInfo
@@ -103,7 +103,8 @@ def play_game(
 
     Args:
         pool: the game module's instances.
-        bots: one bot name per seat (see :mod:`tablehost.bots`).
+        bots: one bot name per seat (see :mod:`tablehost.bots`); a search bot (``mcts:N``,
+            ``ismcts:N``) is handed its seat's view and acts through view addresses.
         seed: 64-bit seed from which everything random derives.
         max_plies: stop after this many moves (the result says ``finished=False``).
         check_mirror: compare the host's state with the SDK's after every move (slower).
@@ -154,11 +155,16 @@ def play_game(
                 )
             mover = movers[rng.below(len(movers))] if len(movers) > 1 else movers[0]
             offered = match.actions_for(mover)
-        if via_views:
-            choice = seat_bots[mover].choose(match.view(mover).actions)
-            move = match.submit_view_action(mover, choice["action"], seed=rng.next_u64())
+        bot = seat_bots[mover]
+        if isinstance(bot, SearchBot):
+            view = match.view(mover)  # a search sees the seat's view, never the state
+            choice = bot.choose_in_view(pool, view.state, view.actions, mover)
+            move = match.submit_view_action(mover, choice["action"], seed=rng.next_u64(), pick_below=rng.below)
+        elif via_views:
+            choice = bot.choose(match.view(mover).actions)
+            move = match.submit_view_action(mover, choice["action"], seed=rng.next_u64(), pick_below=rng.below)
         else:
-            choice = seat_bots[mover].choose(offered)
+            choice = bot.choose(offered)
             move = match.submit(mover, choice["action"], seed=rng.next_u64())
         plies += 1
         if on_move is not None:

@@ -1,7 +1,11 @@
-"""Many bot games of one module across worker processes, with a summary a researcher can use.
+"""Many bot games of one module across worker processes or a Ray cluster, with a summary a
+researcher can use.
 
 Each game's seed derives from the simulation seed (SplitMix64 output *i* for game *i*), so
-the same seed, module and bots give the same results whatever the number of workers.
+the same seed, module and bots give the same results whatever the number of workers, the
+batch size or the machines. Games run host-driven (every move a guest call, any bots,
+``tablehost.selfplay``) or, with ``in_guest``, whole batches inside the guest with one
+``playout`` call each (``random``/``first`` policies, :mod:`tablehost.inguest`).
 
 A worker process that dies (killed, out of memory) never hangs the run: every game that was in
 flight in the broken worker pool is reported as a failure with its seed, and the remaining
@@ -24,10 +28,13 @@ from tablehost import logs
 from tablehost._stacks import on_big_stack
 from tablehost.errors import TablehostError
 from tablehost.guest import GuestPool
+from tablehost.inguest import POLICIES, playouts
 from tablehost.limits import DEFAULT_LIMITS, Limits
+from tablehost.metadata import read_metadata
 from tablehost.module import load_module
+from tablehost.results import compute_result
 from tablehost.rng import Rng
-from tablehost.selfplay import play_game
+from tablehost.selfplay import default_players, play_game
 
 
 @dataclass
@@ -91,36 +98,76 @@ class Summary:
 MAX_WORKERS = 64
 """More worker processes than this only thrash; ``--workers`` is capped here and at the game count."""
 
+DEFAULT_BATCH = 32
+"""Games per in-guest ``playout`` call, and per Ray task (host-driven games go one per job locally)."""
+
 IN_FLIGHT_PER_WORKER = 4
-"""Games submitted ahead per worker process (the rest are drawn lazily)."""
-
-_worker_pool: GuestPool | None = None
-_worker_sha = ""
+"""Batches submitted ahead per worker process (the rest are drawn lazily)."""
 
 
-def _init_worker(module_path: str, limits: Limits) -> None:
-    global _worker_pool, _worker_sha
+@dataclass(frozen=True)
+class Batch:
+    """Consecutive games of a simulation, run by one worker (picklable).
+
+    Attributes:
+        first: index of the first game; ``seeds[k]`` is the seed of game ``first + k``.
+        seeds: the games' seeds.
+        bots: one bot name per seat.
+        max_plies: a game not over by then is a failure.
+        in_guest: play every game inside the guest with one ``playout`` call (``random``/``first``
+            only) instead of move by move from the host.
+    """
+
+    first: int
+    seeds: tuple[int, ...]
+    bots: tuple[str, ...]
+    max_plies: int
+    in_guest: bool = False
+
+
+class _Worker:
+    """What one process keeps between batches: the module's pool, loaded once."""
+
+    pool: GuestPool | None = None
+    sha256 = ""
+    result_rule: str | None = None
+
+
+_worker = _Worker()
+
+
+def _init_worker(module_bytes: bytes, name: str, limits: Limits) -> None:
+    """Load the module into this process (once per module: Ray reuses worker processes)."""
     logs.configure(level="warning", json=False)
-    module = load_module(Path(module_path).read_bytes(), limits=limits, name=Path(module_path).stem)
-    _worker_pool = GuestPool(module, limits)
-    _worker_sha = module.sha256
+    module = load_module(module_bytes, limits=limits, name=name)
+    if _worker.pool is not None and _worker.sha256 == module.sha256:
+        return
+    _worker.pool = GuestPool(module, limits)
+    _worker.sha256 = module.sha256
+    _worker.result_rule = None
 
 
-def _run_game(job: tuple[int, int, Sequence[str], int]) -> GameOutcome:
-    index, seed, bots, max_plies = job
-    assert _worker_pool is not None
+def _result_rule() -> str:
+    """The module's declared result rule (op 6), read once per worker."""
+    assert _worker.pool is not None
+    if _worker.result_rule is None:
+        _worker.result_rule = read_metadata(_worker.pool).result
+    return _worker.result_rule
+
+
+def _failure(exc: TablehostError) -> str:
+    return f"{getattr(exc, 'code', type(exc).__name__)}: {exc}"
+
+
+def _run_game(index: int, seed: int, bots: Sequence[str], max_plies: int) -> GameOutcome:
+    assert _worker.pool is not None
     outcome = GameOutcome(index, seed)
-    pool = _worker_pool
     try:
-        result = on_big_stack(
-            pool.limits.stack_bytes,
-            lambda: play_game(
-                pool, bots, seed, match_id=f"sim-{index}", max_plies=max_plies, module_sha256=_worker_sha
-            ),
+        result = play_game(
+            _worker.pool, bots, seed, match_id=f"sim-{index}", max_plies=max_plies, module_sha256=_worker.sha256
         )
     except TablehostError as exc:
-        code = getattr(exc, "code", type(exc).__name__)
-        outcome.error = f"{code}: {exc}"
+        outcome.error = _failure(exc)
         return outcome
     outcome.plies, outcome.winners, outcome.finished = result.plies, result.winners, result.finished
     outcome.draw = result.draw
@@ -132,6 +179,67 @@ def _run_game(job: tuple[int, int, Sequence[str], int]) -> GameOutcome:
     return outcome
 
 
+def _run_in_guest(batch: Batch) -> list[GameOutcome]:
+    """Play a batch with one ``playout`` call; when the call fails, play its games one by one
+    so each failure is pinned to its own seed."""
+    assert _worker.pool is not None
+    players = [p.to_json() for p in default_players(len(batch.bots))]
+    player_ids = [p["player_id"] for p in players]
+    try:
+        rule = _result_rule()
+        games = playouts(_worker.pool, batch.seeds, batch.bots, players=players, max_plies=batch.max_plies)
+    except TablehostError as exc:
+        if len(batch.seeds) == 1:
+            return [GameOutcome(batch.first, batch.seeds[0], error=_failure(exc))]
+        return [
+            outcome
+            for k, seed in enumerate(batch.seeds)
+            for outcome in _run_in_guest(Batch(batch.first + k, (seed,), batch.bots, batch.max_plies, True))
+        ]
+    outcomes = []
+    for k, game in enumerate(games):
+        outcome = GameOutcome(batch.first + k, batch.seeds[k], plies=game.plies, finished=game.game_over)
+        if game.game_over:
+            result = compute_result(player_ids, rule, game.scores, game.ranks)
+            outcome.ranks = [result.ranks.get(pid, 0) for pid in player_ids]
+            outcome.winners = [player_ids.index(pid) for pid in result.winners]
+            outcome.draw = len(outcome.winners) > 1  # in-guest results know no teams
+        elif game.cut == "stuck":
+            outcome.error = f"match/stuck: no active player is offered an action after {game.plies} plies"
+        else:
+            outcome.error = f"simulate/unfinished: no game over after {batch.max_plies} plies"
+        outcomes.append(outcome)
+    return outcomes
+
+
+def run_batch(batch: Batch) -> list[GameOutcome]:
+    """Play one batch in this worker (after :func:`_init_worker`) on a big-stack thread; an
+    outcome per game, in order."""
+    assert _worker.pool is not None
+
+    def play() -> list[GameOutcome]:
+        if batch.in_guest:
+            return _run_in_guest(batch)
+        return [_run_game(batch.first + k, seed, batch.bots, batch.max_plies) for k, seed in enumerate(batch.seeds)]
+
+    return on_big_stack(_worker.pool.limits.stack_bytes, play)
+
+
+def _init_and_run(module_bytes: bytes, name: str, limits: Limits, batch: Batch) -> list[GameOutcome]:
+    _init_worker(module_bytes, name, limits)
+    return run_batch(batch)
+
+
+def _batches(
+    bots: Sequence[str], seed: int, games: int, max_plies: int, in_guest: bool, size: int
+) -> Iterator[Batch]:
+    """The games in batches of ``size`` (the last may be smaller); lazy: games may be many."""
+    rng = Rng(seed)
+    for first in range(0, games, size):
+        seeds = tuple(rng.next_u64() for _ in range(min(size, games - first)))
+        yield Batch(first, seeds, tuple(bots), max_plies, in_guest)
+
+
 def run_games(
     module_path: str | Path,
     bots: Sequence[str],
@@ -141,70 +249,93 @@ def run_games(
     workers: int = 1,
     max_plies: int = 10_000,
     limits: Limits = DEFAULT_LIMITS,
+    in_guest: bool = False,
+    batch_size: int | None = None,
+    ray_address: str | None = None,
+    use_ray: bool = False,
 ) -> Iterator[GameOutcome]:
     """Play ``games`` games and yield each outcome as it finishes (any order).
 
-    ``workers`` is capped at the number of games and at :data:`MAX_WORKERS`.
+    Game *i*'s seed is output *i* of ``Rng(seed)`` however the games are spread, so the same
+    seed gives the same outcomes for any ``workers``, batch size, or Ray cluster.
+
+    Args:
+        in_guest: play each batch inside the guest (bots ``random``/``first`` only).
+        batch_size: games per batch (default :data:`DEFAULT_BATCH` in the guest or on Ray, else 1).
+        use_ray: spread the batches over Ray: the cluster at ``ray_address``, or a local one
+            started for this run (``workers`` CPUs) when it is None.
 
     Raises:
-        ValueError: ``games`` or ``workers`` below 1.
+        ValueError: ``games``, ``workers`` or ``batch_size`` below 1, or a bot the guest cannot
+            play in-guest.
         ModuleError: the module is not valid (before any game starts).
+        ImportError: ``use_ray`` without the ``ray`` package (``pip install tablehost[ray]``).
     """
-    load_module(Path(module_path).read_bytes(), limits=limits)  # fail fast, warm the compiled cache
-    if games < 1 or workers < 1:
-        raise ValueError(f"games and workers must be at least 1 (got {games} games, {workers} workers)")
+    data = Path(module_path).read_bytes()
+    load_module(data, limits=limits)  # fail fast, warm the compiled cache
+    if games < 1 or workers < 1 or (batch_size is not None and batch_size < 1):
+        raise ValueError(f"games, workers and batch size must be at least 1 (got {games}, {workers}, {batch_size})")
+    if in_guest and any(b not in POLICIES for b in bots):
+        raise ValueError(f"--in-guest plays only the policies {', '.join(POLICIES)}, not {','.join(bots)}")
+    size = batch_size or (DEFAULT_BATCH if in_guest or use_ray else 1)
     workers = min(workers, games, MAX_WORKERS)
-    rng = Rng(seed)
-    jobs = ((i, rng.next_u64(), list(bots), max_plies) for i in range(games))  # lazy: games may be many
-    if workers == 1:
-        _init_worker(str(module_path), limits)
-        for job in jobs:
-            yield _run_game(job)
+    name = Path(module_path).stem
+    batches = _batches(bots, seed, games, max_plies, in_guest, size)
+    if use_ray:
+        from tablehost.ray_runner import run_on_ray
+
+        yield from run_on_ray(_init_and_run, data, name, limits, batches, address=ray_address, cpus=workers)
         return
-    yield from _run_in_processes(str(module_path), limits, jobs, workers)
+    if workers == 1:
+        _init_worker(data, name, limits)
+        for batch in batches:
+            yield from run_batch(batch)
+        return
+    yield from _run_in_processes(data, name, limits, batches, workers)
 
 
 def _run_in_processes(
-    module_path: str, limits: Limits, jobs: Iterator[tuple[int, int, Sequence[str], int]], workers: int
+    data: bytes, name: str, limits: Limits, batches: Iterator[Batch], workers: int
 ) -> Iterator[GameOutcome]:
-    """Run ``jobs`` on ``workers`` spawned processes; a broken pool fails its in-flight games and is replaced."""
+    """Run ``batches`` on ``workers`` spawned processes; a broken pool fails its in-flight games and is replaced."""
     context = multiprocessing.get_context("spawn")
-    pending = iter(jobs)
     exhausted = False
     while True:
         executor = ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
-                                       initargs=(module_path, limits))
-        in_flight: dict[Future[GameOutcome], tuple[int, int, Sequence[str], int]] = {}
+                                       initargs=(data, name, limits))
+        in_flight: dict[Future[list[GameOutcome]], Batch] = {}
         broken = False
         try:
             while True:
                 while not exhausted and len(in_flight) < workers * IN_FLIGHT_PER_WORKER:
-                    job = next(pending, None)
-                    if job is None:
+                    batch = next(batches, None)
+                    if batch is None:
                         exhausted = True
                         break
-                    in_flight[executor.submit(_run_game, job)] = job
+                    in_flight[executor.submit(run_batch, batch)] = batch
                 if not in_flight:
                     return
                 done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
                 for future in done:
-                    job = in_flight.pop(future)
+                    batch = in_flight.pop(future)
                     try:
-                        yield future.result()
+                        yield from future.result()
                     except BrokenProcessPool:
                         broken = True
-                        yield _died(job)
+                        yield from _died(batch)
                 if broken:
-                    for job in in_flight.values():
-                        yield _died(job)
+                    for batch in in_flight.values():
+                        yield from _died(batch)
                     break
         finally:
             executor.shutdown(wait=not broken, cancel_futures=True)
 
 
-def _died(job: tuple[int, int, Sequence[str], int]) -> GameOutcome:
-    index, seed = job[0], job[1]
-    return GameOutcome(index, seed, error="simulate/worker_died: a worker process died while this game was in flight")
+def _died(batch: Batch) -> list[GameOutcome]:
+    return [
+        GameOutcome(batch.first + k, seed, error="simulate/worker_died: a worker process died while this game was in flight")
+        for k, seed in enumerate(batch.seeds)
+    ]
 
 
 def summarize(
@@ -254,10 +385,21 @@ def simulate(
     max_plies: int = 10_000,
     limits: Limits = DEFAULT_LIMITS,
     progress: bool = False,
+    in_guest: bool = False,
+    batch_size: int | None = None,
+    ray_address: str | None = None,
+    use_ray: bool = False,
 ) -> Summary:
-    """Run a whole simulation and summarise it; ``progress`` shows a bar on stderr."""
+    """Run a whole simulation and summarise it; ``progress`` shows a bar on stderr.
+
+    The arguments are :func:`run_games`'s; the same seed gives the same summary (timings aside)
+    whatever ``workers``, ``batch_size`` and ``use_ray``.
+    """
     started = time.perf_counter()
-    stream = run_games(module_path, bots, seed, games, workers=workers, max_plies=max_plies, limits=limits)
+    stream = run_games(
+        module_path, bots, seed, games, workers=workers, max_plies=max_plies, limits=limits, in_guest=in_guest,
+        batch_size=batch_size, ray_address=ray_address, use_ray=use_ray,
+    )
     if progress:
         from tqdm import tqdm
 

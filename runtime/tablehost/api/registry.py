@@ -39,6 +39,7 @@ import structlog
 from tablehost.api.auth import ADMIN, Principal, ensure_admin_token, hash_token, new_token
 from tablehost.api.faults import InvalidRequest, PermissionDenied, Unauthenticated, UnknownModule
 from tablehost.api.metrics import Metrics
+from tablehost.api.server_bots import BOT_MOVES_PER_CALL, check_bot_name, next_bot, play_bots
 from tablehost.api.timekeeper import Timekeeper
 from tablehost.api.validation import check_color, check_module_name, check_username
 from tablehost.clocks import Clocks, Heartbeat, TimeControl, now_ms
@@ -603,13 +604,15 @@ class MatchRegistry:
         self,
         principal: Principal,
         module_id: str,
-        seats: list[tuple[str, str]] | list[tuple[str, str, bool]],
+        seats: list[tuple[str, str]] | list[tuple[str, str, bool]] | list[tuple[str, str, bool, str]],
         options: dict[str, Any] | None = None,
         time_control: TimeControl | None = None,
     ) -> CreatedMatch:
-        """Create a match (admin only): one seat per ``(username, color)`` or ``(username, color,
-        open)``; blanks get defaults. With no open seat the game starts now; otherwise the match
-        waits in the lobby for :meth:`join`.
+        """Create a match (admin only): one seat per ``(username, color)``, ``(username, color,
+        open)`` or ``(username, color, open, bot)``; blanks get defaults. With no open seat the
+        game starts now; otherwise the match waits in the lobby for :meth:`join`. A seat with a
+        ``bot`` name is played by the server on its own view (:mod:`tablehost.api.server_bots`)
+        and gets no token (its entry in the result's seats has token ``""``).
 
         Args:
             options: option name -> value, checked against the module's metadata.
@@ -621,8 +624,9 @@ class MatchRegistry:
 
         Raises:
             PermissionDenied: not the admin token.
-            InvalidRequest: no seats or more than :data:`MAX_SEATS`, or a username or color
-                the API does not accept (:mod:`tablehost.api.validation`).
+            InvalidRequest: no seats or more than :data:`MAX_SEATS`, a username or color the API
+                does not accept (:mod:`tablehost.api.validation`), an unknown bot name, or a bot
+                on an open seat.
             UnknownModule: no such module.
             SetupRefused: a seat count outside the module's range, or an option it does not
                 declare or allow; raised before any game code runs, nothing stored.
@@ -632,6 +636,13 @@ class MatchRegistry:
         if not 1 <= len(seats) <= MAX_SEATS:
             raise InvalidRequest(f"a match needs 1 to {MAX_SEATS} seats, got {len(seats)}")
         specs = [(seat[0], seat[1], bool(seat[2]) if len(seat) > 2 else False) for seat in seats]
+        bots: dict[int, str] = {}
+        for n, seat in enumerate(seats, start=1):
+            bot = str(seat[3]) if len(seat) > 3 else ""  # type: ignore[misc]
+            if bot:
+                if specs[n - 1][2]:
+                    raise InvalidRequest(f"seat {n} is open: a bot seat is taken by the server, not left open")
+                bots[n] = check_bot_name(bot)
         for username, color, open_seat in specs:
             if username and not open_seat:
                 check_username(username)
@@ -648,14 +659,18 @@ class MatchRegistry:
         spectator_row = SeatRow(hash_token(spectator_token), match_id, None)
         if any(open_seat for _, _, open_seat in specs):
             return self._create_pending(
-                match_id, stored, specs, colors, resolved, control, spectator_token, spectator_row
+                match_id, stored, specs, colors, resolved, control, spectator_token, spectator_row, bots
             )
-        players = [PlayerInfo(n, specs[n - 1][0] or f"player{n}", colors[n - 1]) for n in range(1, len(specs) + 1)]
-        tokens = [new_token("seat") for _ in players]
-        rows = [SeatRow(hash_token(t), match_id, p.player_id) for p, t in zip(players, tokens)]
+        players = [
+            PlayerInfo(n, specs[n - 1][0] or (f"bot{n}" if n in bots else f"player{n}"), colors[n - 1])
+            for n in range(1, len(specs) + 1)
+        ]
+        tokens = ["" if p.player_id in bots else new_token("seat") for p in players]
+        rows = [SeatRow(hash_token(t), match_id, p.player_id) for p, t in zip(players, tokens) if t]
         rows.append(spectator_row)
-        live = self._start(match_id, stored, players, resolved, control, self.store.journal_for(match_id, rows))
+        live = self._start(match_id, stored, players, resolved, control, self.store.journal_for(match_id, rows), bots)
         self._register(rows, match_id)
+        self._move_bots(live)
         log.info("match.created", match_id=match_id, module_id=module_id, seats=len(players))
         if live.match.setup.get("printed"):
             log.info("guest.printed", match_id=match_id, seq=0, printed=live.match.setup["printed"])
@@ -673,13 +688,15 @@ class MatchRegistry:
         control: TimeControl,
         spectator_token: str,
         spectator_row: SeatRow,
+        bots: dict[int, str],
     ) -> CreatedMatch:
         seats = [
-            PendingSeat(n, colors[n - 1], None if open_seat else (username or f"player{n}"))
+            PendingSeat(n, colors[n - 1], None if open_seat else (username or (f"bot{n}" if n in bots else f"player{n}")))
             for n, (username, _, open_seat) in enumerate(specs, start=1)
         ]
-        pending = PendingMatch(match_id, stored.sha256, stored.name, _utc_now(), seats, options, control.to_json())
-        tokens = {seat.player_id: new_token("seat") for seat in seats if not seat.open}
+        pending = PendingMatch(match_id, stored.sha256, stored.name, _utc_now(), seats, options, control.to_json(),
+                               bots)
+        tokens = {seat.player_id: new_token("seat") for seat in seats if not seat.open and seat.player_id not in bots}
         rows = [SeatRow(hash_token(t), match_id, pid) for pid, t in tokens.items()] + [spectator_row]
         self.store.create_pending(pending.to_json(), rows)
         with self._lock:
@@ -687,7 +704,8 @@ class MatchRegistry:
         self._register(rows, match_id)
         log.info("match.created", match_id=match_id, module_id=stored.sha256, seats=len(seats),
                  open_seats=len(pending.open_seats))
-        seated = [(PlayerInfo(s.player_id, s.username or "", s.color), tokens[s.player_id]) for s in seats if not s.open]
+        seated = [(PlayerInfo(s.player_id, s.username or "", s.color), tokens.get(s.player_id, ""))
+                  for s in seats if not s.open]
         return CreatedMatch(match_id, seated, spectator_token, _waiting_view(), [], pending.open_seats)
 
     def _start(
@@ -698,8 +716,10 @@ class MatchRegistry:
         options: dict[str, Any],
         control: TimeControl,
         journal: Callable[[str, dict[str, Any]], None],
+        bots: dict[int, str] | None = None,
     ) -> LiveMatch:
-        """Run the game's setup and serve the match (journaled through ``journal``)."""
+        """Run the game's setup and serve the match (journaled through ``journal``); ``bots`` are
+        the seats the server plays (player id -> bot name)."""
         started_ms = now_ms()
         time_control = control.to_json()
         if control.enabled:
@@ -714,6 +734,7 @@ class MatchRegistry:
             metadata=self.metadata_of(stored.sha256),
             options=options,
             time_control=time_control,
+            bots=bots,
         )
         live = LiveMatch(match, threading.Condition())
         if control.enabled:
@@ -780,6 +801,7 @@ class MatchRegistry:
             if match_id in self._matches or (self.store.shared and self._load(match_id) is not None):
                 raise SeatTaken(f"match {match_id} has already started: every seat is taken", match_id=match_id)
             raise UnknownMatch(f"no match {match_id}", match_id=match_id)
+        started: LiveMatch | None = None
         # The claim holds the match in a shared store (another process's join waits), and the
         # waiting form is re-read under it; on SQLite this process is the only writer.
         with entry.changed, self.store.claim(match_id) as claim:
@@ -820,14 +842,18 @@ class MatchRegistry:
                         self.store.append(match_id, kind, payload)
 
                 live = self._start(
-                    match_id, stored, players, pending.options, TimeControl.from_json(pending.time_control), journal
+                    match_id, stored, players, pending.options, TimeControl.from_json(pending.time_control), journal,
+                    pending.bots,
                 )
                 pending.commit(taken)
                 with self._lock:
                     self._lobby.pop(match_id, None)
+                started = live
                 status = live.match.status
             self._register([row], match_id)
             entry.changed.notify_all()
+        if started is not None:  # outside the lobby's claim: the moves take the match's own hold
+            self._move_bots(started)
         log.info("match.joined", match_id=match_id, player_id=taken.player_id, status=status)
         return player, token, status
 
@@ -908,7 +934,7 @@ class MatchRegistry:
         now = now_ms() if at_ms is None else at_ms
         changed = 0
         for live in list(self._matches.values()):
-            if live.clocks is None and not live.zombies:
+            if live.clocks is None and not live.zombies and not live.match.bots:
                 continue
             with live.changed:
                 if self.store.shared:
@@ -919,6 +945,7 @@ class MatchRegistry:
                 try:
                     with self._held(live):
                         moved = self._apply_timeouts(live, now) | self._play_for_absent(live)
+                        moved |= self._play_bots(live)
                 except TablehostError as exc:  # a failing game must not stop the other matches' clocks
                     log.warning("clock.tick_failed", match_id=live.match.match_id, code=exc.code, error=str(exc))
                     moved = True
@@ -929,10 +956,13 @@ class MatchRegistry:
 
     def _due(self, live: LiveMatch, now: int) -> bool:
         """Whether a tick has something to do in ``live``: a running clock of a seat that is
-        not absent ran out, or an absent seat is active. Call under ``live.changed``."""
+        not absent ran out, an absent seat is active, or a server bot seat is to move. Call under
+        ``live.changed``."""
         if live.clocks is not None and any(p not in live.zombies for p in live.clocks.expired(now)):
             return True
-        return any(p in live.zombies for p in live.match.active_player_ids)
+        if any(p in live.zombies for p in live.match.active_player_ids):
+            return True
+        return bool(live.match.bots) and next_bot(live.match) is not None
 
     def adopt_matches(self) -> int:
         """On a shared store, take into memory the timed matches this process does not hold
@@ -1008,6 +1038,32 @@ class MatchRegistry:
             self._commit_clocks(live)
             moved = True
         return moved
+
+    def _play_bots(self, live: LiveMatch) -> bool:
+        """Play ``live``'s server bot seats while one is to move (at most
+        :data:`~tablehost.api.server_bots.BOT_MOVES_PER_CALL` moves; a match of bots only goes on
+        at the next tick); call under ``live.changed`` and the match's hold. Returns whether a
+        move was made."""
+        if not live.match.bots:
+            return False
+        moved = False
+        for _ in range(BOT_MOVES_PER_CALL):
+            live.next_clocks = None
+            if not play_bots(live.match, max_moves=1):
+                return moved
+            self._commit_clocks(live)
+            moved = True
+            if live.zombies:
+                self._play_for_absent(live)
+        return moved
+
+    def _move_bots(self, live: LiveMatch) -> None:
+        """After a match starts: let its bot seats move (and wake its watchers)."""
+        if not live.match.bots:
+            return
+        with live.changed, self._held(live):
+            if self._play_bots(live):
+                live.changed.notify_all()
 
     def _commit_clocks(self, live: LiveMatch) -> None:
         if live.next_clocks is not None:
@@ -1171,6 +1227,7 @@ class MatchRegistry:
             self._commit_clocks(live)
             if live.zombies:
                 self._play_for_absent(live)
+            self._play_bots(live)
             live.changed.notify_all()
             if move.printed:  # bounded by the gate's limits; for the admin, never for players
                 log.info("guest.printed", match_id=match_id, seq=move.seq, printed=move.printed)

@@ -180,7 +180,7 @@ class MatchServicer(pb_grpc.MatchServiceServicer):
         created = self.registry.create_match(
             current_principal.get(),
             request.module_id,
-            [(s.username, s.color, s.open) for s in request.seats],
+            [(s.username, s.color, s.open, s.bot) for s in request.seats],
             convert.integers_from_struct(request.options, "options"),
             _time_control(request.time_control),
         )

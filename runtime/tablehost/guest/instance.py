@@ -101,12 +101,17 @@ class CallBudget:
     cpu_left_ms: float
     deadline: float
     wall_ms: int
+    scale: int = 1
 
     @classmethod
-    def start(cls, limits: Limits) -> CallBudget:
-        """A fresh budget of ``limits.fuel_per_call`` fuel and ``limits.wall_ms`` from now."""
-        hard_s = limits.wall_ms * max(1, limits.liveness_factor) / 1000.0
-        return cls(limits.fuel_per_call, float(limits.wall_ms), time.monotonic() + hard_s, limits.wall_ms)
+    def start(cls, limits: Limits, scale: int = 1) -> CallBudget:
+        """A fresh budget of ``limits.fuel_per_call`` fuel and ``limits.wall_ms`` from now, each
+        times ``scale`` (>= 1: an ABI v1.1 ``playout`` of N games or a long ``search``)."""
+        hard_s = limits.wall_ms * scale * max(1, limits.liveness_factor) / 1000.0
+        return cls(
+            limits.fuel_per_call * scale, float(limits.wall_ms * scale), time.monotonic() + hard_s,
+            limits.wall_ms * scale, scale,
+        )
 
     def remaining_ms(self) -> float:
         """Milliseconds the next crossing may run: the smaller of CPU time and hard wall time left."""
@@ -450,16 +455,17 @@ def classify_failure(guest: Guest, exc: wasmtime.Trap | wasmtime.WasmtimeError, 
     detail = code.name.lower() if code is not None else _first_line(exc)
     wall_expired = guest._wall_expired  # read before the panic report re-arms the store
     message, printed = guest.panic_report()
+    scale = guest._budget.scale
     if wall_expired:
         return BudgetExceeded(
-            f"guest {op_name} ran out of its wall_ms budget ({guest.limits.wall_ms} ms of CPU time, "
-            f"{guest.limits.wall_ms * max(1, guest.limits.liveness_factor)} ms of wall-clock time at most)",
+            f"guest {op_name} ran out of its wall_ms budget ({guest.limits.wall_ms * scale} ms of CPU time, "
+            f"{guest.limits.wall_ms * scale * max(1, guest.limits.liveness_factor)} ms of wall-clock time at most)",
             budget="wall_ms", op=op_name, printed=printed, trap="interrupt",
         )
     budget = BUDGET_BY_TRAP.get(code) if code is not None else None
     if budget is not None:
         return BudgetExceeded(
-            f"guest {op_name} ran out of its {budget} budget ({_budget_value(guest.limits, budget)})",
+            f"guest {op_name} ran out of its {budget} budget ({_budget_value(guest.limits, budget, scale)})",
             budget=budget, op=op_name, printed=printed, trap=code.name.lower() if code else None,
         )
     if message is not None:
@@ -468,10 +474,10 @@ def classify_failure(guest: Guest, exc: wasmtime.Trap | wasmtime.WasmtimeError, 
     return GuestTrap(f"guest {op_name} trapped: {detail}", trap=trap, op=op_name, printed=printed)
 
 
-def _budget_value(limits: Limits, budget: str) -> str:
+def _budget_value(limits: Limits, budget: str, scale: int = 1) -> str:
     return {
-        "fuel": f"{limits.fuel_per_call} fuel",
-        "wall_ms": f"{limits.wall_ms} ms",
+        "fuel": f"{limits.fuel_per_call * scale} fuel",
+        "wall_ms": f"{limits.wall_ms * scale} ms",
         "stack": f"{limits.stack_bytes} bytes of stack",
         "memory": f"{limits.memory_bytes} bytes",
     }.get(budget, budget)

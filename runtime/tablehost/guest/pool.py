@@ -51,6 +51,7 @@ Guest code runs only on threads of a known large native stack (:mod:`tablehost._
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 import weakref
@@ -93,6 +94,10 @@ QUARANTINE_DOUBLINGS = 6
 QUARANTINE_WINDOW_S = 10.0
 """Failures count toward a quarantine for this many seconds; a quarantine that follows the end of
 the previous one within this window lasts twice as long."""
+
+
+_ONE_OFF = itertools.count()
+"""Numbers the match keys of one-off instances (searches, playouts from setup)."""
 
 
 MEMORY_RERUN_FACTOR = 2
@@ -335,6 +340,120 @@ class GuestPool:
             BudgetExceeded, GuestPanic, GuestTrap, GuestProtocolError: the call failed.
         """
         return self._run(OP_GAME_OVER, state_ref, get_state, {})
+
+    def run_scaled(
+        self,
+        op: int,
+        fields: dict[str, Any],
+        *,
+        scale: int,
+        state_ref: str | None = None,
+        get_state: Callable[[], StateDict] | None = None,
+    ) -> dict[str, Any]:
+        """Run an ABI v1.1 op (``playout``, ``search``) under ``scale`` times the per-move budgets.
+
+        With ``state_ref`` the call goes to that match's instance (sending only the ref when it
+        holds it); without, to a fresh instance of its own that is dropped afterwards, so
+        nothing of one search or batch is visible to another.
+
+        Args:
+            op: ``OP_PLAYOUT`` or ``OP_SEARCH``.
+            fields: the request's members (no ``state``/``state_ref``: those come from the next two).
+            scale: budget multiplier, >= 1 (e.g. the number of games asked for).
+            state_ref: the state to run from (its match's instance is used).
+            get_state: returns the full state when it must be sent (required with ``state_ref``).
+
+        Returns:
+            The parsed response (only its being an object is checked here; the caller checks the rest).
+
+        Raises:
+            ValueError: ``scale`` below 1.
+            BudgetExceeded, GuestPanic, GuestTrap, GuestProtocolError: the call failed.
+            ModuleBusy, ModuleQuarantined: as for every call.
+        """
+        if scale < 1:
+            raise ValueError(f"scale must be at least 1, got {scale}")
+        key = match_key(state_ref) if state_ref is not None else f"inguest:{next(_ONE_OFF)}"
+        entered = time.perf_counter()
+        return on_big_stack(
+            self.limits.stack_bytes,
+            lambda: self._run_scaled_bound(key, op, fields, scale, state_ref, get_state, entered),
+        )
+
+    def _run_scaled_bound(
+        self,
+        key: str,
+        op: int,
+        fields: dict[str, Any],
+        scale: int,
+        state_ref: str | None,
+        get_state: Callable[[], StateDict] | None,
+        entered: float,
+    ) -> dict[str, Any]:
+        """:meth:`run_scaled` on the big stack: a run slot as for every call, then the call."""
+        started: float | None = None  # perf_counter seconds when the run slot was held
+        cpu_started = 0.0
+        failure: BaseException | None = None
+        try:
+            warm, struggling = self._acquire(key)
+            wait_ms = min(self.limits.queue_ms, STRUGGLING_WAIT_MS) if struggling else self.limits.queue_ms
+            try:
+                self.run_slots.acquire(self, struggling=struggling, timeout_s=wait_ms / 1000.0)
+            except GuestError:
+                self._release_unstarted(warm)
+                raise
+            started = time.perf_counter()
+            cpu_started = time.thread_time()
+            try:
+                return self._run_scaled_holding_slot(key, warm, op, fields, scale, state_ref, get_state)
+            finally:
+                self.run_slots.release(self)
+        except BaseException as exc:
+            failure = exc
+            raise
+        finally:
+            timing = self._timing(op, entered, started, cpu_started, 0, failure)  # fuel not counted here
+            if isinstance(failure, GuestError):
+                failure.timing = timing  # type: ignore[attr-defined]
+            self._observe(timing)
+
+    def _run_scaled_holding_slot(
+        self,
+        key: str,
+        warm: Guest | None,
+        op: int,
+        fields: dict[str, Any],
+        scale: int,
+        state_ref: str | None,
+        get_state: Callable[[], StateDict] | None,
+    ) -> dict[str, Any]:
+        guest = warm if warm is not None else self._instantiate(key)
+        budget = CallBudget.start(self.limits, scale)
+        try:
+            response: dict[str, Any] | None = None
+            if state_ref is not None and state_ref in guest.refs:
+                try:
+                    response = guest.call(op, {"state_ref": state_ref, **fields}, budget)
+                    guest.touch(state_ref)
+                except StateMiss:
+                    guest.forget(state_ref)
+            if response is None:
+                request = dict(fields) if get_state is None else {"state": get_state(), **fields}
+                response = guest.call(op, request, budget)
+        except GuestError as exc:
+            log.warning("guest.call_failed", module=self.module.name, op=OP_NAMES[op], code=exc.code,
+                        budget=getattr(exc, "budget", None), error=str(exc)[:LOGGED_ERROR_CHARS], match=key)
+            guest.broken = True
+            self._release(guest, failed=True)
+            raise
+        except BaseException:
+            guest.broken = True
+            self._release(guest, failed=False)
+            raise
+        if state_ref is None:
+            guest.broken = True  # a one-off instance: never kept warm, never reused
+        self._release(guest, failed=False)
+        return response
 
     def discard_ref(self, state_ref: str) -> None:
         """Never reuse what an instance holds for ``state_ref`` (the host refused it, or undid it).

@@ -15,9 +15,12 @@ from tablehost.errors import GuestProtocolError
 from tablehost.gate import has_duplicate_keys
 
 OP_SETUP, OP_ACTIONS, OP_STEP, OP_SCORES, OP_GAME_OVER, OP_METADATA = 1, 2, 3, 4, 5, 6
+OP_PLAYOUT, OP_SEARCH = 7, 8
+"""Op codes of ABI v1; ``OP_METADATA``, ``OP_PLAYOUT`` and ``OP_SEARCH`` are ABI v1.1 (sent only to a module whose
+marker returns >= 1; docs/abi.md "metadata", "playout", "search"). Playout and search answers are checked by
+:mod:`tablehost.inguest`."""
 OP_NAMES = {OP_SETUP: "setup", OP_ACTIONS: "actions", OP_STEP: "step", OP_SCORES: "scores", OP_GAME_OVER: "game_over",
-            OP_METADATA: "metadata"}
-"""Op codes of ABI v1; ``OP_METADATA`` is ABI v1.1 (sent only to a module whose marker returns >= 1)."""
+            OP_METADATA: "metadata", OP_PLAYOUT: "playout", OP_SEARCH: "search"}
 
 SDK_REF_CACHE_SIZE = 16
 """Entries of the SDK's state cache (docs/abi.md "State references"); mirrored per instance."""

@@ -23,7 +23,8 @@
 //! `private_points[0]` is the pips in their own hand.
 
 use tablehost_sdk::{
-    Action, AvailableAction, Game, GameConfig, GameOption, Metadata, Options, PlayerId, Rng, Score, Scores, Table,
+    Action, AvailableAction, Game, GameConfig, GameOption, Metadata, Options, PlayerId, Rng, Score, Scores, State,
+    Table,
 };
 
 pub mod display;
@@ -89,6 +90,14 @@ impl Game for Dominoes {
 
     fn is_game_over(table: &Table, _scores: &Scores) -> bool {
         result(table).is_some()
+    }
+
+    /// The tiles the viewer has not seen (not in their hand, not on the
+    /// line) dealt at random to the face-down tiles of the other hands and
+    /// the boneyard.
+    fn sample_hidden(view: &Table, _viewer: PlayerId, rng: &mut Rng) -> Option<State> {
+        let faces: Vec<String> = tile::Tile::double_six_set().into_iter().map(tile::Tile::face).collect();
+        Some(tablehost_sdk::hidden::deal_unseen(view, layout::BACK, &faces, rng))
     }
 }
 

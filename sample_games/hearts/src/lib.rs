@@ -25,7 +25,7 @@
 
 use tablehost_sdk::{
     Action, AvailableAction, Game, GameConfig, GameOption, Metadata, Options, PlayerId, ResultRule, Rng, Score,
-    Scores, Table,
+    Scores, State, Table,
 };
 
 pub mod card;
@@ -109,6 +109,16 @@ impl Game for Hearts {
 
     fn is_game_over(table: &Table, _scores: &Scores) -> bool {
         phase(table) == Phase::Over
+    }
+
+    /// The cards the viewer has not seen (not in their hand or pass pile,
+    /// not played) dealt at random to the face-down cards of the other hands,
+    /// pass piles and the deck. Only counts constrain the deal: a player who
+    /// showed out of a suit may still be dealt one (a simplification).
+    fn sample_hidden(view: &Table, _viewer: PlayerId, rng: &mut Rng) -> Option<State> {
+        use tablehost_sdk::face_down::Face;
+        let faces: Vec<String> = card::deck().into_iter().map(|card| card.face()).collect();
+        Some(tablehost_sdk::hidden::deal_unseen(view, layout::BACK, &faces, rng))
     }
 }
 

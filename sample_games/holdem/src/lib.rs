@@ -23,7 +23,9 @@
 //! face up only on the board and at a showdown. The options are declared in
 //! the metadata (`layout::declared_options`) and copied into meta data.
 
-use tablehost_sdk::{Action, AvailableAction, Game, GameConfig, Metadata, Options, PlayerId, Rng, Score, Scores, Table};
+use tablehost_sdk::{
+    Action, AvailableAction, Game, GameConfig, Metadata, Options, PlayerId, Rng, Score, Scores, State, Table,
+};
 
 pub mod betting;
 pub mod cards;
@@ -81,6 +83,14 @@ impl Game for Holdem {
 
     fn is_game_over(table: &Table, _scores: &Scores) -> bool {
         layout::is_over(table)
+    }
+
+    /// The cards hidden from `viewer` (the others' hole cards, the deck, the
+    /// muck) dealt again at random among the face-down places they occupy.
+    fn sample_hidden(view: &Table, _viewer: PlayerId, rng: &mut Rng) -> Option<State> {
+        use tablehost_sdk::face_down::Face;
+        let faces: Vec<String> = cards::Card::deck().into_iter().map(|card| card.face()).collect();
+        Some(tablehost_sdk::hidden::deal_unseen(view, tablehost_sdk::face_down::BACK, &faces, rng))
     }
 }
 

@@ -17,7 +17,9 @@
 //! which); traded cards are turned face up. The options are declared in the
 //! metadata (`layout::declared_options`) and copied into meta data.
 
-use tablehost_sdk::{Action, AvailableAction, Game, GameConfig, Metadata, Options, PlayerId, Rng, Score, Scores, Table};
+use tablehost_sdk::{
+    Action, AvailableAction, Game, GameConfig, Metadata, Options, PlayerId, Rng, Score, Scores, State, Table,
+};
 
 pub mod cards;
 pub mod combat;
@@ -91,6 +93,15 @@ impl Game for Risk {
 
     fn is_game_over(table: &Table, _scores: &Scores) -> bool {
         phase(table) == Phase::Over
+    }
+
+    /// The cards hidden from `viewer` (the other players' cards, the deck,
+    /// the discards) dealt again at random among the face-down places they
+    /// occupy. How many cards each player holds stays as the view shows it.
+    fn sample_hidden(view: &Table, _viewer: PlayerId, rng: &mut Rng) -> Option<State> {
+        use tablehost_sdk::face_down::Face;
+        let faces: Vec<String> = cards::RiskCard::deck().into_iter().map(|card| card.face()).collect();
+        Some(tablehost_sdk::hidden::deal_unseen(view, tablehost_sdk::face_down::BACK, &faces, rng))
     }
 }
 

@@ -30,7 +30,8 @@
 //! `public_points` = [side score, side bags, own bid (-1 before bidding), own tricks].
 
 use tablehost_sdk::{
-    Action, AvailableAction, Game, GameConfig, GameOption, Metadata, Options, PlayerId, Rng, Score, Scores, Table,
+    Action, AvailableAction, Game, GameConfig, GameOption, Metadata, Options, PlayerId, Rng, Score, Scores, State,
+    Table,
 };
 
 pub mod bidding;
@@ -111,6 +112,15 @@ impl Game for Spades {
 
     fn is_game_over(table: &Table, _scores: &Scores) -> bool {
         phase(table) == Phase::Over
+    }
+
+    /// The cards hidden from `viewer` (the other hands, the deck) dealt again
+    /// at random among the face-down places they occupy: all that a seat knows
+    /// is which cards it holds and which have been played.
+    fn sample_hidden(view: &Table, _viewer: PlayerId, rng: &mut Rng) -> Option<State> {
+        use tablehost_sdk::face_down::Face;
+        let faces: Vec<String> = tablehost_sdk::cards::Card::deck().into_iter().map(|card| card.face()).collect();
+        Some(tablehost_sdk::hidden::deal_unseen(view, layout::BACK, &faces, rng))
     }
 }
 

@@ -23,15 +23,19 @@ pub const OP_SCORES: i32 = 4;
 pub const OP_GAME_OVER: i32 = 5;
 /// ABI v1.1: the game's metadata (no state needed).
 pub const OP_METADATA: i32 = 6;
+/// ABI v1.1: many games played to the end inside the guest (`playout`).
+pub const OP_PLAYOUT: i32 = 7;
+/// ABI v1.1: a search bot's decision on a seat's view (`search`).
+pub const OP_SEARCH: i32 = 8;
 
 /// An error response's `code` and `message`.
 #[derive(Debug)]
-struct CallError {
-    code: &'static str,
-    message: String,
+pub(crate) struct CallError {
+    pub(crate) code: &'static str,
+    pub(crate) message: String,
 }
 
-fn bad_request(message: impl Into<String>) -> CallError {
+pub(crate) fn bad_request(message: impl Into<String>) -> CallError {
     CallError { code: "bad_request", message: message.into() }
 }
 
@@ -51,7 +55,7 @@ impl WriteJson for ActionsByPlayer {
 }
 
 /// Ranks keyed by player id, written as `{"<pid>": rank}`.
-struct RanksByPlayer(BTreeMap<PlayerId, u32>);
+pub(crate) struct RanksByPlayer(pub(crate) BTreeMap<PlayerId, u32>);
 
 impl WriteJson for RanksByPlayer {
     fn write_json(&self, out: &mut Vec<u8>) {
@@ -78,12 +82,12 @@ fn ranks_member<G: Game>(response: &mut ObjectWriter, table: &Table, scores: &Sc
 // ---- requests -------------------------------------------------------------
 
 #[derive(Deserialize)]
-struct Seat {
-    player_id: PlayerId,
+pub(crate) struct Seat {
+    pub(crate) player_id: PlayerId,
     #[serde(default)]
-    username: String,
+    pub(crate) username: String,
     #[serde(default)]
-    color: String,
+    pub(crate) color: String,
 }
 
 #[derive(Deserialize)]
@@ -148,6 +152,8 @@ pub fn dispatch_into<G: Game>(cache: &mut StateCache, op: i32, request: &[u8], r
         OP_SCORES => parse(request).and_then(|req| scores::<G>(cache, req, response)),
         OP_GAME_OVER => parse(request).and_then(|req| game_over::<G>(cache, req, response)),
         OP_METADATA => metadata::<G>(response),
+        OP_PLAYOUT => parse(request).and_then(|req| crate::dispatch_search::playout::<G>(cache, req, response)),
+        OP_SEARCH => parse(request).and_then(|req| crate::dispatch_search::search::<G>(req, response)),
         other => Err(CallError { code: "unknown_op", message: format!("unknown op code {}", other) }),
     };
     if let Err(err) = result {
@@ -158,7 +164,7 @@ pub fn dispatch_into<G: Game>(cache: &mut StateCache, op: i32, request: &[u8], r
     append_printed(response, &take_printed());
 }
 
-fn parse<'de, T: Deserialize<'de>>(request: &'de [u8]) -> Result<T, CallError> {
+pub(crate) fn parse<'de, T: Deserialize<'de>>(request: &'de [u8]) -> Result<T, CallError> {
     serde_json::from_slice(request).map_err(|err| bad_request(format!("malformed request: {}", err)))
 }
 
@@ -183,7 +189,7 @@ fn append_printed(response: &mut Vec<u8>, printed: &str) {
     response.push(b'}');
 }
 
-fn ensure_seated(state: &State, player_id: PlayerId) -> Result<(), CallError> {
+pub(crate) fn ensure_seated(state: &State, player_id: PlayerId) -> Result<(), CallError> {
     if state.players.iter().any(|p| p.player_id == player_id) {
         Ok(())
     } else {
@@ -196,7 +202,7 @@ fn state_miss(state_ref: &str) -> CallError {
 }
 
 /// Run `read` on the request's inline state, else on the cached one.
-fn with_table<R>(
+pub(crate) fn with_table<R>(
     cache: &mut StateCache,
     state: Option<State>,
     state_ref: Option<String>,

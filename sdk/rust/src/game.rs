@@ -46,6 +46,23 @@ pub trait Game {
     /// Whether the match has ended (no action is accepted afterwards).
     fn is_game_over(table: &Table, scores: &Scores) -> bool;
 
+    /// Optional, for games with hidden information: a full state that fits
+    /// what `viewer` sees in `view`, drawn from `rng`.
+    ///
+    /// `view` is the viewer's view as a state (the host expands each group
+    /// of hidden pieces into copies of its public part): every piece hidden
+    /// from them shows only its public part, other players' private state is
+    /// empty. The sample must keep every space, piece and
+    /// index where the view has it and fill in only what is hidden, so that
+    /// the rules can run on it (information-set search, `mcts`). The default
+    /// returns None: the game cannot be searched with `ismcts`, which the
+    /// guest then refuses with the error `no_sampler`. `hidden::deal_unseen`
+    /// is this method for a set of distinct faces dealt face down.
+    fn sample_hidden(view: &Table, viewer: PlayerId, rng: &mut Rng) -> Option<State> {
+        let _ = (view, viewer, rng);
+        None
+    }
+
     /// Each seat's rank once the game is over (1 = first; ties share a rank),
     /// for games whose metadata declares `ResultRule::Ranks`. Others keep
     /// the default `None` and the host ranks by score.

@@ -15,11 +15,15 @@ pub mod cards;
 mod config;
 pub mod dice;
 pub mod dispatch;
+mod dispatch_search;
 pub mod face_down;
 mod game;
+pub mod hidden;
 mod json_out;
+pub mod mcts;
 mod metadata;
 mod patch;
+pub mod playout;
 #[doc(hidden)]
 pub mod printing;
 mod rng;

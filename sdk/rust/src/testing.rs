@@ -172,3 +172,52 @@ mod tests {
         assert!(!words("16-45").contains("6-4"));
     }
 }
+
+/// A table after up to `plies` random moves from a new match of `player_ids`
+/// (the in-guest playout's `random` policy: choices and confirms only), all
+/// drawn from `seed`. It may be over sooner.
+pub fn random_midgame<G: Game>(player_ids: &[PlayerId], seed: u64, plies: u32) -> Table {
+    let mut table = crate::new_match::<G>(player_ids, seed);
+    let mut rng = crate::Rng::new(seed ^ 0x5eed);
+    crate::playout::play_out::<G>(&mut table, &[crate::playout::Policy::Random], plies, &mut rng);
+    table
+}
+
+/// `G::sample_hidden` on `viewer`'s view of `table` (as a search receives it)
+/// gives a state that fits the view and the real table: the same players,
+/// spaces and meta data, every space with as many pieces, every piece the
+/// viewer sees unchanged, every piece's public part unchanged, and the faces
+/// (private kinds) of the whole table the same multiset as the real table's,
+/// so a game whose hidden pieces are one fixed set deals each exactly once.
+/// Returns the sample.
+///
+/// Panics (test failure) on any difference, or when the game has no sampler.
+pub fn assert_sample_fits_view<G: Game>(table: &Table, viewer: PlayerId, seed: u64) -> crate::State {
+    let view = crate::view_of(table.state(), Some(viewer));
+    let sample = G::sample_hidden(&Table::new(view.clone()), viewer, &mut crate::Rng::new(seed))
+        .expect("the game implements sample_hidden");
+    assert_eq!(sample.players, view.players, "players are kept");
+    assert_eq!(sample.meta_data, view.meta_data, "meta data is kept");
+    assert_eq!(sample.active_player_ids, view.active_player_ids, "the active players are kept");
+    assert_eq!(sample.spaces.len(), view.spaces.len(), "every space is kept");
+    let mut real_faces: Vec<String> = Vec::new();
+    let mut sample_faces: Vec<String> = Vec::new();
+    for ((sampled, seen), real) in sample.spaces.iter().zip(&view.spaces).zip(&table.state().spaces) {
+        assert_eq!(sampled.space_id, seen.space_id);
+        assert_eq!(sampled.pieces.len(), seen.pieces.len(), "space {} keeps its piece count", seen.space_id);
+        for (piece, was) in sampled.pieces.iter().zip(&seen.pieces) {
+            assert_eq!(piece.public_kind, was.public_kind, "space {}: a public kind changed", seen.space_id);
+            assert_eq!(piece.public_state, was.public_state, "space {}: a public state changed", seen.space_id);
+            assert_eq!(piece.owner, was.owner, "space {}: an owner changed", seen.space_id);
+            if was.private_kind.is_some() {
+                assert_eq!(piece.private_kind, was.private_kind, "space {}: a face the viewer sees changed", seen.space_id);
+            }
+        }
+        sample_faces.extend(sampled.pieces.iter().filter_map(|p| p.private_kind.clone()));
+        real_faces.extend(real.pieces.iter().filter_map(|p| p.private_kind.clone()));
+    }
+    sample_faces.sort();
+    real_faces.sort();
+    assert_eq!(sample_faces, real_faces, "the sample deals the real table's hidden faces, each once");
+    sample
+}

@@ -178,14 +178,16 @@ class GetModuleRequest(_message.Message):
     def __init__(self, module_id: _Optional[str] = ...) -> None: ...
 
 class SeatRequest(_message.Message):
-    __slots__ = ("username", "color", "open")
+    __slots__ = ("username", "color", "open", "bot")
     USERNAME_FIELD_NUMBER: _ClassVar[int]
     COLOR_FIELD_NUMBER: _ClassVar[int]
     OPEN_FIELD_NUMBER: _ClassVar[int]
+    BOT_FIELD_NUMBER: _ClassVar[int]
     username: str
     color: str
     open: bool
-    def __init__(self, username: _Optional[str] = ..., color: _Optional[str] = ..., open: _Optional[bool] = ...) -> None: ...
+    bot: str
+    def __init__(self, username: _Optional[str] = ..., color: _Optional[str] = ..., open: _Optional[bool] = ..., bot: _Optional[str] = ...) -> None: ...
 
 class TimeControl(_message.Message):
     __slots__ = ("main_ms", "increment_ms", "per_move_ms", "on_timeout")

@@ -1,0 +1,147 @@
+"""Server bot seats over gRPC (SeatRequest.bot, ``tablehost create --bot``): the server plays the
+seat itself on that seat's view only, its moves are journaled and replay like any other, it has
+no token, it plays on after a restart, and bad bot seats are refused before anything runs."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+
+from tablehost.api import server_bots
+from tablehost.client import ApiError
+from tablehost.guest import GuestPool
+from tablehost.module import load_module
+from tablehost.record import parse_record, replay
+from test_api_server import Host, module_bytes, start_host, stop_host
+
+DIST = Path(__file__).resolve().parent.parent / "sample_games" / "dist"
+
+
+@pytest.fixture
+def host(tmp_path: Path) -> Iterator[Host]:
+    started = start_host(tmp_path / "data")
+    yield started
+    stop_host(started)
+
+
+def upload(host: Host, name: str) -> str:
+    return str(host.admin.upload_module(module_bytes(name), name)["module_id"])
+
+
+def replays(host: Host, match_id: str, name: str) -> bool:
+    record = parse_record(host.admin.record(match_id))
+    return replay(record, GuestPool(load_module((DIST / f"{name}.wasm").read_bytes(), name=name))).ok
+
+
+def test_a_person_plays_tic_tac_toe_against_a_server_mcts_bot(host: Host) -> None:
+    created = host.admin.create_match(host.module_id, ["ann", ""], bots={2: "mcts:300"})
+    match_id = created["match_id"]
+    assert [s["player_id"] for s in created["seats"]] == [1, 2]
+    assert created["seats"][1]["token"] == "" and created["seats"][1]["username"] == "bot2"
+    ann = host.client(created["seats"][0]["token"])
+    view = ann.view(match_id)
+    while not view["game_over"]:
+        offers = [a for a in view["actions"] if a["intent"] != "undo"]
+        assert offers, "the bot moved at once: it is ann's turn again"
+        before = view["version"]
+        view = ann.submit(match_id, offers[-1]["action"], before)
+        assert view["version"] in (before + 1, before + 2)
+    record = host.admin.record(match_id)
+    assert record["bots"] == {"2": "mcts:300"}
+    movers = [m["player_id"] for m in record["moves"]]
+    assert movers.count(2) >= 3 and not any(m.get("by_host") for m in record["moves"])
+    assert 1 not in record["result"]["winners"] or len(record["result"]["winners"]) > 1, \
+        "300 iterations never lose to the last-offer player"
+    assert replays(host, match_id, "tic_tac_toe")
+
+
+def test_a_bot_seat_moves_first_and_sees_only_its_own_view(host: Host, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[tuple[dict[str, Any], int]] = []
+    real = server_bots.SearchBot.choose_in_view
+
+    def spy(self: Any, pool: Any, view: dict[str, Any], offered: Any, player_id: int) -> Any:
+        seen.append((view, player_id))
+        return real(self, pool, view, offered, player_id)
+
+    monkeypatch.setattr(server_bots.SearchBot, "choose_in_view", spy)
+    module_id = upload(host, "hearts")
+    created = host.admin.create_match(module_id, ["", "", "", ""], bots={n: "ismcts:3" for n in (1, 2, 3)})
+    match_id = created["match_id"]
+    people = host.client(created["seats"][3]["token"])
+    view = people.view(match_id)
+    assert view["version"] > 0, "the bots made their moves at once"
+    assert seen
+    for bot_view, player_id in seen:
+        assert player_id in (1, 2, 3)
+        for space in bot_view["spaces"]:
+            for piece in space["pieces"]:
+                viewer = piece.get("owner") if piece.get("owner") is not None else space.get("owner")
+                assert piece.get("private_kind") is None or viewer == player_id, "a bot saw another seat's card"
+
+
+def test_a_server_of_bots_plays_on_after_a_restart(tmp_path: Path) -> None:
+    from tablehost.api.auth import ADMIN
+    from tablehost.api.registry import MatchRegistry
+
+    # First life: no timekeeper, so the bots make exactly one call's worth of moves at creation.
+    registry = MatchRegistry(tmp_path / "data", synchronous="NORMAL")
+    module = registry.upload_module(ADMIN, module_bytes("hearts"), "hearts")
+    created = registry.create_match(ADMIN, module.sha256, [("", "", False, "random")] * 4, {"target_score": 500})
+    at_stop = registry.view(ADMIN, created.match_id).view
+    assert at_stop.version == server_bots.BOT_MOVES_PER_CALL and not at_stop.game_over
+    registry.close()
+
+    # Second life, over gRPC: the timekeeper plays the bot seats on to the end.
+    host = start_host(tmp_path / "data")
+    try:
+        with host.client(created.spectator_token) as spectator:
+            deadline = time.monotonic() + 120
+            view = spectator.view(created.match_id)
+            while not view["game_over"] and time.monotonic() < deadline:
+                time.sleep(0.2)
+                view = spectator.view(created.match_id)
+        assert view["game_over"] and view["version"] > at_stop.version
+        assert host.admin.record(created.match_id)["bots"] == {str(n): "random" for n in (1, 2, 3, 4)}
+        assert replays(host, created.match_id, "hearts")
+    finally:
+        stop_host(host)
+
+
+@pytest.mark.parametrize(("bots", "open_seats", "says"), [
+    ({2: "clever"}, [], "unknown bot"),
+    ({2: "mcts"}, [], "iterations"),
+    ({2: f"mcts:{server_bots.MAX_BOT_ITERATIONS + 1}"}, [], "at most"),
+    ({2: "random"}, [2], "open"),
+])
+def test_bad_bot_seats_are_refused(host: Host, bots: dict[int, str], open_seats: list[int], says: str) -> None:
+    before = len(host.admin.list_matches())
+    with pytest.raises(ApiError) as info:
+        host.admin.create_match(host.module_id, ["ann", ""], bots=bots, open_seats=open_seats)
+    assert info.value.status == grpc.StatusCode.INVALID_ARGUMENT and says in str(info.value)
+    assert len(host.admin.list_matches()) == before
+
+
+def test_a_bot_seat_waits_in_the_lobby_and_moves_once_the_last_seat_is_taken(host: Host) -> None:
+    created = host.admin.create_match(host.module_id, ["", ""], bots={1: "first"}, open_seats=[2])
+    match_id = created["match_id"]
+    assert created["open_seats"] == [2] and created["view"]["status"] == "waiting"
+    with host.client(created["spectator_token"]) as invite:
+        joined = invite.join(match_id, "bob")
+    with host.client(joined["token"]) as bob:
+        view = bob.view(match_id)
+    assert view["version"] == 1, "the bot (seat 1, first to move) moved when bob's join started the game"
+    assert host.admin.record(match_id)["bots"] == {"1": "first"}
+
+
+def test_the_command_line_reads_bot_seats() -> None:
+    from tablehost.cli_remote import parse_seat_bots
+
+    assert parse_seat_bots(["2=mcts:200", " 1 = random "], 2) == {2: "mcts:200", 1: "random"}
+    for bad in (["2"], ["x=random"], ["3=random"], ["0=random"], ["1=random", "1=first"], ["1="]):
+        with pytest.raises(SystemExit):
+            parse_seat_bots(bad, 2)

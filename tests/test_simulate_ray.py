@@ -1,0 +1,59 @@
+"""``simulate`` on Ray: a local Ray started for the run gives the same summary as a local run.
+
+Starting Ray costs several seconds, so one test covers both the in-guest and the host-driven
+paths (marked slow; it runs once in CI, where the ``ray`` extra is installed).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tablehost.simulate import simulate
+
+pytest.importorskip("ray")
+
+DIST = Path(__file__).resolve().parent.parent / "sample_games" / "dist"
+
+
+def without_timings(summary: Any) -> dict[str, Any]:
+    data: dict[str, Any] = summary.to_json()
+    for timing in ("moves_per_second", "games_per_second", "seconds"):
+        data.pop(timing)
+    return data
+
+
+@pytest.mark.slow
+def test_a_local_ray_gives_the_local_summary() -> None:
+    # In a child interpreter: Ray's driver installs its own SIGILL/SIGSEGV handlers over
+    # wasmtime's, so a guest trap later in the same process would kill it.
+    here = Path(__file__).resolve().parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(here), os.environ.get("PYTHONPATH", "")])}
+    code = "import warnings; warnings.simplefilter('ignore'); import test_simulate_ray as t; t.check_local_ray()"
+    result = subprocess.run([sys.executable, "-c", code], check=False, env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-4000:]
+
+
+def check_local_ray() -> None:
+    """The checks of the test above, run in a fresh interpreter; raises AssertionError on a difference."""
+    import ray
+
+    module = DIST / "tic_tac_toe.wasm"
+    # No address: simulate starts a local Ray for the run and stops it after.
+    in_guest = simulate(module, ["random", "first"], 7, 24, in_guest=True, use_ray=True, batch_size=5, workers=2)
+    assert not ray.is_initialized()
+    assert without_timings(in_guest) == without_timings(simulate(module, ["random", "first"], 7, 24, in_guest=True))
+    assert sum(in_guest.wins) + in_guest.draws == 24 and not in_guest.failures
+    # An already running Ray is used as it is (and left running); host-driven batches this time.
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    try:
+        host = simulate(module, ["random", "random"], 8, 6, use_ray=True, batch_size=2)
+        assert ray.is_initialized()
+    finally:
+        ray.shutdown()
+    assert without_timings(host) == without_timings(simulate(module, ["random", "random"], 8, 6))
