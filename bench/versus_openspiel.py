@@ -2,7 +2,9 @@
 
 Rows, each in moves per second (one process, one core):
 
-- ``host-driven``: tablehost's normal path, a guest call per move (``selfplay.play_game``);
+- ``host-driven``: tablehost's normal path, a guest call per move (``selfplay.play_game``), run
+  on a big-stack thread as ``play`` and ``simulate`` run it (else every guest call pays a thread
+  hop, about 200 µs a move);
 - ``in-guest``: whole games inside the guest, 32 per ``playout`` call (``inguest.playouts``);
 - ``openspiel python loop``: OpenSpiel's C++ rules driven move by move from Python;
 - ``openspiel c++ games``: whole games in C++ (``pyspiel.evaluate_bots`` with uniform random
@@ -25,8 +27,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tablehost import logs
+from tablehost._stacks import on_big_stack
 from tablehost.guest import GuestPool
 from tablehost.inguest import playouts
+from tablehost.limits import DEFAULT_LIMITS
 from tablehost.module import load_module
 from tablehost.selfplay import default_players, play_game
 
@@ -131,7 +135,7 @@ def main() -> None:
     args = parser.parse_args()
     logs.configure(level="warning", json=False)
     for game in ("reversi", "checkers"):
-        rows = ours(game, args.seconds)
+        rows = on_big_stack(DEFAULT_LIMITS.stack_bytes, lambda game=game: ours(game, args.seconds))
         try:
             rows.update(openspiel(game, args.seconds))
         except ImportError:
