@@ -24,7 +24,6 @@ import subprocess
 import sys
 import threading
 import time
-from concurrent import futures
 from pathlib import Path
 from types import FrameType
 
@@ -34,6 +33,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from tablehost import logs
+from tablehost._stacks import BigStackExecutor
 from tablehost.api._pb import tablehost_pb2 as pb
 from tablehost.api._pb import tablehost_pb2_grpc as pb_grpc
 from tablehost.api.auth import ensure_admin_token
@@ -109,7 +109,8 @@ def create_server(
     check_address(address, listening=True)
     registry.start_timekeeper()
     server = grpc.server(
-        futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="tablehost-rpc"),
+        # Big-stack request threads run guest calls in place (no hand-off to another thread).
+        BigStackExecutor(registry.limits.stack_bytes, max_workers=max_workers, thread_name_prefix="tablehost-rpc"),
         interceptors=[
             RequestInterceptor(registry, metrics, rate_limits, show_guest_output=show_guest_output)
         ],
