@@ -391,31 +391,13 @@ class GuestPool:
         entered: float,
     ) -> dict[str, Any]:
         """:meth:`run_scaled` on the big stack: a run slot as for every call, then the call."""
-        started: float | None = None  # perf_counter seconds when the run slot was held
-        cpu_started = 0.0
-        failure: BaseException | None = None
-        try:
-            warm, struggling = self._acquire(key)
-            wait_ms = min(self.limits.queue_ms, STRUGGLING_WAIT_MS) if struggling else self.limits.queue_ms
-            try:
-                self.run_slots.acquire(self, struggling=struggling, timeout_s=wait_ms / 1000.0)
-            except GuestError:
-                self._release_unstarted(warm)
-                raise
-            started = time.perf_counter()
-            cpu_started = time.thread_time()
-            try:
-                return self._run_scaled_holding_slot(key, warm, op, fields, scale, state_ref, get_state)
-            finally:
-                self.run_slots.release(self)
-        except BaseException as exc:
-            failure = exc
-            raise
-        finally:
-            timing = self._timing(op, entered, started, cpu_started, 0, failure)  # fuel not counted here
-            if isinstance(failure, GuestError):
-                failure.timing = timing  # type: ignore[attr-defined]
-            self._observe(timing)
+        return self._in_run_slot(
+            key,
+            op,
+            entered,
+            # fuel is not counted for scaled calls
+            lambda warm: (self._run_scaled_holding_slot(key, warm, op, fields, scale, state_ref, get_state), 0),
+        )
 
     def _run_scaled_holding_slot(
         self,
@@ -534,6 +516,23 @@ class GuestPool:
         next_ref: str | None,
         entered: float,
     ) -> dict[str, Any]:
+        return self._in_run_slot(
+            key, op, entered, lambda warm: self._run_holding_slot(key, warm, op, state_ref, get_state, fields, next_ref)
+        )
+
+    def _in_run_slot(
+        self,
+        key: str,
+        op: int,
+        entered: float,
+        work: Callable[[Guest | None], tuple[dict[str, Any], int]],
+    ) -> dict[str, Any]:
+        """Run ``work(warm instance or None)`` holding a run slot; time it and tell the observer.
+
+        ``work`` answers ``(response, fuel used)``. Raises what ``work`` raises, or
+        :class:`~tablehost.errors.ModuleBusy` when no slot comes in time; a raised
+        :class:`~tablehost.errors.GuestError` carries its :class:`CallTiming` as ``timing``.
+        """
         started: float | None = None  # perf_counter seconds when the run slot was held
         cpu_started = 0.0
         fuel = 0
@@ -549,7 +548,7 @@ class GuestPool:
             started = time.perf_counter()
             cpu_started = time.thread_time()
             try:
-                response, fuel = self._run_holding_slot(key, warm, op, state_ref, get_state, fields, next_ref)
+                response, fuel = work(warm)
             finally:
                 self.run_slots.release(self)
             return response
