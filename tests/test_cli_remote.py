@@ -61,7 +61,9 @@ def test_serve_refuses_what_it_cannot_use_with_one_line(server: ServerProcess, t
     )
     refused_cleanly(metrics_taken, "cannot serve metrics")
     assert metrics_taken.returncode == 2
-    refused_cleanly(cli("serve", "--listen", "127.0.0.1:0", "--processes", "0", "--data", fresh), "at least 1")
+    refused_cleanly(
+        cli("serve", "--listen", "127.0.0.1:0", "--processes", "0", "--data", fresh), "--processes must be 1 to 64"
+    )
     bad_store = cli("serve", "--listen", "127.0.0.1:0", "--store", "bogus://x", "--data", fresh)
     refused_cleanly(bad_store, "give sqlite:DIR")
     # A start that was refused leaves no folder it created behind (nor any of their parents).
