@@ -115,3 +115,12 @@ def test_the_largest_values_are_taken(tmp_path: Path) -> None:
     budgets = orjson.loads(out)["budgets"]
     assert (budgets["memory_bytes"], budgets["wall_ms"], budgets["guest_slots"]) == (4096 * 2**20, 3_600_000, 1024)
     assert (budgets["replay_wall_factor"], budgets["stack_bytes"]) == (1000, 2 * 2**20)
+
+
+def test_the_largest_fuel_is_not_cut_when_a_call_is_scaled() -> None:
+    # A playout call of one game gets 20 move budgets: 2**62 * 20 is 0 modulo 2**64, and the call
+    # ran out of fuel at once. A scaled budget is capped at wasmtime's largest instead.
+    argv = ["simulate", TTT, "--in-guest", "--games", "2", "--batch", "1", "--seed", "1", "--json",
+            "--fuel", str(2**62)]
+    [(code, err, out)] = run_in_child([(argv, {})])
+    assert (code, orjson.loads(out)["failures"]) == (0, []), err
