@@ -84,7 +84,11 @@ def test_simulate_is_reproducible_whatever_the_workers(capsys: pytest.CaptureFix
         (["play", TTT, "--record", "/nonexistent/dir/r.json"], "no folder"),
         (["play", TTT, "--bots", "random,nobody"], "unknown bot"),
         (["play", TTT, "--bots", "mcts"], "needs its iterations"),
-        (["play", TTT, "--bots", "mcts:0,random"], "whole number >= 1"),
+        (["play", TTT, "--bots", "mcts:0,random"], "whole number from 1 to 10000000"),
+        # was a TypeError traceback (orjson: integer exceeds 64-bit range)
+        (["play", TTT, "--bots", "mcts:99999999999999999999,random"], "whole number from 1 to 10000000"),
+        # was every game failing, one by one, at its setup
+        (["simulate", TTT, "--bots", "random", "--games", "3"], "this game seats exactly 2 players, not 1"),
         (["play", TTT, "--bots", "ismcts:5,random", "--seed", "1"], "sample_hidden"),
         (["simulate", TTT, "--in-guest", "--bots", "mcts:5,random"], "--in-guest plays only"),
         (["simulate", TTT, "--in-guest", "--batch", "0"], "--batch must be 1 to 4096, got 0"),

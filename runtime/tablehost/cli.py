@@ -222,9 +222,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     require_in_range("--games", args.games, 1, MAX_GAMES)
     require_in_range("--workers", args.workers, 1, MAX_WORKERS)
     require_in_range("--max-plies", args.max_plies, 1, MAX_PLIES)
-    _read_module_bytes(args.module)  # a clear message for a missing or unreadable file
+    data = _read_module_bytes(args.module)  # a clear message for a missing or unreadable file
     if args.batch is not None:
         require_in_range("--batch", args.batch, 1, MAX_GAMES_PER_CALL)
+    limits = limits_from_args(args)
+    # A seat count the game does not take is one line now, not a failure in every game.
+    _check_players(load_module(data, limits=limits, name=Path(args.module).stem), limits, len(bots))
     seed = args.seed if args.seed is not None else secrets.randbits(64)
     summary = simulate(
         args.module,
@@ -233,7 +236,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         args.games,
         workers=args.workers,
         max_plies=args.max_plies,
-        limits=limits_from_args(args),
+        limits=limits,
         progress=not args.json and sys.stderr.isatty(),
         in_guest=args.in_guest,
         batch_size=args.batch,
