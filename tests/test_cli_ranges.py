@@ -86,6 +86,13 @@ CASES: list[tuple[list[str], dict[str, str], str]] = [
       "--metrics-port", "65535"], {}, "--metrics-port must be 0 to 65534"),
     *[(["bots", "--match", "m-1", "--tokens", "t", "--address", "127.0.0.1:1", "--timeout", value], {},
        f"--timeout must be 0 to 604800 s, got {value}") for value in ("inf", "nan", "1e+300")],
+    # Seeds are 64-bit everywhere (bots and demo took any number and cut it silently).
+    (["bots", "--match", "m-1", "--tokens", "t", "--address", "127.0.0.1:1", "--seed", "-1"], {},
+     "--seed must be 0 to 18446744073709551615, got -1"),
+    (["demo", "--seed", str(2**64)], {}, f"--seed must be 0 to 18446744073709551615, got {2**64}"),
+    # protobuf's refusal was "Value out of range: ..." with no option named
+    (["join", "m-1", "--name", "z", "--seat", BIG, "--address", "127.0.0.1:1", "--token", "t"], {},
+     f"--seat must be 1 to 64, got {BIG}"),
 ]
 
 

@@ -351,6 +351,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     """Start a server, play bot matches of every sample game over gRPC, verify each by replay."""
     from tablehost.demo import run_demo
 
+    require_in_range("--seed", args.seed, 0, 2**64 - 1)
     return run_demo(Path(args.dist), Path(args.data) if args.data else None, seed=args.seed)
 
 
@@ -440,7 +441,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="run a server and bot matches of every sample game over gRPC")
     demo.add_argument("--dist", default="sample_games/dist", help="folder of .wasm modules")
     demo.add_argument("--data", help="data directory (default: a temporary one, removed on success)")
-    demo.add_argument("--seed", type=int, default=1, help="seed of the bots' choices")
+    demo.add_argument("--seed", type=int, default=1, help="seed of the bots' choices, 0 to 2**64-1")
     demo.set_defaults(func=cmd_demo)
 
     try:

@@ -391,6 +391,8 @@ def cmd_create(args: argparse.Namespace) -> int:
 @_guarded
 def cmd_join(args: argparse.Namespace) -> int:
     """Take an open seat; prints the seat token."""
+    if args.seat is not None:
+        require_in_range("--seat", args.seat, 1, MAX_SEATS)  # protobuf's own refusal named no option
     with TablehostClient(args.address, _token(args)) as client:
         seat = client.join(args.match_id, args.name, player_id=args.seat, color=args.color or "")
     if args.json:
@@ -875,6 +877,8 @@ def cmd_bots(args: argparse.Namespace) -> int:
     if args.timeout <= 0:
         raise SystemExit("tablehost: --timeout must be a positive number of seconds")
     require_in_range("--timeout", args.timeout, 0, MAX_GIVE_UP_S, " s")
+    if args.seed is not None:  # as play and simulate take a seed
+        require_in_range("--seed", args.seed, 0, 2**64 - 1)
     bots = parse_bot_list(args.bots, len(tokens))
     pool = None
     if args.module:
@@ -1018,7 +1022,8 @@ def register(commands: Any) -> None:
         commands, "join", "take an open seat (admin or the match's spectator token)", cmd_join
     )
     join.add_argument("--name", required=True, help="your display name")
-    join.add_argument("--seat", type=int, help="the seat (player id) wanted; default the lowest open one")
+    join.add_argument("--seat", type=int,
+                      help=f"the seat (player id) wanted, 1 to {MAX_SEATS}; default the lowest open one")
     join.add_argument("--color", help="display colour (#rrggbb or a name)")
 
     _match_command(commands, "resign", "resign this seat token's seat", cmd_resign)
@@ -1047,7 +1052,7 @@ def register(commands: Any) -> None:
     bots = commands.add_parser("bots", help="play a server match with bots, one per seat token")
     bots.add_argument("--match", required=True, help="the match id")
     bots.add_argument("--tokens", required=True, help="comma-separated seat tokens, one bot each")
-    bots.add_argument("--seed", type=int, help="seed of the first bot (the next get +1, +2, ...)")
+    bots.add_argument("--seed", type=int, help="seed of the first bot, 0 to 2**64-1 (the next get +1, +2, ...)")
     bots.add_argument(
         "--bots",
         "--bot",
