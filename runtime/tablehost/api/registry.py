@@ -431,7 +431,8 @@ class MatchRegistry:
     def _resume_clocks(self, live: LiveMatch, record: dict[str, Any], charged_until: int | None) -> None:
         """Set a match's clocks and zombies from its stored moves (after a restart: the downtime
         policy of :mod:`tablehost.clocks`; ``charged_until`` None charges the running seats up to
-        now, as when another process served the match meanwhile).
+        now, as when another process served the match meanwhile). A match that ended early has
+        its clocks as they were at the end (:meth:`~tablehost.clocks.Clocks.at_end`).
 
         Zombies are the seats whose newest own move the host played (unless the seat came back
         through this process since) and the seats that resigned.
