@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tablehost import errors
+from strategies import states
 from tablehost.api import convert, faults
 from tablehost.api.auth import bearer_token, ensure_admin_token, hash_token, new_token
 from tablehost.api.interceptors import STATUS_BY_CODE, status_for
@@ -230,6 +231,33 @@ def test_cached_structs_equal_structs_built_by_update(maps: list[dict[str, Any]]
         filled = struct_pb2.Struct()
         convert._fill_struct(filled, data)
         assert filled == expected
+
+
+@given(state=states(), viewers=st.lists(st.none() | st.integers(1, 4), min_size=1, max_size=3))
+@settings(max_examples=100)
+def test_cached_space_records_equal_spaces_built_field_by_field(state: dict[str, Any], viewers: list[int | None]) -> None:
+    from tablehost.api._pb import tablehost_pb2 as pb
+    from tablehost.view import view_state
+
+    # Each view twice, so the second comes from the cache; several viewers of one state share
+    # entries only where their viewed spaces are equal.
+    for viewer in [*viewers, *viewers]:
+        viewed = view_state(state, viewer)
+        expected = pb.TableState()
+        for space in viewed["spaces"]:
+            convert._fill_space(expected.spaces.add(), space)
+        assert list(convert.state_to_proto(viewed).spaces) == list(expected.spaces)
+
+
+def test_spaces_differing_only_in_number_type_get_their_own_records() -> None:
+    space = {"space_id": "a", "kind": "cell", "owner": None, "arrangement": "ordered",
+             "private_state": {}, "pieces": []}
+    for value in (1, 1.0, True, 1):
+        state = {"active_player_ids": [], "players": [], "spaces": [{**space, "public_state": {"v": value}}],
+                 "meta_data": {}, "log": []}
+        expected = struct_pb2.Struct()
+        expected.update({"v": value})
+        assert convert.state_to_proto(state).spaces[0].public_state == expected
 
 
 @given(action=actions)

@@ -262,12 +262,61 @@ def _fill_state(message: pb.TableState, state: dict[str, Any]) -> None:
     message.active_player_ids.extend(state.get("active_player_ids", []))
     for player in state.get("players", []):
         _fill_player(message.players.add(), player)
-    for space in state.get("spaces", []):
-        _fill_space(message.spaces.add(), space)
+    spaces = state.get("spaces", [])
+    if spaces:
+        # One merge of every space's cached wire form (a move changes few spaces of a view).
+        message.MergeFromString(b"".join([_space_entry(space) for space in spaces]))
     if state.get("meta_data"):
         _fill_struct(message.meta_data, state["meta_data"])
     for entry in state.get("log", []):
         message.log.add(text=entry.get("text", ""))
+
+
+_SPACE_WIRE: dict[bytes, bytes] = {}
+"""``TableState.spaces`` entries (tag, length, serialized Space) by the sorted JSON of the viewed
+space they encode. A move changes a few spaces; every view of every version before and after it
+encodes the others again, each costing about as much Python as the whole rest of the view."""
+_SPACE_WIRE_MAX_BYTES = 16 * 1024 * 1024
+"""Bytes of keys and entries :data:`_SPACE_WIRE` holds before it starts over."""
+_space_wire_bytes = 0
+_SPACES_TAG = b"\x1a"
+"""``TableState.spaces`` (field 3) as a length-delimited record (wire type 2)."""
+
+
+def _space_entry(space: dict[str, Any]) -> bytes:
+    """The ``TableState.spaces`` record of one viewed space, built once per distinct space.
+
+    The key is the viewed space itself (what this viewer may see, nothing more), so an entry is
+    a pure function of content its reader is entitled to; ``1``, ``1.0`` and ``true`` differ.
+    """
+    global _space_wire_bytes
+    try:
+        key: bytes | None = orjson.dumps(space, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # not plain JSON (an integer over 64 bits): built, never cached
+        key = None
+    entry = _SPACE_WIRE.get(key) if key is not None else None
+    if entry is None:
+        built = pb.Space()
+        _fill_space(built, space)
+        wire = built.SerializeToString()
+        entry = _SPACES_TAG + _varint(len(wire)) + wire
+        if key is not None:
+            if _space_wire_bytes > _SPACE_WIRE_MAX_BYTES:
+                _SPACE_WIRE.clear()
+                _space_wire_bytes = 0
+            _SPACE_WIRE[key] = entry
+            _space_wire_bytes += len(key) + len(entry)
+    return entry
+
+
+def _varint(value: int) -> bytes:
+    """``value`` (>= 0) as a protobuf base-128 varint."""
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
 
 
 def _fill_space(out: pb.Space, space: dict[str, Any]) -> None:
