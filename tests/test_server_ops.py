@@ -122,6 +122,13 @@ def test_the_metrics_endpoint_counts_moves_refusals_guest_calls_matches_watchers
     assert sample(text, "tablehost_store_commit_seconds_count") >= 4
     assert sample(text, "tablehost_requests_total", method="SubmitAction", code="OK") == 1
     assert sample(text, "tablehost_requests_total", method="SubmitAction", code="FAILED_PRECONDITION") == 1
+    # CPU of handlers and of guest calls, counted for the breakdown of bench/grpc_latency.py.
+    assert sample(text, "tablehost_request_cpu_seconds_total", method="SubmitAction") > 0
+    assert sample(text, "tablehost_request_cpu_seconds_total", method="GetView") > 0
+    assert sample(text, "tablehost_guest_call_cpu_seconds_total", module="tic_tac_toe", op="step") > 0
+    assert sample(text, "tablehost_request_cpu_seconds_total", method="SubmitAction") > sample(
+        text, "tablehost_guest_call_cpu_seconds_total", module="tic_tac_toe", op="step"
+    )
     deadline = time.monotonic() + 5
     while sample(ops.scrape(), "tablehost_watch_streams") != 0 and time.monotonic() < deadline:
         time.sleep(0.02)

@@ -10,6 +10,8 @@ metric                                 type       labels, meaning
 ``guest_call_seconds``                 histogram  ``module``, ``op``: one pool call, wall time
                                                   (queue wait and run, answered or refused)
 ``guest_call_fuel``                    histogram  ``module``, ``op``: fuel one answered op burnt
+``guest_call_cpu_seconds_total``       counter    ``module``, ``op``: CPU seconds of the guest's
+                                                  thread while its calls ran
 ``budget_refusals_total``              counter    ``module``, ``budget``: calls stopped by a budget
 ``matches``                            gauge      ``state``: active (a change in the last
                                                   :data:`ACTIVE_WINDOW_S`), waiting (not over,
@@ -18,6 +20,10 @@ metric                                 type       labels, meaning
 ``store_commit_seconds``               histogram  one write transaction of the store
 ``store_up``                           gauge      1 while the store answers health pings
 ``requests_total``                     counter    ``method``, ``code``: gRPC requests by status
+``request_cpu_seconds_total``          counter    ``method``: CPU seconds of the serving thread
+                                                  inside handlers (auth, registry, guest, store,
+                                                  views); the rest of the process's CPU is grpc,
+                                                  its threads and the background threads
 ``rate_limited_total``                 counter    ``kind`` (request, watch): refused by a rate limit
 =====================================  =========  ===========================================
 
@@ -89,6 +95,12 @@ class Metrics:
         self.requests = Counter(
             "tablehost_requests", "gRPC requests by method and status", ["method", "code"], registry=r
         )
+        self.request_cpu = Counter(
+            "tablehost_request_cpu_seconds", "CPU of the serving thread inside handlers", ["method"], registry=r
+        )
+        self.guest_cpu = Counter(
+            "tablehost_guest_call_cpu_seconds", "CPU of guest pool calls while they ran", ["module", "op"], registry=r
+        )
         self.rate_limited = Counter(
             "tablehost_rate_limited",
             "Requests and watch streams refused by a rate limit",
@@ -100,11 +112,13 @@ class Metrics:
         """Count one guest pool call: a :attr:`GuestPool.observer <tablehost.guest.GuestPool.observer>`.
 
         Args:
-            timing: the call's record. Its ``queue_ms + run_ms`` goes to ``guest_call_seconds``;
+            timing: the call's record. Its ``queue_ms + run_ms`` goes to ``guest_call_seconds``,
+                its ``cpu_ms`` to ``guest_call_cpu_seconds``;
                 the fuel of an answered op to ``guest_call_fuel`` (a refused op's budget says
                 nothing about what it burnt); a ``guest/budget`` refusal to ``budget_refusals``.
         """
         self.guest_seconds.labels(timing.module, timing.op).observe((timing.queue_ms + timing.run_ms) / 1000.0)
+        self.guest_cpu.labels(timing.module, timing.op).inc(timing.cpu_ms / 1000.0)
         if not timing.failed:
             self.guest_fuel.labels(timing.module, timing.op).observe(timing.fuel)
         elif timing.budget is not None:
