@@ -38,8 +38,9 @@ retried (counted with one client process). With one serve process, a second line
 the server's CPU per move went, from its Prometheus counters (``--metrics-port``): the GetView
 and SubmitAction handlers (``tablehost_request_cpu_seconds``; the guest's step inside the
 latter, ``tablehost_guest_call_cpu_seconds``), and outside the handlers (grpc and its threads,
-garbage collection, the background threads: the process's CPU minus the handlers'); and the
-mean wall time of one store commit (an fsync with ``--sync full``).
+garbage collection, the background threads: the process's CPU minus the handlers'); the
+mean wall time of one store commit (an fsync with ``--sync full``); and the garbage
+collector's pauses (every request waits for one): time per move, how many, how many over 5 ms.
 The machine is shared: the load average is printed with each line, and CPU per move is the
 figure least disturbed by other work (throughput and latency are not).
 """
@@ -108,7 +109,8 @@ def scrape(url: str | None) -> dict[str, float]:
     """The server's CPU counters now (seconds), summed over labels: ``GetView`` and
     ``SubmitAction`` (handler CPU, ``tablehost_request_cpu_seconds``), ``step`` (guest step CPU,
     ``tablehost_guest_call_cpu_seconds``), ``commit`` (store commits, wall seconds) and
-    ``commits``; empty without a metrics URL."""
+    ``commits``, ``gc`` (garbage collections, wall seconds), ``gcs`` and ``gc_short`` (those of
+    5 ms at most); empty without a metrics URL."""
     if url is None:
         return {}
     wanted = {
@@ -117,13 +119,19 @@ def scrape(url: str | None) -> dict[str, float]:
         "tablehost_store_commit_seconds_sum": "commit",
         "tablehost_store_commit_seconds_count": "commits",
     }
-    totals = dict.fromkeys(["GetView", "SubmitAction", "step", "commit", "commits"], 0.0)
+    totals = dict.fromkeys(["GetView", "SubmitAction", "step", "commit", "commits", "gc", "gcs", "gc_short"], 0.0)
     for line in urllib.request.urlopen(url, timeout=10).read().decode().splitlines():
         name, _, value = line.rpartition(" ")
         if name in wanted:
             totals[wanted[name]] += float(value)
         elif name.startswith("tablehost_guest_call_cpu_seconds_total{") and 'op="step"' in name:
             totals["step"] += float(value)
+        elif name.startswith("tablehost_gc_pause_seconds_sum{"):
+            totals["gc"] += float(value)
+        elif name.startswith("tablehost_gc_pause_seconds_bucket{") and 'le="0.005"' in name:
+            totals["gc_short"] += float(value)
+        elif name.startswith("tablehost_gc_pause_seconds_count{"):
+            totals["gcs"] += float(value)
     return totals
 
 
@@ -138,7 +146,9 @@ def breakdown(before: dict[str, float], after: dict[str, float], moves: int, ser
     return (
         f"           server CPU ms/move: GetView {per['GetView']:.2f}, SubmitAction {per['SubmitAction']:.2f} "
         f"(guest step {per['step']:.2f}), outside handlers {server_ms - handlers:.2f}; "
-        f"store commit {1e3 * (after['commit'] - before['commit']) / commits:.2f} ms wall each"
+        f"store commit {1e3 * (after['commit'] - before['commit']) / commits:.2f} ms wall each; "
+        f"garbage collection {per['gc']:.2f} ms/move, {after['gcs'] - before['gcs']:.0f} pauses "
+        f"({after['gcs'] - after['gc_short'] - before['gcs'] + before['gc_short']:.0f} over 5 ms)"
     )
 
 

@@ -25,6 +25,8 @@ metric                                 type       labels, meaning
                                                   views); the rest of the process's CPU is grpc,
                                                   its threads and the background threads
 ``rate_limited_total``                 counter    ``kind`` (request, watch): refused by a rate limit
+``gc_pause_seconds``                   histogram  ``generation`` (0, 1, 2): one garbage collection
+                                                  (every thread waits for it: the interpreter lock)
 =====================================  =========  ===========================================
 
 Each server has its own :class:`Metrics` (its own ``CollectorRegistry``), so tests can run
@@ -35,6 +37,7 @@ Nothing here imports grpc.
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable, Iterable
 from datetime import datetime
@@ -101,6 +104,10 @@ class Metrics:
         self.guest_cpu = Counter(
             "tablehost_guest_call_cpu_seconds", "CPU of guest pool calls while they ran", ["module", "op"], registry=r
         )
+        self.gc_pause = Histogram(
+            "tablehost_gc_pause_seconds", "Garbage collections, wall time", ["generation"],
+            buckets=LATENCY_BUCKETS, registry=r,
+        )
         self.rate_limited = Counter(
             "tablehost_rate_limited",
             "Requests and watch streams refused by a rate limit",
@@ -123,6 +130,19 @@ class Metrics:
             self.guest_fuel.labels(timing.module, timing.op).observe(timing.fuel)
         elif timing.budget is not None:
             self.budget_refusals.labels(timing.module, timing.budget).inc()
+
+    def follow_gc(self) -> None:
+        """Time every garbage collection of this process into ``gc_pause_seconds`` (a
+        ``gc.callbacks`` hook, two calls per collection; for the process's one serving Metrics)."""
+        started: list[float] = [0.0]
+
+        def timed(phase: str, info: dict[str, int]) -> None:
+            if phase == "start":
+                started[0] = time.perf_counter()
+            else:
+                self.gc_pause.labels(str(info["generation"])).observe(time.perf_counter() - started[0])
+
+        gc.callbacks.append(timed)
 
     def watch_matches(self, summaries: Callable[[], Iterable[tuple[bool, str]]]) -> None:
         """Count matches at scrape time from ``summaries()``: ``(game_over, newest_change_at)``

@@ -305,6 +305,7 @@ def serve(
             print(f"tablehost: {exc}", file=sys.stderr)
             return EXIT_CANNOT_START
     _tune_gc()
+    metrics.follow_gc()
     server.start()
     if web is not None:
         web.start()
