@@ -135,6 +135,26 @@ def test_the_metrics_endpoint_counts_moves_refusals_guest_calls_matches_watchers
     assert sample(ops.scrape(), "tablehost_watch_streams") == 0
 
 
+def test_garbage_collections_are_timed_by_generation() -> None:
+    import gc
+
+    from prometheus_client import generate_latest
+
+    from tablehost.api.metrics import Metrics
+
+    metrics = Metrics()
+    hook = metrics.follow_gc()
+    try:
+        gc.collect(0)
+        gc.collect(2)
+    finally:
+        gc.callbacks.remove(hook)
+    text = generate_latest(metrics.registry).decode()
+    assert sample(text, "tablehost_gc_pause_seconds_count", generation="0") >= 1
+    assert sample(text, "tablehost_gc_pause_seconds_count", generation="2") >= 1
+    assert sample(text, "tablehost_gc_pause_seconds_sum", generation="2") > 0
+
+
 def test_health_follows_the_store(ops: Ops, monkeypatch: pytest.MonkeyPatch) -> None:
     def health() -> int:
         with grpc.insecure_channel(ops.address) as channel:

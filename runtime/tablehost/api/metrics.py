@@ -131,9 +131,13 @@ class Metrics:
         elif timing.budget is not None:
             self.budget_refusals.labels(timing.module, timing.budget).inc()
 
-    def follow_gc(self) -> None:
+    def follow_gc(self) -> Callable[[str, dict[str, int]], None]:
         """Time every garbage collection of this process into ``gc_pause_seconds`` (a
-        ``gc.callbacks`` hook, two calls per collection; for the process's one serving Metrics)."""
+        ``gc.callbacks`` hook, two calls per collection; for the process's one serving Metrics).
+
+        Returns:
+            The hook (remove it from ``gc.callbacks`` to stop).
+        """
         started: list[float] = [0.0]
 
         def timed(phase: str, info: dict[str, int]) -> None:
@@ -143,6 +147,7 @@ class Metrics:
                 self.gc_pause.labels(str(info["generation"])).observe(time.perf_counter() - started[0])
 
         gc.callbacks.append(timed)
+        return timed
 
     def watch_matches(self, summaries: Callable[[], Iterable[tuple[bool, str]]]) -> None:
         """Count matches at scrape time from ``summaries()``: ``(game_over, newest_change_at)``
