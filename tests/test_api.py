@@ -249,6 +249,20 @@ def test_cached_space_records_equal_spaces_built_field_by_field(state: dict[str,
         assert list(convert.state_to_proto(viewed).spaces) == list(expected.spaces)
 
 
+def test_space_records_of_any_length_decode_to_their_space() -> None:
+    from tablehost.api._pb import tablehost_pb2 as pb
+
+    for pieces in (0, 3, 40, 3000):  # records of 1-, 2- and 3-byte lengths
+        space = {"space_id": "deck", "kind": "pile", "owner": None, "arrangement": "ordered",
+                 "public_state": {}, "private_state": {},
+                 "pieces": [{"public_kind": f"card{n}", "public_state": {"n": n}, "owner": None}
+                            for n in range(pieces)]}
+        expected = pb.Space()
+        convert._fill_space(expected, space)
+        state = {"active_player_ids": [], "players": [], "spaces": [space, space], "meta_data": {}, "log": []}
+        assert list(convert.state_to_proto(state).spaces) == [expected, expected]
+
+
 def test_spaces_differing_only_in_number_type_get_their_own_records() -> None:
     space = {"space_id": "a", "kind": "cell", "owner": None, "arrangement": "ordered",
              "private_state": {}, "pieces": []}
