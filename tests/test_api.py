@@ -249,6 +249,32 @@ def test_cached_space_records_equal_spaces_built_field_by_field(state: dict[str,
         assert list(convert.state_to_proto(viewed).spaces) == list(expected.spaces)
 
 
+offers = st.fixed_dictionaries(
+    {"action": actions, "intent": st.sampled_from(["choice", "confirm", "cancel", "undo"]), "label": st.text(max_size=8)}
+)
+
+
+@given(listed=st.lists(st.lists(offers, max_size=6), min_size=1, max_size=3))
+@settings(max_examples=100)
+def test_cached_offer_records_equal_offers_built_field_by_field(listed: list[list[dict[str, Any]]]) -> None:
+    from tablehost.api._pb import tablehost_pb2 as pb
+
+    for offered in [*listed, *listed]:  # the second time from the cache
+        view = _View(state={}, actions=offered, scores={}, active_player_ids=[], game_over=False, version=1)
+        expected = pb.MatchView()
+        for offer in offered:
+            convert._fill_available(expected.actions.add(), offer)
+        assert list(convert.view_to_proto("m-1", 1, view, [], with_state=False).actions) == list(expected.actions)
+
+
+def test_an_offer_of_an_unknown_action_type_is_refused_every_time() -> None:
+    offer = {"action": {"type": "wink"}, "intent": "choice", "label": "?"}
+    view = _View(state={}, actions=[offer], scores={}, active_player_ids=[], game_over=False, version=1)
+    for _ in range(2):
+        with pytest.raises(faults.InvalidRequest):
+            convert.view_to_proto("m-1", 1, view, [], with_state=False)
+
+
 def test_space_records_of_any_length_decode_to_their_space() -> None:
     from tablehost.api._pb import tablehost_pb2 as pb
 
