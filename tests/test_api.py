@@ -12,8 +12,8 @@ from google.protobuf import struct_pb2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tablehost import errors
 from strategies import states
+from tablehost import errors
 from tablehost.api import convert, faults
 from tablehost.api.auth import bearer_token, ensure_admin_token, hash_token, new_token
 from tablehost.api.interceptors import STATUS_BY_CODE, status_for
@@ -235,7 +235,9 @@ def test_cached_structs_equal_structs_built_by_update(maps: list[dict[str, Any]]
 
 @given(state=states(), viewers=st.lists(st.none() | st.integers(1, 4), min_size=1, max_size=3))
 @settings(max_examples=100)
-def test_cached_space_records_equal_spaces_built_field_by_field(state: dict[str, Any], viewers: list[int | None]) -> None:
+def test_cached_space_records_equal_spaces_built_field_by_field(
+    state: dict[str, Any], viewers: list[int | None]
+) -> None:
     from tablehost.api._pb import tablehost_pb2 as pb
     from tablehost.view import view_state
 
@@ -250,7 +252,11 @@ def test_cached_space_records_equal_spaces_built_field_by_field(state: dict[str,
 
 
 offers = st.fixed_dictionaries(
-    {"action": actions, "intent": st.sampled_from(["choice", "confirm", "cancel", "undo"]), "label": st.text(max_size=8)}
+    {
+        "action": actions,
+        "intent": st.sampled_from(["choice", "confirm", "cancel", "undo"]),
+        "label": st.text(max_size=8),
+    }
 )
 
 

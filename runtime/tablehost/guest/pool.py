@@ -162,7 +162,7 @@ def match_key(state_ref: str) -> str:
 
 
 class GuestPool:
-    """Instances of one module, each bound to one match; at most ``limits.instances_per_module`` calls in flight.
+    """Instances of one module, each bound to one match; ``limits.instances_per_module`` calls in flight at most.
 
     A call with a ``state_ref`` goes to the match's warm instance when it is idle and sends only
     the ref if that instance holds it; otherwise a fresh instance gets the full state from
@@ -734,7 +734,8 @@ class GuestPool:
                 # from the start cannot queue a wave of calls that each run until a budget stops them.
                 cap = self.limits.instances_per_module if self._proven else 1
                 if in_flight < cap:
-                    if len(self._warm) + in_flight >= (self.warm_instances if self._proven else cap) and self._warm:
+                    alive = self.warm_instances if self._proven else cap
+                    if len(self._warm) + in_flight >= alive and self._warm:
                         self._warm.popitem(last=False)  # the least recently used idle match gives way
                     self._starting += 1
                     return None, struggling
