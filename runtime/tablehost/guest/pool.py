@@ -563,10 +563,13 @@ class GuestPool:
             failure = exc
             raise
         finally:
-            timing = self._timing(op, entered, started, cpu_started, fuel, failure)
-            if isinstance(failure, GuestError):
-                failure.timing = timing  # type: ignore[attr-defined]
-            self._observe(timing)
+            # Only an observer or a refusal reads the timing: an answered call without an
+            # observer (self-play, tools) skips its clock reads and record.
+            if failure is not None or self.observer is not None:
+                timing = self._timing(op, entered, started, cpu_started, fuel, failure)
+                if isinstance(failure, GuestError):
+                    failure.timing = timing  # type: ignore[attr-defined]
+                self._observe(timing)
 
     def _timing(
         self, op: int, entered: float, started: float | None, cpu_started: float, fuel: int,
