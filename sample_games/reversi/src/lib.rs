@@ -34,7 +34,7 @@ mod display;
 pub mod rules;
 
 use tablehost_sdk::{
-    Action, AvailableAction, Game, GameConfig, GameOption, Metadata, Options, PlayerId, Rng, Scores, Table,
+    Action, AvailableAction, Game, GameConfig, GameOption, Metadata, Options, PlayerId, Rng, Scores, Summary, Table,
 };
 
 /// The game module: every method delegates to the rule of the same concern.
@@ -68,6 +68,10 @@ impl Game for Reversi {
 
     fn is_game_over(table: &Table, _scores: &Scores) -> bool {
         rules::neither_can_place(table)
+    }
+
+    fn summary(table: &Table) -> Summary {
+        rules::summary(table)
     }
 }
 
