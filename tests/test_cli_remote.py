@@ -229,3 +229,19 @@ def test_a_refusal_of_bad_input_exits_2_and_changes_nothing(server: ServerProces
     no_token = cli("web", "--data", str(tmp_path / "nowhere"), "--no-open")
     refused_cleanly(no_token, "cannot read the admin token")
     assert no_token.returncode == 2
+
+
+def test_an_oversized_module_is_refused_before_it_is_read_or_sent(tmp_path: Path) -> None:
+    """A file over the module size limit is one line and exit 2 (it was grpc's RESOURCE_EXHAUSTED
+    message and exit 1, after the whole file was read and sent); no server needs to answer."""
+    from tablehost.limits import DEFAULT_LIMITS
+
+    huge = tmp_path / "huge.wasm"
+    with huge.open("wb") as out:  # sparse: nothing is written but the size
+        out.truncate(DEFAULT_LIMITS.module_bytes + 1)
+    result = cli("upload", str(huge), "--address", "127.0.0.1:9", token="x")
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.splitlines() == [
+        f"tablehost: {huge} is {DEFAULT_LIMITS.module_bytes + 1} bytes; a module is at most "
+        f"{DEFAULT_LIMITS.module_bytes} bytes"
+    ]
