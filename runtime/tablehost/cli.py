@@ -15,7 +15,7 @@ import secrets
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import orjson
 
@@ -355,9 +355,22 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(Path(args.dist), Path(args.data) if args.data else None, seed=args.seed)
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose refusals are one line (argparse prints its whole usage first).
+
+    A value that is not a number, a missing argument or an unknown option exits with status 2
+    and ``tablehost COMMAND: argument --OPTION: ... (see tablehost COMMAND --help)`` on standard
+    error (the help gives each option's range); sub-parsers inherit the class.
+    """
+
+    def error(self, message: str) -> NoReturn:
+        """Print ``message`` as one line naming this command and exit with status 2."""
+        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every command (also used to generate the docs)."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="tablehost",
         description="Run turn-based games compiled to WebAssembly: locally, or on a gRPC match server.",
     )
