@@ -31,7 +31,7 @@ from tablehost.history import MoveRecord
 from tablehost.inguest import MAX_GAMES_PER_CALL
 from tablehost.limits import Limits
 from tablehost.match import Match
-from tablehost.metadata import check_player_count
+from tablehost.metadata import SetupRefused, check_player_count
 from tablehost.module import GameModule, load_module, validate_module
 from tablehost.record import load_record, replay, state_at, view_at
 from tablehost.selfplay import module_metadata, play_game
@@ -227,7 +227,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         require_in_range("--batch", args.batch, 1, MAX_GAMES_PER_CALL)
     limits = limits_from_args(args)
     # A seat count the game does not take is one line now, not a failure in every game.
-    _check_players(load_module(data, limits=limits, name=Path(args.module).stem), limits, len(bots))
+    try:
+        _check_players(load_module(data, limits=limits, name=Path(args.module).stem), limits, len(bots))
+    except SetupRefused as exc:  # --bots sets the seats: say so (one name is one seat, not all)
+        raise SystemExit(f"tablehost: {exc.code}: {exc} (simulate seats one player per --bots name)") from None
     seed = args.seed if args.seed is not None else secrets.randbits(64)
     summary = simulate(
         args.module,
