@@ -214,3 +214,19 @@ def test_the_largest_fuel_is_not_cut_when_a_call_is_scaled() -> None:
     ]
     [(code, err, out)] = run_in_child([(argv, {})])
     assert (code, orjson.loads(out)["failures"]) == (0, []), err
+
+
+def test_a_value_that_is_not_a_number_is_one_line_naming_the_option() -> None:
+    # argparse printed the command's whole usage (5 to 10 lines) above its error.
+    cases = [
+        (["play", TTT, "--seed", "abc"], "--seed"),
+        (["play", TTT, "--fuel", "1e9"], "--fuel"),
+        (["inspect", TTT, "--wall-factor", "nan"], "--wall-factor"),
+        (["simulate", TTT, "--games", "ten"], "--games"),
+        (["serve", "--processes", "two"], "--processes"),
+        (["create", "mod", "--players", "-"], "--players"),
+    ]
+    for (argv, option), (code, err, _) in zip(cases, run_in_child([(argv, {}) for argv, _ in cases]), strict=True):
+        command = f"tablehost {argv[0]}"
+        assert code == 2 and len(err.splitlines()) == 1, (argv, err)
+        assert err.startswith(f"{command}: argument {option}") and f"{command} --help" in err, (argv, err)

@@ -41,6 +41,9 @@ def test_serve_refuses_what_it_cannot_use_with_one_line(server: ServerProcess, t
     fresh = str(tmp_path / "fresh")
     refused_cleanly(cli("serve", "--listen", "127.0.0.1:99999", "--data", fresh), "0 to 65535, got 99999")
     refused_cleanly(cli("serve", "--listen", "garbage", "--data", fresh), "is not host:port")
+    for http in ("127.0.0.1:99999", "127.0.0.1"):  # checked before the store opens: one line, no log
+        bad_http = cli("serve", "--listen", "127.0.0.1:0", "--http", http, "--data", fresh)
+        assert bad_http.returncode == 2 and len(bad_http.stderr.splitlines()) == 1, bad_http.stderr
     refused_cleanly(cli("serve", "--listen", "127.0.0.1:0", "--data", str(a_file)), "cannot use", "a-file")
     refused_cleanly(
         cli("serve", "--listen", "127.0.0.1:0", "--data", str(server.data_dir)),
@@ -80,8 +83,8 @@ def test_serve_refuses_what_it_cannot_use_with_one_line(server: ServerProcess, t
 
 
 def test_a_taken_port_is_told_in_our_words_only(tmp_path: Path) -> None:
-    """grpc's C core logs its own failed bind on standard error (``add_port.cc``); the user sees
-    our one line, and besides it only the server's JSON log lines."""
+    """grpc's C core logs its own failed bind on standard error (``add_port.cc``) and the
+    registry logged its store's close; the user sees our one line only."""
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", 0))
         holder.listen()
@@ -96,8 +99,8 @@ def test_a_taken_port_is_told_in_our_words_only(tmp_path: Path) -> None:
         ):
             result = cli("serve", *flags, "--data", str(tmp_path / "data"))
             assert result.returncode == 2, result.stderr
-            foreign = [line for line in result.stderr.splitlines() if not line.startswith("{")]
-            assert len(foreign) == 1 and foreign[0].startswith(phrase), result.stderr
+            lines = result.stderr.splitlines()
+            assert len(lines) == 1 and lines[0].startswith(phrase), result.stderr
             assert not (tmp_path / "data").exists()
 
 
@@ -256,3 +259,17 @@ def test_a_refusal_of_bad_input_exits_2_and_changes_nothing(server: ServerProces
     no_token = cli("web", "--data", str(tmp_path / "nowhere"), "--no-open")
     refused_cleanly(no_token, "cannot read the admin token")
     assert no_token.returncode == 2
+
+
+def test_an_oversized_module_is_refused_before_it_is_read_or_sent(tmp_path: Path) -> None:
+    """A file over the module size limit is one line and exit 2 (it was grpc's RESOURCE_EXHAUSTED
+    message and exit 1, after the whole file was read and sent); no server needs to answer."""
+    from tablehost.limits import DEFAULT_LIMITS
+
+    huge = tmp_path / "huge.wasm"
+    with huge.open("wb") as out:  # sparse: nothing is written but the size
+        out.truncate(DEFAULT_LIMITS.module_bytes + 1)
+    result = cli("upload", str(huge), "--address", "127.0.0.1:9", token="x")
+    assert result.returncode == 2, result.stderr
+    limit = DEFAULT_LIMITS.module_bytes
+    assert result.stderr.splitlines() == [f"tablehost: {huge} is {limit + 1} bytes; a module is at most {limit} bytes"]

@@ -15,7 +15,7 @@ import secrets
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import orjson
 
@@ -31,7 +31,7 @@ from tablehost.history import MoveRecord
 from tablehost.inguest import MAX_GAMES_PER_CALL
 from tablehost.limits import Limits
 from tablehost.match import Match
-from tablehost.metadata import check_player_count
+from tablehost.metadata import SetupRefused, check_player_count
 from tablehost.module import GameModule, load_module, validate_module
 from tablehost.record import load_record, replay, state_at, view_at
 from tablehost.selfplay import module_metadata, play_game
@@ -239,7 +239,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         require_in_range("--batch", args.batch, 1, MAX_GAMES_PER_CALL)
     limits = limits_from_args(args)
     # A seat count the game does not take is one line now, not a failure in every game.
-    _check_players(load_module(data, limits=limits, name=Path(args.module).stem), limits, len(bots))
+    try:
+        _check_players(load_module(data, limits=limits, name=Path(args.module).stem), limits, len(bots))
+    except SetupRefused as exc:  # --bots sets the seats: say so (one name is one seat, not all)
+        raise SystemExit(f"tablehost: {exc.code}: {exc} (simulate seats one player per --bots name)") from None
     seed = args.seed if args.seed is not None else secrets.randbits(64)
     summary = simulate(
         args.module,
@@ -377,9 +380,22 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(Path(args.dist), Path(args.data) if args.data else None, seed=args.seed)
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose refusals are one line (argparse prints its whole usage first).
+
+    A value that is not a number, a missing argument or an unknown option exits with status 2
+    and ``tablehost COMMAND: argument --OPTION: ... (see tablehost COMMAND --help)`` on standard
+    error (the help gives each option's range); sub-parsers inherit the class.
+    """
+
+    def error(self, message: str) -> NoReturn:
+        """Print ``message`` as one line naming this command and exit with status 2."""
+        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every command (also used to generate the docs)."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="tablehost",
         description="Run turn-based games compiled to WebAssembly: locally, or on a gRPC match server.",
     )

@@ -36,6 +36,7 @@ from tablehost.cli_ranges import (
     require_in_range,
 )
 from tablehost.client import ApiError, ServerUnreachable, TablehostClient
+from tablehost.limits import DEFAULT_LIMITS
 from tablehost.match import UNDO_ACTION
 from tablehost.terminal import escape_controls
 
@@ -325,8 +326,19 @@ def cmd_web(args: argparse.Namespace) -> int:
 
 @_guarded
 def cmd_upload(args: argparse.Namespace) -> int:
-    """Upload a module file; prints its id."""
+    """Upload a module file; prints its id.
+
+    A file over the server's module size (:data:`tablehost.limits.DEFAULT_LIMITS`
+    ``module_bytes``) is refused here, before it is read or sent: grpc would refuse it with its
+    own message after the whole file crossed the wire.
+    """
     try:
+        size = Path(args.file).stat().st_size
+        if size > DEFAULT_LIMITS.module_bytes:
+            raise SystemExit(
+                f"tablehost: {args.file} is {size} bytes; a module is at most "
+                f"{DEFAULT_LIMITS.module_bytes} bytes"
+            )
         data = Path(args.file).read_bytes()
     except OSError as exc:
         raise SystemExit(f"tablehost: cannot read {args.file}: {exc.strerror}") from None

@@ -477,8 +477,13 @@ class MatchRegistry:
             with entry.changed:
                 entry.changed.notify_all()
 
-    def close(self) -> None:
-        """End the watchers, close the guest pools and the store; the registry is unusable afterwards."""
+    def close(self, *, report: bool = True) -> None:
+        """End the watchers, close the guest pools and the store; the registry is unusable afterwards.
+
+        Args:
+            report: log ``store.closed`` with the store's commit counts; ``False`` for a server
+                start that was refused (its one line is all the user should read).
+        """
         self.close_watchers()
         if self._timekeeper is not None:
             self._timekeeper.stop()
@@ -486,7 +491,8 @@ class MatchRegistry:
         for pool in [*self._pools.values(), *self._resume_pools.values()]:
             pool.close()
         # entries / transactions: how many journal entries each fsync carried on average.
-        log.info("store.closed", transactions=self.store.transactions, entries=self.store.entries)
+        if report:
+            log.info("store.closed", transactions=self.store.transactions, entries=self.store.entries)
         self.store.close()
 
     def authenticate(self, token: str) -> Principal:
