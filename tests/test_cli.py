@@ -102,8 +102,10 @@ def test_simulate_is_reproducible_whatever_the_workers(capsys: pytest.CaptureFix
         # was a TypeError traceback (orjson: integer exceeds 64-bit range)
         (["play", TTT, "--bots", "mcts:99999999999999999999,random"], "whole number from 1 to 10000000"),
         # was every game failing, one by one, at its setup
-        (["simulate", TTT, "--bots", "random", "--games", "3"],
-         "this game seats exactly 2 players, not 1 (simulate seats one player per --bots name)"),
+        (
+            ["simulate", TTT, "--bots", "random", "--games", "3"],
+            "this game seats exactly 2 players, not 1 (simulate seats one player per --bots name)",
+        ),
         (["play", TTT, "--bots", "ismcts:5,random", "--seed", "1"], "sample_hidden"),
         (["simulate", TTT, "--in-guest", "--bots", "mcts:5,random"], "--in-guest plays only"),
         (["simulate", TTT, "--in-guest", "--batch", "0"], "--batch must be 1 to 4096, got 0"),

@@ -226,7 +226,9 @@ def test_a_value_that_is_not_a_number_is_one_line_naming_the_option() -> None:
         (["serve", "--processes", "two"], "--processes"),
         (["create", "mod", "--players", "-"], "--players"),
     ]
-    for (argv, option), (code, err, _) in zip(cases, run_in_child([(argv, {}) for argv, _ in cases]), strict=True):
+    for (argv, option), (code, err, _) in zip(
+        cases, run_in_child([(argv, {}) for argv, _ in cases]), strict=True
+    ):
         command = f"tablehost {argv[0]}"
         assert code == 2 and len(err.splitlines()) == 1, (argv, err)
         assert err.startswith(f"{command}: argument {option}") and f"{command} --help" in err, (argv, err)

@@ -272,4 +272,6 @@ def test_an_oversized_module_is_refused_before_it_is_read_or_sent(tmp_path: Path
     result = cli("upload", str(huge), "--address", "127.0.0.1:9", token="x")
     assert result.returncode == 2, result.stderr
     limit = DEFAULT_LIMITS.module_bytes
-    assert result.stderr.splitlines() == [f"tablehost: {huge} is {limit + 1} bytes; a module is at most {limit} bytes"]
+    assert result.stderr.splitlines() == [
+        f"tablehost: {huge} is {limit + 1} bytes; a module is at most {limit} bytes"
+    ]

@@ -242,7 +242,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     try:
         _check_players(load_module(data, limits=limits, name=Path(args.module).stem), limits, len(bots))
     except SetupRefused as exc:  # --bots sets the seats: say so (one name is one seat, not all)
-        raise SystemExit(f"tablehost: {exc.code}: {exc} (simulate seats one player per --bots name)") from None
+        raise SystemExit(
+            f"tablehost: {exc.code}: {exc} (simulate seats one player per --bots name)"
+        ) from None
     seed = args.seed if args.seed is not None else secrets.randbits(64)
     summary = simulate(
         args.module,
