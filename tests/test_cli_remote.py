@@ -51,7 +51,9 @@ def test_serve_refuses_what_it_cannot_use_with_one_line(server: ServerProcess, t
         str(server.data_dir.resolve()),
         "pass another --data DIR",
     )
-    in_use_by_store = cli("serve", "--listen", "127.0.0.1:0", "--store", f"sqlite:{server.data_dir}", "--data", fresh)
+    in_use_by_store = cli(
+        "serve", "--listen", "127.0.0.1:0", "--store", f"sqlite:{server.data_dir}", "--data", fresh
+    )
     refused_cleanly(in_use_by_store, "(from --store)", "pass another --store sqlite:DIR")
     assert "--data DIR" not in in_use_by_store.stderr  # the option the user did not use is not suggested
     refused_cleanly(
@@ -59,13 +61,19 @@ def test_serve_refuses_what_it_cannot_use_with_one_line(server: ServerProcess, t
     )
     refused_cleanly(cli("view", "m-1", "--address", "127.0.0.1:99999", token="x"), "1 to 65535, got 99999")
     metrics_taken = cli(
-        "serve", "--listen", "127.0.0.1:0", "--metrics-port", server.address.rsplit(":", 1)[1],
-        "--data", str(tmp_path / "new" / "data"),
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--metrics-port",
+        server.address.rsplit(":", 1)[1],
+        "--data",
+        str(tmp_path / "new" / "data"),
     )
     refused_cleanly(metrics_taken, "cannot serve metrics")
     assert metrics_taken.returncode == 2
     refused_cleanly(
-        cli("serve", "--listen", "127.0.0.1:0", "--processes", "0", "--data", fresh), "--processes must be 1 to 64"
+        cli("serve", "--listen", "127.0.0.1:0", "--processes", "0", "--data", fresh),
+        "--processes must be 1 to 64",
     )
     bad_store = cli("serve", "--listen", "127.0.0.1:0", "--store", "bogus://x", "--data", fresh)
     refused_cleanly(bad_store, "give sqlite:DIR")
@@ -164,16 +172,32 @@ def test_bots_play_a_server_match_with_a_search_bot(server: ServerProcess) -> No
         created = admin.create_match(module_id, ["ann", "bob"])
     match_id, address = created["match_id"], ("--address", server.address)
     tokens = ",".join(s["token"] for s in created["seats"])
-    refused_cleanly(cli("bots", "--match", match_id, "--tokens", tokens, "--bots", "mcts:50", *address), "--module")
+    refused_cleanly(
+        cli("bots", "--match", match_id, "--tokens", tokens, "--bots", "mcts:50", *address), "--module"
+    )
     played = cli(
-        "bots", "--match", match_id, "--tokens", tokens, "--bots", "mcts:300,random",
-        "--module", str(module_path("tic_tac_toe")), "--seed", "1", "--json", *address,
+        "bots",
+        "--match",
+        match_id,
+        "--tokens",
+        tokens,
+        "--bots",
+        "mcts:300,random",
+        "--module",
+        str(module_path("tic_tac_toe")),
+        "--seed",
+        "1",
+        "--json",
+        *address,
     )
     assert played.returncode == 0, played.stderr
     final = orjson.loads(played.stdout)
     assert final["game_over"]
     points = {pid: score["public_points"][0] for pid, score in final["scores"].items()}
-    assert points[str(final["state"]["players"][0]["player_id"])] >= points[str(final["state"]["players"][1]["player_id"])]
+    assert (
+        points[str(final["state"]["players"][0]["player_id"])]
+        >= points[str(final["state"]["players"][1]["player_id"])]
+    )
 
 
 def test_watch_says_when_the_server_went_away_before_game_over(server: ServerProcess) -> None:
@@ -221,7 +245,10 @@ def test_a_refusal_of_bad_input_exits_2_and_changes_nothing(server: ServerProces
         (cli("act", "m-nosuch", "0", *address, token=created["seats"][0]["token"]), "PERMISSION_DENIED"),
         (cli("resign", match_id, *address, token=created["spectator_token"]), "the server refused"),
         (cli("bots", "--match", match_id, "--tokens", "garbage-token", *address), "unknown token"),
-        (cli("bots", "--match", match_id, "--tokens", created["spectator_token"], *address), "not a seat token"),
+        (
+            cli("bots", "--match", match_id, "--tokens", created["spectator_token"], *address),
+            "not a seat token",
+        ),
     ]
     for result, phrase in refusals:  # they exited 1, like an unreachable server
         refused_cleanly(result, phrase)
