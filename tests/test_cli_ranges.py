@@ -135,6 +135,9 @@ CASES: list[tuple[list[str], dict[str, str], str]] = [
         "--seed must be 0 to 18446744073709551615, got -1",
     ),
     (["demo", "--seed", str(2**64)], {}, f"--seed must be 0 to 18446744073709551615, got {2**64}"),
+    # printed a link to port 99999 (or to "http://garbage/") and exited 0
+    (["web", "--http", "127.0.0.1:99999", "--no-open", "--data", "DATA"], {}, "the port must be 1 to 65535, got 99999"),
+    (["web", "--http", "garbage", "--no-open", "--data", "DATA"], {}, "is not host:port"),
     # protobuf's refusal was "Value out of range: ..." with no option named
     (
         ["join", "m-1", "--name", "z", "--seat", BIG, "--address", "127.0.0.1:1", "--token", "t"],

@@ -23,6 +23,7 @@ import grpc
 import orjson
 
 from tablehost.api.registry import MAX_SEATS
+from tablehost.api.validation import check_address
 from tablehost.bots import SearchBot, is_search_bot, make_bot, parse_bot_list
 from tablehost.cli_budgets import add_budget_options, budget_argv, limits_from_args
 from tablehost.cli_ranges import (
@@ -308,8 +309,14 @@ def cmd_web(args: argparse.Namespace) -> int:
 
     The fragment never reaches the server (browsers do not send it); the page moves the token
     into this tab's sessionStorage and clears it from the address bar.
+
+    Raises:
+        ValueError: ``--http`` is not ``host:port`` with a port in 1..65535 (a link to it
+            could not open).
     """
     import webbrowser
+
+    check_address(args.http)
 
     token_file = Path(args.data) / "admin_token"
     try:
