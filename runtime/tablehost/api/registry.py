@@ -39,7 +39,7 @@ import structlog
 from tablehost.api.auth import ADMIN, Principal, ensure_admin_token, hash_token, new_token
 from tablehost.api.faults import InvalidRequest, PermissionDenied, Unauthenticated, UnknownModule
 from tablehost.api.metrics import Metrics
-from tablehost.api.server_bots import BOT_MOVES_PER_CALL, check_bot_name, next_bot, play_bots
+from tablehost.api.server_bots import BOT_MOVES_PER_CALL, check_bot_fits, check_bot_name, next_bot, play_bots
 from tablehost.api.timekeeper import Timekeeper
 from tablehost.api.validation import check_color, check_module_name, check_username
 from tablehost.clocks import Clocks, Heartbeat, TimeControl, iso_to_ms, now_ms
@@ -666,6 +666,8 @@ class MatchRegistry:
             check_color(color)
         metadata = self.metadata_of(module_id)  # UnknownModule first
         check_player_count(metadata, len(specs))
+        for name in bots.values():
+            check_bot_fits(name, metadata.hidden_information)
         resolved = resolve_options(metadata, options or {})
         control = time_control or TimeControl()
         stored = self.store.get_module(module_id)
