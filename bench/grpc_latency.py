@@ -34,7 +34,13 @@ milliseconds per move of each (``srv``, ``db``, ``cli``: a move here is one GetV
 SubmitAction) and the capacity they imply on this machine's cores (``cap/s`` = cores * 1000 /
 total CPU ms per move: what saturation would reach with every core busy with this work only);
 and how many moves were refused RESOURCE_EXHAUSTED (all of the module's call slots busy) and
-retried (counted with one client process).
+retried (counted with one client process). With one serve process, a second line says where
+the server's CPU per move went, from its Prometheus counters (``--metrics-port``): the GetView
+and SubmitAction handlers (``tablehost_request_cpu_seconds``; the guest's step inside the
+latter, ``tablehost_guest_call_cpu_seconds``), and outside the handlers (grpc and its threads,
+garbage collection, the background threads: the process's CPU minus the handlers'); the
+mean wall time of one store commit (an fsync with ``--sync full``); and the garbage
+collector's pauses (every request waits for one): time per move, how many, how many over 5 ms.
 The machine is shared: the load average is printed with each line, and CPU per move is the
 figure least disturbed by other work (throughput and latency are not).
 """
@@ -50,6 +56,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
@@ -65,8 +72,9 @@ from tablehost.api._pb import tablehost_pb2_grpc as pb_grpc
 
 def start_server(
     data_dir: Path, sync: str, store: str | None, processes: int, max_workers: int | None = None
-) -> tuple[subprocess.Popen[str], str, str]:
-    """Start ``tablehost serve``; return the process, its address and the admin token."""
+) -> tuple[subprocess.Popen[str], str, str, str | None]:
+    """Start ``tablehost serve``; return the process, its address, the admin token and (one
+    process only) the URL of its Prometheus metrics."""
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(ROOT / "runtime"), os.environ.get("PYTHONPATH", "")]),
@@ -87,12 +95,61 @@ def start_server(
         *(["--store", store] if store else []),
         *(["--processes", str(processes)] if processes > 1 else []),
         *(["--max-workers", str(max_workers)] if max_workers else []),
+        *(["--metrics-port", "0"] if processes == 1 else []),
     ]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
     assert proc.stdout is not None
     address = proc.stdout.readline().split()[3]
     token_path = proc.stdout.readline().split(": ", 1)[1].strip()
-    return proc, address, Path(token_path).read_text().strip()
+    metrics = proc.stdout.readline().split()[-1] if processes == 1 else None
+    return proc, address, Path(token_path).read_text().strip(), metrics
+
+
+def scrape(url: str | None) -> dict[str, float]:
+    """The server's CPU counters now (seconds), summed over labels: ``GetView`` and
+    ``SubmitAction`` (handler CPU, ``tablehost_request_cpu_seconds``), ``step`` (guest step CPU,
+    ``tablehost_guest_call_cpu_seconds``), ``commit`` (store commits, wall seconds) and
+    ``commits``, ``gc`` (garbage collections, wall seconds), ``gcs`` and ``gc_short`` (those of
+    5 ms at most); empty without a metrics URL."""
+    if url is None:
+        return {}
+    wanted = {
+        'tablehost_request_cpu_seconds_total{method="GetView"}': "GetView",
+        'tablehost_request_cpu_seconds_total{method="SubmitAction"}': "SubmitAction",
+        "tablehost_store_commit_seconds_sum": "commit",
+        "tablehost_store_commit_seconds_count": "commits",
+    }
+    totals = dict.fromkeys(["GetView", "SubmitAction", "step", "commit", "commits", "gc", "gcs", "gc_short"], 0.0)
+    for line in urllib.request.urlopen(url, timeout=10).read().decode().splitlines():
+        name, _, value = line.rpartition(" ")
+        if name in wanted:
+            totals[wanted[name]] += float(value)
+        elif name.startswith("tablehost_guest_call_cpu_seconds_total{") and 'op="step"' in name:
+            totals["step"] += float(value)
+        elif name.startswith("tablehost_gc_pause_seconds_sum{"):
+            totals["gc"] += float(value)
+        elif name.startswith("tablehost_gc_pause_seconds_bucket{") and 'le="0.005"' in name:
+            totals["gc_short"] += float(value)
+        elif name.startswith("tablehost_gc_pause_seconds_count{"):
+            totals["gcs"] += float(value)
+    return totals
+
+
+def breakdown(before: dict[str, float], after: dict[str, float], moves: int, server_ms: float) -> str:
+    """Where the server's CPU per move went (ms): GetView and SubmitAction handlers (the guest's
+    step inside the latter), and the rest (grpc, its threads, the background threads)."""
+    if not before:
+        return ""
+    per = {key: 1e3 * (after[key] - before[key]) / max(1, moves) for key in before}
+    handlers = per["GetView"] + per["SubmitAction"]
+    commits = max(1.0, after["commits"] - before["commits"])
+    return (
+        f"           server CPU ms/move: GetView {per['GetView']:.2f}, SubmitAction {per['SubmitAction']:.2f} "
+        f"(guest step {per['step']:.2f}), outside handlers {server_ms - handlers:.2f}; "
+        f"store commit {1e3 * (after['commit'] - before['commit']) / commits:.2f} ms wall each; "
+        f"garbage collection {per['gc']:.2f} ms/move, {after['gcs'] - before['gcs']:.0f} pauses "
+        f"({after['gcs'] - after['gc_short'] - before['gcs'] + before['gc_short']:.0f} over 5 ms)"
+    )
 
 
 def auth(token: str) -> tuple[tuple[str, str]]:
@@ -297,7 +354,9 @@ def main() -> int:
             store, db_pid = cluster.new_database(), cluster.postmaster_pid()
         elif args.store.startswith("postgresql://"):
             store = args.store
-        proc, address, admin = start_server(Path(tmp) / "data", args.sync, store, args.processes, args.max_workers)
+        proc, address, admin, metrics_url = start_server(
+            Path(tmp) / "data", args.sync, store, args.processes, args.max_workers
+        )
         try:
             module_id = asyncio.run(upload(address, admin, Path(args.module).read_bytes()))
             store_name = (
@@ -322,7 +381,11 @@ def main() -> int:
                 for level in (int(x) for x in args.levels.split(",")):
                     before: list[float] = []
 
-                    def mark(before: list[float] = before) -> None:  # CPU of the play alone, not of creating the matches
+                    counted: list[dict[str, float]] = []
+
+                    def mark(before: list[float] = before, counted: list[dict[str, float]] = counted) -> None:
+                        # CPU of the play alone, not of creating the matches
+                        counted[:] = [scrape(metrics_url)]
                         before[:] = [tree_cpu_seconds(proc.pid), tree_cpu_seconds(db_pid), time.perf_counter()]
 
                     moves, p50, p99, rate, client_cpu = run_level(
@@ -331,6 +394,7 @@ def main() -> int:
                     server_before, db_before, started = before
                     elapsed = time.perf_counter() - started
                     server_s = tree_cpu_seconds(proc.pid) - server_before
+                    where = breakdown(counted[0], scrape(metrics_url), moves, 1e3 * server_s / max(1, moves))
                     db_s = tree_cpu_seconds(db_pid) - db_before
                     server, db = 100 * server_s / elapsed, 100 * db_s / elapsed
                     per_move = [1e3 * x / max(1, moves) for x in (server_s, db_s, client_cpu)]
@@ -346,6 +410,8 @@ def main() -> int:
                         + (f"  ({busy} refused busy, retried)" if busy else ""),
                         flush=True,
                     )
+                    if where:
+                        print(where, flush=True)
         finally:
             proc.terminate()
             proc.wait(timeout=30)

@@ -12,6 +12,7 @@ from google.protobuf import struct_pb2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from strategies import states
 from tablehost import errors
 from tablehost.api import convert, faults
 from tablehost.api.auth import bearer_token, ensure_admin_token, hash_token, new_token
@@ -230,6 +231,79 @@ def test_cached_structs_equal_structs_built_by_update(maps: list[dict[str, Any]]
         filled = struct_pb2.Struct()
         convert._fill_struct(filled, data)
         assert filled == expected
+
+
+@given(state=states(), viewers=st.lists(st.none() | st.integers(1, 4), min_size=1, max_size=3))
+@settings(max_examples=100)
+def test_cached_space_records_equal_spaces_built_field_by_field(
+    state: dict[str, Any], viewers: list[int | None]
+) -> None:
+    from tablehost.api._pb import tablehost_pb2 as pb
+    from tablehost.view import view_state
+
+    # Each view twice, so the second comes from the cache; several viewers of one state share
+    # entries only where their viewed spaces are equal.
+    for viewer in [*viewers, *viewers]:
+        viewed = view_state(state, viewer)
+        expected = pb.TableState()
+        for space in viewed["spaces"]:
+            convert._fill_space(expected.spaces.add(), space)
+        assert list(convert.state_to_proto(viewed).spaces) == list(expected.spaces)
+
+
+offers = st.fixed_dictionaries(
+    {
+        "action": actions,
+        "intent": st.sampled_from(["choice", "confirm", "cancel", "undo"]),
+        "label": st.text(max_size=8),
+    }
+)
+
+
+@given(listed=st.lists(st.lists(offers, max_size=6), min_size=1, max_size=3))
+@settings(max_examples=100)
+def test_cached_offer_records_equal_offers_built_field_by_field(listed: list[list[dict[str, Any]]]) -> None:
+    from tablehost.api._pb import tablehost_pb2 as pb
+
+    for offered in [*listed, *listed]:  # the second time from the cache
+        view = _View(state={}, actions=offered, scores={}, active_player_ids=[], game_over=False, version=1)
+        expected = pb.MatchView()
+        for offer in offered:
+            convert._fill_available(expected.actions.add(), offer)
+        assert list(convert.view_to_proto("m-1", 1, view, [], with_state=False).actions) == list(expected.actions)
+
+
+def test_an_offer_of_an_unknown_action_type_is_refused_every_time() -> None:
+    offer = {"action": {"type": "wink"}, "intent": "choice", "label": "?"}
+    view = _View(state={}, actions=[offer], scores={}, active_player_ids=[], game_over=False, version=1)
+    for _ in range(2):
+        with pytest.raises(faults.InvalidRequest):
+            convert.view_to_proto("m-1", 1, view, [], with_state=False)
+
+
+def test_space_records_of_any_length_decode_to_their_space() -> None:
+    from tablehost.api._pb import tablehost_pb2 as pb
+
+    for pieces in (0, 3, 40, 3000):  # records of 1-, 2- and 3-byte lengths
+        space = {"space_id": "deck", "kind": "pile", "owner": None, "arrangement": "ordered",
+                 "public_state": {}, "private_state": {},
+                 "pieces": [{"public_kind": f"card{n}", "public_state": {"n": n}, "owner": None}
+                            for n in range(pieces)]}
+        expected = pb.Space()
+        convert._fill_space(expected, space)
+        state = {"active_player_ids": [], "players": [], "spaces": [space, space], "meta_data": {}, "log": []}
+        assert list(convert.state_to_proto(state).spaces) == [expected, expected]
+
+
+def test_spaces_differing_only_in_number_type_get_their_own_records() -> None:
+    space = {"space_id": "a", "kind": "cell", "owner": None, "arrangement": "ordered",
+             "private_state": {}, "pieces": []}
+    for value in (1, 1.0, True, 1):
+        state = {"active_player_ids": [], "players": [], "spaces": [{**space, "public_state": {"v": value}}],
+                 "meta_data": {}, "log": []}
+        expected = struct_pb2.Struct()
+        expected.update({"v": value})
+        assert convert.state_to_proto(state).spaces[0].public_state == expected
 
 
 @given(action=actions)

@@ -139,6 +139,35 @@ def test_an_instance_serves_one_match_and_another_match_gets_a_fresh_one(cache_d
     assert pool.instantiations == 4 and pool.instance_count == 1 and source.calls == 2
 
 
+def test_warm_instances_keep_more_matches_warm_than_calls_in_flight(cache_dir: Path) -> None:  # noqa: F811
+    limits = DEFAULT_LIMITS.tightened(instances_per_module=2)
+    pool = GuestPool(load_guest(None, cache_dir, limits), limits, warm_instances=6)
+    for match in "abcdef":
+        pool.setup(PLAYERS, 1, f"{match}:0")
+    assert pool.instance_count == 6 and pool.instantiations == 6
+
+    source = StateSource()
+    for match in "abcdef":  # every match finds its own instance holding its state: only the ref crosses
+        assert step(pool, f"{match}:0", f"{match}:1", source)["echo"]["state_ref"] == f"{match}:0"
+    assert pool.instantiations == 6 and source.calls == 0
+
+    pool.setup(PLAYERS, 1, "g:0")  # a seventh match: the least recently used one gives way
+    assert pool.instance_count == 6
+    step(pool, "a:1", "a:2", source)
+    assert source.calls == 1 and pool.instantiations == 8
+
+
+def test_warm_instances_never_lift_the_cap_on_calls_in_flight(cache_dir: Path) -> None:  # noqa: F811
+    limits = DEFAULT_LIMITS.tightened(instances_per_module=2)
+    pool = GuestPool(load_guest(None, cache_dir, limits), limits, warm_instances=8)
+    pool.setup(PLAYERS, 1, "ok:0")  # proven: it may have instances_per_module calls in flight
+    held = [pool._acquire(f"m{i}")[0] for i in range(2)]  # white box: two calls in flight
+    with pytest.raises(GuestError, match="call slots taken"):
+        pool._acquire("m2")
+    for guest in held:
+        pool._release_unstarted(guest)
+
+
 def test_an_idle_match_holds_no_instance_after_keep_warm(cache_dir: Path) -> None:  # noqa: F811
     pool = GuestPool(load_guest(None, cache_dir), keep_warm_ms=50)
     pool.setup(PLAYERS, 1, "a:0")

@@ -122,10 +122,37 @@ def test_the_metrics_endpoint_counts_moves_refusals_guest_calls_matches_watchers
     assert sample(text, "tablehost_store_commit_seconds_count") >= 4
     assert sample(text, "tablehost_requests_total", method="SubmitAction", code="OK") == 1
     assert sample(text, "tablehost_requests_total", method="SubmitAction", code="FAILED_PRECONDITION") == 1
+    # CPU of handlers and of guest calls, counted for the breakdown of bench/grpc_latency.py.
+    assert sample(text, "tablehost_request_cpu_seconds_total", method="SubmitAction") > 0
+    assert sample(text, "tablehost_request_cpu_seconds_total", method="GetView") > 0
+    assert sample(text, "tablehost_guest_call_cpu_seconds_total", module="tic_tac_toe", op="step") > 0
+    assert sample(text, "tablehost_request_cpu_seconds_total", method="SubmitAction") > sample(
+        text, "tablehost_guest_call_cpu_seconds_total", module="tic_tac_toe", op="step"
+    )
     deadline = time.monotonic() + 5
     while sample(ops.scrape(), "tablehost_watch_streams") != 0 and time.monotonic() < deadline:
         time.sleep(0.02)
     assert sample(ops.scrape(), "tablehost_watch_streams") == 0
+
+
+def test_garbage_collections_are_timed_by_generation() -> None:
+    import gc
+
+    from prometheus_client import generate_latest
+
+    from tablehost.api.metrics import Metrics
+
+    metrics = Metrics()
+    hook = metrics.follow_gc()
+    try:
+        gc.collect(0)
+        gc.collect(2)
+    finally:
+        gc.callbacks.remove(hook)
+    text = generate_latest(metrics.registry).decode()
+    assert sample(text, "tablehost_gc_pause_seconds_count", generation="0") >= 1
+    assert sample(text, "tablehost_gc_pause_seconds_count", generation="2") >= 1
+    assert sample(text, "tablehost_gc_pause_seconds_sum", generation="2") > 0
 
 
 def test_health_follows_the_store(ops: Ops, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,6 +8,7 @@ becomes an ``int`` again (so ``3`` stays ``3``; ``3.0`` also reads ``3``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -262,12 +263,74 @@ def _fill_state(message: pb.TableState, state: dict[str, Any]) -> None:
     message.active_player_ids.extend(state.get("active_player_ids", []))
     for player in state.get("players", []):
         _fill_player(message.players.add(), player)
-    for space in state.get("spaces", []):
-        _fill_space(message.spaces.add(), space)
+    spaces = state.get("spaces", [])
+    if spaces:
+        # One merge of every space's cached wire form (a move changes few spaces of a view).
+        message.MergeFromString(b"".join([_space_entry(space) for space in spaces]))
     if state.get("meta_data"):
         _fill_struct(message.meta_data, state["meta_data"])
     for entry in state.get("log", []):
         message.log.add(text=entry.get("text", ""))
+
+
+_RECORDS: dict[bytes, bytes] = {}
+"""Wire records (tag, length, serialized message) of viewed spaces (``TableState.spaces``) and
+offers (``MatchView.actions``), by the record's tag and the sorted JSON of what it encodes. A
+move changes a few spaces and offers; every view of every version before and after it encoded
+all the others again, each costing about as much Python as the whole rest of the view."""
+_RECORDS_MAX_BYTES = 16 * 1024 * 1024
+"""Bytes of keys and records :data:`_RECORDS` holds before it starts over."""
+_records_bytes = 0
+_SPACES_TAG = b"\x1a"
+"""``TableState.spaces`` (field 3) as a length-delimited record (wire type 2)."""
+_ACTIONS_TAG = b"\x2a"
+"""``MatchView.actions`` (field 5) as a length-delimited record (wire type 2)."""
+
+
+def _record(tag: bytes, value: dict[str, Any], message_type: Any, fill: Callable[[Any, dict[str, Any]], None]) -> bytes:
+    """The wire record (``tag``, length, ``message_type`` filled by ``fill`` from ``value``) of one
+    value, built once per distinct value.
+
+    The key is the value itself (a viewed space is what its viewer may see, nothing more), so
+    a record is a pure function of content its reader is entitled to; ``1``, ``1.0`` and
+    ``true`` differ.
+
+    Raises:
+        InvalidRequest: what ``fill`` raises (an offer of an unknown action type).
+    """
+    global _records_bytes
+    try:
+        key: bytes | None = tag + orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # not plain JSON (an integer over 64 bits): built, never cached
+        key = None
+    record = _RECORDS.get(key) if key is not None else None
+    if record is None:
+        built = message_type()
+        fill(built, value)
+        wire = built.SerializeToString()
+        record = tag + _varint(len(wire)) + wire
+        if key is not None:
+            if _records_bytes > _RECORDS_MAX_BYTES:
+                _RECORDS.clear()
+                _records_bytes = 0
+            _RECORDS[key] = record
+            _records_bytes += len(key) + len(record)
+    return record
+
+
+def _space_entry(space: dict[str, Any]) -> bytes:
+    """The ``TableState.spaces`` record of one viewed space (:func:`_record`)."""
+    return _record(_SPACES_TAG, space, pb.Space, _fill_space)
+
+
+def _varint(value: int) -> bytes:
+    """``value`` (>= 0) as a protobuf base-128 varint."""
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
 
 
 def _fill_space(out: pb.Space, space: dict[str, Any]) -> None:
@@ -392,8 +455,10 @@ def view_to_proto(
     )
     if with_state:
         _fill_state(message.state, view.state)
-    for offer in view.actions:
-        _fill_available(message.actions.add(), offer)
+    if view.actions:
+        # One merge of every offer's cached wire form (offers repeat across versions and matches).
+        message.MergeFromString(b"".join([_record(_ACTIONS_TAG, offer, pb.AvailableAction, _fill_available)
+                                          for offer in view.actions]))
     if viewer is not None:
         message.viewer = viewer
     message.status = STATUSES.get(getattr(view, "status", "active"), pb.MATCH_STATUS_ACTIVE)

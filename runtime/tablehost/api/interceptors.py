@@ -249,23 +249,25 @@ class RequestInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
         show = self.show_guest_output or (principal is not None and principal.kind == ADMIN.kind)
         return status, details_for(exc, show_guest=show, ref=ref)
 
-    def _finished(self, method: str, outcome: str, started: float, **fields: Any) -> None:
+    def _finished(self, method: str, outcome: str, started: float, cpu_s: float, **fields: Any) -> None:
         """Log ``api.request`` (``outcome``, ``latency_ms`` since ``started``, ``fields``) and count it.
 
         Args:
             method: the RPC's name.
             outcome: the status name (``OK``, ``CANCELLED``, ``INVALID_ARGUMENT``...).
             started: ``time.perf_counter()`` seconds when the request came in.
+            cpu_s: CPU seconds the serving thread spent on it (``request_cpu_seconds``).
             fields: more log fields (a stream's ``messages`` sent).
         """
         log.info("api.request", outcome=outcome, **fields,
                  latency_ms=round((time.perf_counter() - started) * 1e3, 3))
         if self.metrics is not None:
             self.metrics.requests.labels(method, outcome).inc()
+            self.metrics.request_cpu.labels(method).inc(cpu_s)
 
     def _unary(self, method: str, behavior: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
         def handle(request: Any, context: grpc.ServicerContext) -> Any:
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.thread_time()
             outcome = "OK"
             try:
                 self._begin(method, request, context)
@@ -275,7 +277,7 @@ class RequestInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
                 outcome = status.name
                 context.abort(status, message)
             finally:
-                self._finished(method, outcome, started)
+                self._finished(method, outcome, started, time.thread_time() - cpu)
 
         return handle
 
@@ -283,13 +285,17 @@ class RequestInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
         self, method: str, behavior: Callable[[Any, Any], Iterator[Any]]
     ) -> Callable[[Any, Any], Any]:
         def handle(request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
-            started = time.perf_counter()
+            started, cpu_s = time.perf_counter(), 0.0
             outcome, sent = "OK", 0
             try:
+                cpu = time.thread_time()
                 self._begin(method, request, context)
                 for message in behavior(request, context):
                     sent += 1
+                    cpu_s += time.thread_time() - cpu  # the thread may change between messages
                     yield message
+                    cpu = time.thread_time()
+                cpu_s += time.thread_time() - cpu
             except GeneratorExit:
                 outcome = "CANCELLED"
                 raise
@@ -298,6 +304,6 @@ class RequestInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
                 outcome = status.name
                 context.abort(status, message)
             finally:
-                self._finished(method, outcome, started, messages=sent)
+                self._finished(method, outcome, started, cpu_s, messages=sent)
 
         return handle

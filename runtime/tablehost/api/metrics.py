@@ -10,6 +10,8 @@ metric                                 type       labels, meaning
 ``guest_call_seconds``                 histogram  ``module``, ``op``: one pool call, wall time
                                                   (queue wait and run, answered or refused)
 ``guest_call_fuel``                    histogram  ``module``, ``op``: fuel one answered op burnt
+``guest_call_cpu_seconds_total``       counter    ``module``, ``op``: CPU seconds of the guest's
+                                                  thread while its calls ran
 ``budget_refusals_total``              counter    ``module``, ``budget``: calls stopped by a budget
 ``matches``                            gauge      ``state``: active (a change in the last
                                                   :data:`ACTIVE_WINDOW_S`), waiting (not over,
@@ -18,7 +20,13 @@ metric                                 type       labels, meaning
 ``store_commit_seconds``               histogram  one write transaction of the store
 ``store_up``                           gauge      1 while the store answers health pings
 ``requests_total``                     counter    ``method``, ``code``: gRPC requests by status
+``request_cpu_seconds_total``          counter    ``method``: CPU seconds of the serving thread
+                                                  inside handlers (auth, registry, guest, store,
+                                                  views); the rest of the process's CPU is grpc,
+                                                  its threads and the background threads
 ``rate_limited_total``                 counter    ``kind`` (request, watch): refused by a rate limit
+``gc_pause_seconds``                   histogram  ``generation`` (0, 1, 2): one garbage collection
+                                                  (every thread waits for it: the interpreter lock)
 =====================================  =========  ===========================================
 
 Each server has its own :class:`Metrics` (its own ``CollectorRegistry``), so tests can run
@@ -29,6 +37,7 @@ Nothing here imports grpc.
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable, Iterable
 from datetime import datetime
@@ -89,6 +98,16 @@ class Metrics:
         self.requests = Counter(
             "tablehost_requests", "gRPC requests by method and status", ["method", "code"], registry=r
         )
+        self.request_cpu = Counter(
+            "tablehost_request_cpu_seconds", "CPU of the serving thread inside handlers", ["method"], registry=r
+        )
+        self.guest_cpu = Counter(
+            "tablehost_guest_call_cpu_seconds", "CPU of guest pool calls while they ran", ["module", "op"], registry=r
+        )
+        self.gc_pause = Histogram(
+            "tablehost_gc_pause_seconds", "Garbage collections, wall time", ["generation"],
+            buckets=LATENCY_BUCKETS, registry=r,
+        )
         self.rate_limited = Counter(
             "tablehost_rate_limited",
             "Requests and watch streams refused by a rate limit",
@@ -100,15 +119,35 @@ class Metrics:
         """Count one guest pool call: a :attr:`GuestPool.observer <tablehost.guest.GuestPool.observer>`.
 
         Args:
-            timing: the call's record. Its ``queue_ms + run_ms`` goes to ``guest_call_seconds``;
+            timing: the call's record. Its ``queue_ms + run_ms`` goes to ``guest_call_seconds``,
+                its ``cpu_ms`` to ``guest_call_cpu_seconds``;
                 the fuel of an answered op to ``guest_call_fuel`` (a refused op's budget says
                 nothing about what it burnt); a ``guest/budget`` refusal to ``budget_refusals``.
         """
         self.guest_seconds.labels(timing.module, timing.op).observe((timing.queue_ms + timing.run_ms) / 1000.0)
+        self.guest_cpu.labels(timing.module, timing.op).inc(timing.cpu_ms / 1000.0)
         if not timing.failed:
             self.guest_fuel.labels(timing.module, timing.op).observe(timing.fuel)
         elif timing.budget is not None:
             self.budget_refusals.labels(timing.module, timing.budget).inc()
+
+    def follow_gc(self) -> Callable[[str, dict[str, int]], None]:
+        """Time every garbage collection of this process into ``gc_pause_seconds`` (a
+        ``gc.callbacks`` hook, two calls per collection; for the process's one serving Metrics).
+
+        Returns:
+            The hook (remove it from ``gc.callbacks`` to stop).
+        """
+        started: list[float] = [0.0]
+
+        def timed(phase: str, info: dict[str, int]) -> None:
+            if phase == "start":
+                started[0] = time.perf_counter()
+            else:
+                self.gc_pause.labels(str(info["generation"])).observe(time.perf_counter() - started[0])
+
+        gc.callbacks.append(timed)
+        return timed
 
     def watch_matches(self, summaries: Callable[[], Iterable[tuple[bool, str]]]) -> None:
         """Count matches at scrape time from ``summaries()``: ``(game_over, newest_change_at)``

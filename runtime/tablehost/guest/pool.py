@@ -162,7 +162,7 @@ def match_key(state_ref: str) -> str:
 
 
 class GuestPool:
-    """Instances of one module, each bound to one match; at most ``limits.instances_per_module`` live.
+    """Instances of one module, each bound to one match; ``limits.instances_per_module`` calls in flight at most.
 
     A call with a ``state_ref`` goes to the match's warm instance when it is idle and sends only
     the ref if that instance holds it; otherwise a fresh instance gets the full state from
@@ -178,6 +178,11 @@ class GuestPool:
             every call, so every call instantiates).
         run_slots: the run slots calls take (default: the process's :data:`RUN_SLOTS`).
         observer: the initial :attr:`observer`.
+        warm_instances: instances kept alive at most, idle ones included (default and minimum
+            ``limits.instances_per_module``). A server with many live matches keeps more
+            instances than calls in flight, so a match's next move finds its instance warm
+            (only the ref crosses) instead of instantiating and resending the state. Calls in
+            flight stay capped at ``instances_per_module``.
 
     Attributes:
         instantiations: fresh instances made so far (match switches and replacements).
@@ -200,6 +205,7 @@ class GuestPool:
         keep_warm_ms: float = KEEP_WARM_MS,
         run_slots: RunSlots | None = None,
         observer: Callable[[CallTiming], None] | None = None,
+        warm_instances: int | None = None,
     ) -> None:
         self.module = module
         self.label = module.name or module.sha256[:12]
@@ -207,6 +213,7 @@ class GuestPool:
         if self.limits.stack_bytes != module.limits.stack_bytes:
             raise ValueError("stack_bytes is an engine setting: load the module with the limits you want")
         self.keep_warm_ms = keep_warm_ms
+        self.warm_instances = max(warm_instances or 0, self.limits.instances_per_module)
         self.run_slots = run_slots if run_slots is not None else RUN_SLOTS
         self.observer: Callable[[CallTiming], None] | None = observer
         self.instantiations = 0
@@ -556,10 +563,13 @@ class GuestPool:
             failure = exc
             raise
         finally:
-            timing = self._timing(op, entered, started, cpu_started, fuel, failure)
-            if isinstance(failure, GuestError):
-                failure.timing = timing  # type: ignore[attr-defined]
-            self._observe(timing)
+            # Only an observer or a refusal reads the timing: an answered call without an
+            # observer (self-play, tools) skips its clock reads and record.
+            if failure is not None or self.observer is not None:
+                timing = self._timing(op, entered, started, cpu_started, fuel, failure)
+                if isinstance(failure, GuestError):
+                    failure.timing = timing  # type: ignore[attr-defined]
+                self._observe(timing)
 
     def _timing(
         self, op: int, entered: float, started: float | None, cpu_started: float, fuel: int,
@@ -726,11 +736,10 @@ class GuestPool:
                 # Until one call succeeded, a module has one call in flight: a module that fails
                 # from the start cannot queue a wave of calls that each run until a budget stops them.
                 cap = self.limits.instances_per_module if self._proven else 1
-                live = len(self._warm) + in_flight
-                if live >= cap and self._warm:
-                    self._warm.popitem(last=False)  # the least recently used idle match gives way
-                    live -= 1
-                if live < cap:
+                if in_flight < cap:
+                    alive = self.warm_instances if self._proven else cap
+                    if len(self._warm) + in_flight >= alive and self._warm:
+                        self._warm.popitem(last=False)  # the least recently used idle match gives way
                     self._starting += 1
                     return None, struggling
                 # An unproven module's extra calls wait for its first call's outcome (a success

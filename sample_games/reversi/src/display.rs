@@ -24,3 +24,21 @@ pub fn hints(players: &[PlayerId]) -> Value {
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hints_name_every_square_by_row_and_column() {
+        let hints = hints(&[3, 4]);
+        let spaces = hints["spaces"].as_object().expect("spaces is an object");
+        assert_eq!(spaces.len(), 64);
+        for square in 0..64u8 {
+            let expected = json!({"board": "board", "row": square / 8, "col": square % 8});
+            assert_eq!(spaces[square_name(square)], expected, "{}", square_name(square));
+        }
+        assert_eq!(hints["seat_kinds"], json!({"3": "dark", "4": "light"}));
+        assert_eq!(hints["title"], "Reversi");
+    }
+}

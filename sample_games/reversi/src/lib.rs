@@ -39,7 +39,7 @@ pub mod rules;
 
 use tablehost_sdk::{
     Action, AvailableAction, Game, GameConfig, GameOption, Metadata, Options, PlayerId, Rng, Scores, SearchStateOps,
-    Table,
+    Summary, Table,
 };
 
 /// The game module: every method delegates to the rule of the same concern.
@@ -73,6 +73,10 @@ impl Game for Reversi {
 
     fn is_game_over(table: &Table, _scores: &Scores) -> bool {
         rules::neither_can_place(table)
+    }
+
+    fn summary(table: &Table) -> Summary {
+        rules::summary(table)
     }
 
     fn search_state() -> Option<SearchStateOps> {

@@ -5,7 +5,7 @@
 
 use tablehost_sdk::{
     json, Action, AvailableAction, GameConfig, LogEntry, Map, Options, Piece, PlayerId, Score, Scores, Space,
-    StartingPlayer, Table,
+    StartingPlayer, Summary, Table,
 };
 
 use crate::board::{parse_square, square_name, squares, Board, Colour, Square};
@@ -56,7 +56,11 @@ pub fn starting_table(players: &[PlayerId], options: &Options) -> GameConfig {
 pub fn read_board(table: &Table) -> Board {
     let mut board = Board::default();
     for space in &table.state().spaces {
-        let disc = space.pieces.first().and_then(|piece| Colour::from_kind(&piece.public_kind));
+        // Most squares are empty early in a game: look at the id only under a disc.
+        let disc = match space.pieces.first() {
+            Some(piece) => Colour::from_kind(&piece.public_kind),
+            None => continue,
+        };
         if let (Some(colour), Some(square)) = (disc, parse_square(&space.space_id)) {
             board.put(square, colour);
         }
@@ -89,10 +93,44 @@ pub fn legal_actions(table: &Table, player: PlayerId) -> Vec<AvailableAction> {
     if !table.is_active(player) {
         return Vec::new();
     }
-    let placements = read_board(table).legal_placements(colour_of(table, player));
-    squares(placements)
-        .map(|square| AvailableAction::confirm(Action::space_click(square_name(square)), square_name(square)))
-        .collect()
+    placement_actions(read_board(table).legal_placements(colour_of(table, player)))
+}
+
+/// A `confirm` click labelled with the square's name for each square of `placements`, in square order.
+fn placement_actions(placements: u64) -> Vec<AvailableAction> {
+    let mut actions = Vec::with_capacity(placements.count_ones() as usize);
+    actions.extend(
+        squares(placements)
+            .map(|square| AvailableAction::confirm(Action::space_click(square_name(square)), square_name(square))),
+    );
+    actions
+}
+
+/// Scores, game over and the active players' actions from one reading of the
+/// board: what [`disc_counts`], [`neither_can_place`] and [`legal_actions`]
+/// give one by one (the SDK's `Game::summary`; a test checks they agree).
+pub fn summary(table: &Table) -> Summary {
+    let board = read_board(table);
+    let scores = scores_of(table, &board);
+    let dark = board.legal_placements(Colour::Dark);
+    let light = board.legal_placements(Colour::Light);
+    let game_over = dark == 0 && light == 0;
+    let actions = if game_over {
+        Vec::new()
+    } else {
+        table
+            .active_players()
+            .iter()
+            .map(|&player| {
+                let placements = match colour_of(table, player) {
+                    Colour::Dark => dark,
+                    Colour::Light => light,
+                };
+                (player, placement_actions(placements))
+            })
+            .collect()
+    };
+    Summary { scores, game_over, actions }
 }
 
 /// Placement rule: put a disc of the player's colour on the clicked square and
@@ -156,7 +194,11 @@ fn hand_over_turn(table: &mut Table, board: &Board, mover: Colour) {
 
 /// Scoring rule: each player scores the discs of their colour on the board.
 pub fn disc_counts(table: &Table) -> Scores {
-    let board = read_board(table);
+    scores_of(table, &read_board(table))
+}
+
+/// The scores of `board` (see [`disc_counts`]).
+fn scores_of(table: &Table, board: &Board) -> Scores {
     [Colour::Dark, Colour::Light]
         .iter()
         .map(|&colour| (player_of(table, colour), Score::public(vec![f64::from(board.count(colour))])))

@@ -153,3 +153,35 @@ fn option_parallel_opening_sets_the_discs_side_by_side() {
     assert_eq!(read_board(&table), Board::parallel_opening());
     assert!(!Reversi::available_actions(&table, DARK).is_empty(), "dark can open from the parallel start");
 }
+
+#[test]
+fn the_one_read_summary_agrees_with_scores_game_over_and_actions() {
+    // Whole random games: every state from setup to the end (passes included).
+    let mut ended = 0;
+    for seed in 0..60 {
+        let plies = tablehost_sdk::testing::assert_summary_agrees::<Reversi>(&[DARK, LIGHT], seed, 100);
+        assert!(plies > 0);
+        ended += 1;
+    }
+    assert_eq!(ended, 60);
+    // A pass (light has nothing, dark goes again), the end, and an active player
+    // without a placement (a state the host may send, e.g. a view).
+    let board = Board { dark: bits(&["a1", "a8"]), light: bits(&["b1", "b8"]) };
+    let mut table = table_with(&board, DARK);
+    play::<Reversi>(&mut table, DARK, &click("c1"), 0);
+    assert_eq!(Reversi::summary(&table), tablehost_sdk::summary_of_parts::<Reversi>(&table));
+    play::<Reversi>(&mut table, DARK, &click("c8"), 0);
+    let summary = Reversi::summary(&table);
+    assert!(summary.game_over && summary.actions.is_empty());
+    assert_eq!(summary, tablehost_sdk::summary_of_parts::<Reversi>(&table));
+    let table = table_with(&Board { dark: bits(&["a1"]), light: bits(&["b1", "c1"]) }, LIGHT);
+    assert_eq!(Reversi::summary(&table), tablehost_sdk::summary_of_parts::<Reversi>(&table));
+    let both = {
+        let mut state = table_with(&Board::opening(), DARK).into_state();
+        state.active_player_ids = vec![LIGHT, DARK];
+        Table::new(state)
+    };
+    let summary = Reversi::summary(&both);
+    assert_eq!(summary.actions.iter().map(|(p, a)| (*p, a.len())).collect::<Vec<_>>(), vec![(LIGHT, 4), (DARK, 4)]);
+    assert_eq!(summary, tablehost_sdk::summary_of_parts::<Reversi>(&both));
+}

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use crate::action::{Action, AvailableAction};
 use crate::cache::StateCache;
 use crate::config::Scores;
-use crate::game::{actions_of_active, initial_state, play, Game};
+use crate::game::{initial_state, play, Game, Summary};
 use crate::json_out::{name, write_player_key, write_str, write_u64, ObjectWriter, WriteJson};
 use crate::printing::take_printed;
 use crate::rng::Rng;
@@ -240,9 +240,8 @@ fn setup<G: Game>(cache: &mut StateCache, req: SetupRequest, out: &mut Vec<u8>) 
     let mut table = Table::new(initial);
     G::prepare(&mut table, &mut rng);
     let patches = table.take_patches();
-    let scores = G::scores(&table);
-    let game_over = G::is_game_over(&table, &scores);
-    let actions = ActionsByPlayer(actions_of_active::<G>(&table, game_over));
+    let Summary { scores, game_over, actions } = G::summary(&table);
+    let actions = ActionsByPlayer(actions);
     response
         .member(name!("patches"), &patches)
         .member(name!("rng_used"), &rng.used())
@@ -285,9 +284,8 @@ fn step<G: Game>(cache: &mut StateCache, req: StepRequest, out: &mut Vec<u8>) ->
     };
     ensure_seated(table.state(), req.player_id)?;
     let played = play::<G>(&mut table, req.player_id, &req.action, req.seed);
-    let scores = G::scores(&table);
-    let game_over = G::is_game_over(&table, &scores);
-    let actions = ActionsByPlayer(actions_of_active::<G>(&table, game_over));
+    let Summary { scores, game_over, actions } = G::summary(&table);
+    let actions = ActionsByPlayer(actions);
     let mut response = ObjectWriter::begin(out);
     response
         .member(name!("patches"), &played.patches)

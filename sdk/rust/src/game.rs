@@ -47,6 +47,19 @@ pub trait Game {
     /// Whether the match has ended (no action is accepted afterwards).
     fn is_game_over(table: &Table, scores: &Scores) -> bool;
 
+    /// All that `setup` and `step` report about a state at once: the scores,
+    /// whether the game is over, and the actions of each active player in
+    /// `active_player_ids` order (none when over).
+    ///
+    /// The default calls `scores`, `is_game_over` and `available_actions`
+    /// (`summary_of_parts`). A game whose three answers come from one reading
+    /// of the table (reversi reads its board once instead of three times)
+    /// overrides it; the override must give exactly what the default gives
+    /// (`testing::assert_summary_agrees` checks a game's states).
+    fn summary(table: &Table) -> Summary {
+        summary_of_parts::<Self>(table)
+    }
+
     /// Optional, for games with hidden information: a full state that fits
     /// what `viewer` sees in `view`, drawn from `rng`.
     ///
@@ -92,6 +105,27 @@ pub struct Started {
     pub score_labels: Vec<String>,
     /// Whether the setup rng was drawn from (random starter or prepare).
     pub rng_used: bool,
+}
+
+/// What a state reports after setup or a move (`Game::summary`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Summary {
+    /// Every seated player's score (`Game::scores`).
+    pub scores: Scores,
+    /// Whether the match has ended (`Game::is_game_over`).
+    pub game_over: bool,
+    /// (player id, `Game::available_actions`) for each active player in
+    /// `active_player_ids` order; empty when `game_over`.
+    pub actions: Vec<(PlayerId, Vec<AvailableAction>)>,
+}
+
+/// `Game::summary` from its parts: `scores`, then `is_game_over` on them,
+/// then `actions_of_active`. What every game's summary must equal.
+pub fn summary_of_parts<G: Game + ?Sized>(table: &Table) -> Summary {
+    let scores = G::scores(table);
+    let game_over = G::is_game_over(table, &scores);
+    let actions = actions_of_active::<G>(table, game_over);
+    Summary { scores, game_over, actions }
 }
 
 /// What one move produced.
@@ -187,7 +221,7 @@ pub fn play<G: Game>(table: &mut Table, player_id: PlayerId, action: &Action, se
 
 /// The actions of every active player in `active_player_ids` order, as
 /// (player id, actions) pairs; empty when `game_over`.
-pub fn actions_of_active<G: Game>(table: &Table, game_over: bool) -> Vec<(PlayerId, Vec<AvailableAction>)> {
+pub fn actions_of_active<G: Game + ?Sized>(table: &Table, game_over: bool) -> Vec<(PlayerId, Vec<AvailableAction>)> {
     if game_over {
         return Vec::new();
     }

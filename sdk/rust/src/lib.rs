@@ -39,7 +39,9 @@ mod view;
 pub use action::{Action, AvailableAction, Button, Intent};
 pub use cache::StateCache;
 pub use config::{GameConfig, Score, Scores, StartingPlayer};
-pub use game::{actions_of_active, new_match, new_match_with, play, start, start_with, Game, Played, Started};
+pub use game::{
+    actions_of_active, new_match, new_match_with, play, start, start_with, summary_of_parts, Game, Played, Started, Summary,
+};
 pub use metadata::{GameOption, Metadata, OptionKind, Options, ResignRule, ResultRule, OPTIONS_META_KEY};
 pub use patch::{apply_patch, apply_patches, Patch, PatchError, LOG_CAP};
 pub use playout::Policy;

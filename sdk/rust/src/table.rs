@@ -167,6 +167,10 @@ impl Table {
         if let Err(err) = apply_patch_with(&mut self.state, &patch, &lookup) {
             panic!("invalid table change: {}", err);
         }
+        if self.patches.capacity() == 0 {
+            // A move records a handful of patches: one allocation instead of growing 4 -> 8.
+            self.patches.reserve(8);
+        }
         self.patches.push(patch);
     }
 

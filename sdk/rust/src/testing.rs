@@ -221,3 +221,30 @@ pub fn assert_sample_fits_view<G: Game>(table: &Table, viewer: PlayerId, seed: u
     assert_eq!(sample_faces, real_faces, "the sample deals the real table's hidden faces, each once");
     sample
 }
+
+/// `G::summary` equals `summary_of_parts::<G>` (scores, game over, each
+/// active player's actions, asked one by one) on every state of a random game
+/// of `player_ids` from `seed`: after setup and after each move (a random
+/// offered action of the first active player that has one), for at most
+/// `plies` moves. Returns the moves played.
+///
+/// Panics (test failure) on the first state where the two differ.
+pub fn assert_summary_agrees<G: Game>(player_ids: &[PlayerId], seed: u64, plies: u32) -> u32 {
+    let mut table = crate::new_match::<G>(player_ids, seed);
+    let mut rng = crate::Rng::new(seed ^ 0x5eed);
+    for played in 0..=plies {
+        let summary = G::summary(&table);
+        assert_eq!(summary, crate::summary_of_parts::<G>(&table), "after {} moves from seed {}", played, seed);
+        if summary.game_over || played == plies {
+            return played;
+        }
+        let mover = summary.actions.iter().find(|(_, offered)| !offered.is_empty());
+        let (player, offered) = match mover {
+            Some(found) => found,
+            None => return played,
+        };
+        let action = offered[rng.below(offered.len())].action.clone();
+        crate::play::<G>(&mut table, *player, &action, rng.next_u64());
+    }
+    plies
+}
