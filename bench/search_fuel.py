@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import os
 import statistics
 import time
@@ -50,6 +51,7 @@ def decisions(game: str, iterations: int, repeat: int) -> None:
             started = time.perf_counter()
             guest.call(OP_SEARCH, request, CallBudget.start(limits, iterations * BUDGETS_PER_ITERATION))
             times.append((time.perf_counter() - started) * 1000)
+            assert guest.last_stats is not None
             fuel = guest.last_stats.fuel
         share = fuel / DEFAULT_LIMITS.fuel_per_call
         print(f"  {game:9s} after {plies:2d} plies: {fuel:13,} fuel = {share:5.2f} x the per-call budget of "
@@ -66,7 +68,7 @@ def main() -> None:
     logs.configure(level="error", json=False)
     print(f"mcts:{args.iterations}, one decision; load average {os.getloadavg()[0]:.2f} at the start")
     for game in args.games:
-        on_big_stack(DEFAULT_LIMITS.stack_bytes, lambda game=game: decisions(game, args.iterations, args.repeat))
+        on_big_stack(DEFAULT_LIMITS.stack_bytes, functools.partial(decisions, game, args.iterations, args.repeat))
     print(f"load average {os.getloadavg()[0]:.2f} at the end")
 
 

@@ -69,15 +69,16 @@ struct Hop {
     over: u8,
 }
 
-/// Up to 12 pieces with up to 4 hops each.
+/// Every hop of one side: at most 4 for each of the 32 squares (a table
+/// the rules never reach may hold more than 12 pieces a side).
 struct Hops {
-    list: [Hop; 48],
+    list: [Hop; 128],
     len: usize,
 }
 
 impl Hops {
     fn new() -> Hops {
-        Hops { list: [Hop { from: OFF, to: OFF, over: OFF }; 48], len: 0 }
+        Hops { list: [Hop { from: OFF, to: OFF, over: OFF }; 128], len: 0 }
     }
 
     fn push(&mut self, hop: Hop) {

@@ -104,3 +104,23 @@ fn odd_tables_have_no_compact_state() {
     }
     assert!(CheckersState::from_table(&start).is_ok());
 }
+
+/// A table the rules never reach: 16 dark kings on ranks 1, 3, 5 and 7
+/// with 49 moves between them (more than 12 pieces could have), nothing
+/// else. The compact state plays it exactly like the table.
+#[test]
+fn crowded_odd_boards_play_like_the_table() {
+    let start = new_match::<Checkers>(&PLAYERS, 3);
+    let mut state = start.state().clone();
+    for (at, space) in state.spaces.iter_mut().enumerate() {
+        space.pieces = if at / 4 % 2 == 0 { vec![Piece::new("dark-king")] } else { Vec::new() };
+    }
+    let table = Table::new(state);
+    let mut moves = Vec::new();
+    let compact = CheckersState::from_table(&table).unwrap();
+    compact.moves(&mut moves);
+    assert_eq!(moves.len(), 16, "every king can move");
+    for seed in 0..20 {
+        assert_plays_like_the_table::<Checkers, CheckersState>(&table, seed, 300);
+    }
+}
