@@ -306,7 +306,9 @@ def test_screenshot_of_every_sample_game(browser: Any, web: WebTable, game: str)
         assert page.locator(".board .cell.held").count() == 42, "and its holder's colour"
         assert {"North America", "Australia"} <= set(facts)
     if game == "spades":
-        captions = page.eval_on_selector_all(".space[data-space-id='trick'] .caption", "ns => ns.map(n => n.textContent)")
+        captions = page.eval_on_selector_all(
+            ".space[data-space-id='trick'] .caption", "ns => ns.map(n => n.textContent)"
+        )
         assert captions and set(captions) <= {"p1", "p2", "p3", "p4"}, "who played each card of the trick"
         assert {"Round", "Seats 1+3"} <= set(facts)
     if game == "holdem":
@@ -344,7 +346,9 @@ def test_the_admin_creates_a_match_in_the_lobby_and_a_seat_link_opens_its_table(
     assert table.locator(".seat-bottom .seat-name").inner_text() == "ann"
     page.wait_for_selector("#match-rows tr")
     assert table.locator("#title").inner_text() == "Tic-tac-toe"
-    assert page.locator("#match-rows tr td").first.inner_text() == "Tic-tac-toe", "the lobby uses the same title"
+    assert page.locator("#match-rows tr td").first.inner_text() == "Tic-tac-toe", (
+        "the lobby uses the same title"
+    )
     table.close()
     page.close()
 
@@ -448,7 +452,9 @@ def test_choice_cancel_and_undo_in_checkers(browser: Any, web: WebTable) -> None
 def test_a_waiting_match_lists_its_seated_names_and_open_seats(browser: Any, web: WebTable) -> None:
     from tablehost.api.auth import ADMIN
 
-    created = web.registry.create_match(ADMIN, web.modules["hearts"], [("ann", "", False)] + [("", "", True)] * 3)
+    created = web.registry.create_match(
+        ADMIN, web.modules["hearts"], [("ann", "", False)] + [("", "", True)] * 3
+    )
     page = browser.new_page(viewport={"width": 1100, "height": 800})
     page.goto(f"{web.url}/#admin={web.admin_token}")
     row = page.locator(f'#match-rows tr[data-match-id="{created.match_id}"]')
@@ -486,4 +492,76 @@ def test_a_space_label_never_sits_under_its_cards(browser: Any, web: WebTable) -
         room = RING_PX + (LIFT_PX if fan else 0)
         assert gap >= room, f"{space_id}: the label's bottom is {gap}px above its cards, under {room}px"
     page.screenshot(path=str(_shot("hearts-hand")))
+    page.close()
+
+
+def _centre(page: Any, space_id: str) -> tuple[float, float]:
+    box = _cell(page, space_id).bounding_box()
+    assert box is not None, space_id
+    return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+
+
+def test_each_backgammon_seat_sees_the_board_from_its_own_side(browser: Any, web: WebTable) -> None:
+    """Display hint ``seat_flips``: black sees the rows the other way up, so each side's home board
+    (its points 1-6, where it bears off) is at its own bottom right; a spectator sees white's side."""
+    created = web.create("backgammon")
+    white, black = created["seats"]
+    for who, token in (
+        ("white", white["token"]),
+        ("black", black["token"]),
+        ("spectator", created["spectator_token"]),
+    ):
+        page = _page(browser, web.url, created["match_id"], token)
+        page.wait_for_selector(".board .cell")
+        home, away = ("point-24", "point-1") if who == "black" else ("point-1", "point-24")
+        tray = "off-black" if who == "black" else "off-white"
+        (home_x, home_y), (away_x, away_y) = _centre(page, home), _centre(page, away)
+        left_x, _ = _centre(page, "point-12" if who != "black" else "point-13")
+        tray_x, tray_y = _centre(page, tray)
+        assert home_y > away_y and home_x > left_x, f"{who}: the home board is not at the bottom right"
+        assert abs(home_x - away_x) < 1, f"{who}: the 1-points face each other across the board"
+        assert tray_x > home_x and abs(tray_y - home_y) < 1, f"{who}: the own tray is beside the home board"
+        # The checkers pile from the board's edge, and the points point inwards, whoever looks.
+        bottom = _cell(page, home)
+        assert "anchor-bottom" in (bottom.get_attribute("class") or "")
+        assert "shape-triangle-up" in (bottom.get_attribute("class") or "")
+        assert page.locator(".board .cell.shape-triangle-down").count() == 12
+        if who != "spectator":
+            assert bottom.locator(".cell-label").inner_text() == "1", f"{who} counts from its own home"
+        flip = page.locator(".board").first.get_attribute("data-flip")
+        assert flip == ("rows" if who == "black" else "none")
+        assert page.errors == []
+        page.screenshot(path=str(_shot(f"backgammon-{who}")))
+        page.close()
+
+
+def test_a_board_flip_the_page_cannot_read_is_ignored(browser: Any, web: WebTable) -> None:
+    """The orientation rule itself (render.js ``boardFlip``/``orientCell``), in the page: an unknown
+    word, a seat not named or a spectator draws the board as its hints say."""
+    created = web.create("tic_tac_toe")
+    page = _page(browser, web.url, created["match_id"], created["seats"][0]["token"])
+    results = page.evaluate(
+        """async () => {
+            const { boardFlip, orientCell } = await import('/static/render.js');
+            const cell = { row: 0, col: 1, anchor: 'top', shape: 'triangle-down', label: 'x' };
+            const flips = { '1': 'rows', '2': 'both', '3': 'sideways', '4': 'cols' };
+            return [1, 2, 3, 4, 5, null].map(viewer => {
+                const flip = boardFlip(flips, viewer);
+                return [viewer, flip, orientCell(cell, flip, 2, 13)];
+            }).concat([[0, boardFlip('rows', 1), null], [0, boardFlip({ '1': 'rows' }, '1'), null]]);
+        }"""
+    )
+    none = {"rows": False, "cols": False}
+    as_drawn = {"row": 0, "col": 1, "anchor": "top", "shape": "triangle-down", "label": "x"}
+    upside_down = {"row": 1, "col": 1, "anchor": "bottom", "shape": "triangle-up", "label": "x"}
+    assert results == [
+        [1, {"rows": True, "cols": False}, upside_down],
+        [2, {"rows": True, "cols": True}, {**upside_down, "col": 11}],
+        [3, none, as_drawn],
+        [4, {"rows": False, "cols": True}, {**as_drawn, "col": 11}],
+        [5, none, as_drawn],
+        [None, none, as_drawn],
+        [0, none, None],  # not an object
+        [0, none, None],  # a viewer that is not a seat id
+    ]
     page.close()
