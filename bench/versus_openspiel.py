@@ -12,7 +12,9 @@ Rows, each in moves per second (one process, one core):
   loop measured with the same policy;
 - ``plain python`` (reversi only): a short hand-written Python reversi with the same policy.
 
-Then the ratios of ours to theirs. OpenSpiel (``pip install open_spiel``, named ``othello``
+Then the ratios of ours to theirs, and the load average (the machine may be shared). A move is
+one action: a checkers hop is two of ours (select the piece, then its destination) but one of
+OpenSpiel's, and a reversi move is one in both. OpenSpiel (``pip install open_spiel``, named ``othello``
 there) is an optional bench dependency; without it only our rows print.
 
 Usage: python bench/versus_openspiel.py [--seconds S]
@@ -21,6 +23,7 @@ Usage: python bench/versus_openspiel.py [--seconds S]
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import time
 from collections.abc import Callable
@@ -134,6 +137,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0, help="time per row (default 3)")
     args = parser.parse_args()
     logs.configure(level="warning", json=False)
+    print(f"load average {os.getloadavg()[0]:.2f} at the start")
     for game in ("reversi", "checkers"):
         rows = on_big_stack(DEFAULT_LIMITS.stack_bytes, lambda game=game: ours(game, args.seconds))
         try:
@@ -149,6 +153,7 @@ def main() -> None:
             for theirs in ("openspiel python loop", "openspiel c++ games", "plain python"):
                 if theirs in rows:
                     print(f"  {mine} / {theirs}: {rows[mine] / rows[theirs]:.2f}x")
+    print(f"\nload average {os.getloadavg()[0]:.2f} at the end")
 
 
 if __name__ == "__main__":

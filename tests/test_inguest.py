@@ -345,10 +345,47 @@ def test_a_failing_batch_pins_each_failure_to_its_seed(cache_dir: Path, tmp_path
 
 def test_playout_budget_grows_with_the_games() -> None:
     pool = pool_for("reversi")
-    tight = dataclasses.replace(pool.limits, fuel_per_call=20_000)
+    tight = dataclasses.replace(pool.limits, fuel_per_call=2_000)
     small = GuestPool(pool.module, tight)
     from tablehost.errors import BudgetExceeded
 
     with pytest.raises(BudgetExceeded) as caught:
         inguest.playouts(small, [1, 2, 3], ["random"], players=seats(2))
-    assert f"{3 * inguest.MOVE_BUDGETS_PER_GAME * 20_000} fuel" in str(caught.value)
+    assert f"{3 * inguest.MOVE_BUDGETS_PER_GAME * 2_000} fuel" in str(caught.value)
+
+
+# ---------------------------------------------------------------- compact states against host-driven play
+
+
+def host_driven_playout(pool: GuestPool, seed: int, max_plies: int) -> tuple[int, bool, dict[str, Any]]:
+    """The ``playout`` op's procedure (docs/abi.md 8.2, one active player at a time) driven from
+    the host, a guest call per move: setup seed, then per move ``below(candidates)`` and the move
+    seed, all from ``Rng(seed)``. Returns (plies, game over, scores)."""
+    from tablehost.match import Match
+    from tablehost.rng import Rng
+
+    rng = Rng(seed)
+    match = Match.start(pool, default_players(2), match_id="host-driven", seed=rng.next_u64())
+    plies = 0
+    while not match.game_over and plies < max_plies:
+        [mover] = match.state["active_player_ids"]
+        candidates = [a for a in match.actions_for(mover) if a["intent"] in ("choice", "confirm")]
+        if not candidates:
+            break
+        pick = candidates[rng.below(len(candidates))]
+        match.submit(mover, pick["action"], seed=rng.next_u64())
+        plies += 1
+    return plies, match.game_over, match.scores
+
+
+@pytest.mark.parametrize("name", ["reversi", "checkers"])
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**64 - 1), max_plies=st.sampled_from([5, 40, 10_000]))
+def test_in_guest_playouts_on_compact_states_equal_host_driven_play(name: str, seed: int, max_plies: int) -> None:
+    """Reversi and checkers play their in-guest games on compact states (docs/abi.md 8.4); the
+    same seed played move by move through the host's ordinary path gives the same game."""
+    pool = pool_for(name)
+    [game] = inguest.playouts(pool, [seed], ["random"], players=seats(2), max_plies=max_plies)
+    plies, over, scores = host_driven_playout(pool, seed, max_plies)
+    assert (game.plies, game.game_over) == (plies, over)
+    assert game.scores == scores

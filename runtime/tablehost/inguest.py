@@ -43,8 +43,9 @@ BUDGETS_PER_ITERATION = 2
 
 Sized for the costliest sample game: an ISMCTS iteration of risk (a sampled deal, the tree, up
 to 200 random moves of about 300,000 fuel each) costs about 62 million fuel, just over one
-default 50-million budget; hearts takes about 13 million, reversi 2.9 million and checkers 5.2
-million (bench/search_strength.py measures a 1,000-iteration reversi search)."""
+default 50-million budget; hearts takes about 13 million; reversi about 54,000 and checkers about
+490,000 on their compact states (docs/abi.md 8.4; bench/search_fuel.py measures a 1,000-iteration
+search)."""
 
 MOVE_BUDGETS_PER_GAME = 20
 """A ``playout`` call gets this many per-move budgets (fuel, wall clock) per game it plays: a whole

@@ -37,14 +37,19 @@
 //! its next landing squares are offered). While a piece is selected outside a
 //! chain, a "Cancel" button (`cancel`, id `"cancel"`) drops the selection.
 //! Every hop, crowning and result writes a log line.
+//!
+//! In-guest playouts and search run on [`compact::CheckersState`] (bit
+//! masks), which plays exactly these rules.
 
 pub mod board;
+pub mod compact;
 mod display;
 pub mod rules;
 pub mod turn;
 
 use tablehost_sdk::{
-    Action, AvailableAction, Game, GameConfig, GameOption, Metadata, Options, PlayerId, Rng, Scores, Table,
+    Action, AvailableAction, Game, GameConfig, GameOption, Metadata, Options, PlayerId, Rng, Scores, SearchStateOps,
+    Table,
 };
 
 /// The game module: every method delegates to the rule of the same concern.
@@ -78,6 +83,10 @@ impl Game for Checkers {
 
     fn is_game_over(table: &Table, _scores: &Scores) -> bool {
         rules::has_result(table)
+    }
+
+    fn search_state() -> Option<SearchStateOps> {
+        Some(SearchStateOps::of::<Checkers, compact::CheckersState>())
     }
 }
 

@@ -28,13 +28,18 @@
 //!
 //! The active player is offered a `space_click` on every legal square, each a
 //! `confirm` labelled with the square's name. Every move writes one log line.
+//!
+//! In-guest playouts and search run on [`compact::ReversiState`] (bitboards),
+//! which plays exactly these rules.
 
 pub mod board;
+pub mod compact;
 mod display;
 pub mod rules;
 
 use tablehost_sdk::{
-    Action, AvailableAction, Game, GameConfig, GameOption, Metadata, Options, PlayerId, Rng, Scores, Summary, Table,
+    Action, AvailableAction, Game, GameConfig, GameOption, Metadata, Options, PlayerId, Rng, Scores, SearchStateOps,
+    Summary, Table,
 };
 
 /// The game module: every method delegates to the rule of the same concern.
@@ -72,6 +77,10 @@ impl Game for Reversi {
 
     fn summary(table: &Table) -> Summary {
         rules::summary(table)
+    }
+
+    fn search_state() -> Option<SearchStateOps> {
+        Some(SearchStateOps::of::<Reversi, compact::ReversiState>())
     }
 }
 

@@ -8,7 +8,7 @@ use crate::dispatch::{bad_request, ensure_seated, with_table, CallError, Seat};
 use crate::game::Game;
 use crate::json_out::{name, ObjectWriter, WriteJson};
 use crate::mcts::{search as run_search, Budget, Search, SearchError};
-use crate::playout::{play_from_setup, play_from_state, Outcome, Policy};
+use crate::playout::{play_batch, Outcome, Policy, Start};
 use crate::state::{Player, PlayerId};
 use crate::table::Table;
 
@@ -100,10 +100,10 @@ pub(crate) fn playout<G: Game>(cache: &mut StateCache, req: PlayoutRequest, out:
                 .into_iter()
                 .map(|s| Player { player_id: s.player_id, username: s.username, color: s.color, ..Player::default() })
                 .collect();
-            req.seeds.iter().map(|&seed| play_from_setup::<G>(&players, seed, &policies, max_plies)).collect()
+            play_batch::<G>(Start::Setup(&players), &req.seeds, &policies, max_plies)
         }
         _ => with_table(cache, req.state, req.state_ref, |table: &Table| {
-            Ok(req.seeds.iter().map(|&seed| play_from_state::<G>(table, seed, &policies, max_plies)).collect())
+            Ok(play_batch::<G>(Start::Table(table), &req.seeds, &policies, max_plies))
         })?,
     };
     let games: Vec<Game1> = outcomes.iter().map(Game1).collect();

@@ -10,6 +10,7 @@ use crate::config::{GameConfig, Scores, StartingPlayer};
 use crate::metadata::{Metadata, Options, OPTIONS_META_KEY};
 use crate::patch::Patch;
 use crate::rng::Rng;
+use crate::search_state::SearchStateOps;
 use crate::state::{Player, PlayerId, State};
 use crate::table::Table;
 
@@ -81,6 +82,14 @@ pub trait Game {
     /// the default `None` and the host ranks by score.
     fn ranks(table: &Table, scores: &Scores) -> Option<BTreeMap<PlayerId, u32>> {
         let _ = (table, scores);
+        None
+    }
+
+    /// Optional, for speed: the compact state in-guest playouts and search
+    /// run on instead of the table (`search_state::SearchState`, which says
+    /// what it must guarantee): `Some(SearchStateOps::of::<Self, MyState>())`.
+    /// The default `None` keeps every game on the table path.
+    fn search_state() -> Option<SearchStateOps> {
         None
     }
 }

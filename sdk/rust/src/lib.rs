@@ -21,12 +21,15 @@ mod game;
 pub mod hidden;
 mod json_out;
 pub mod mcts;
+mod mcts_compact;
 mod metadata;
 mod patch;
 pub mod playout;
 #[doc(hidden)]
 pub mod printing;
 mod rng;
+pub mod search_state;
+pub mod search_state_check;
 mod space_index;
 mod state;
 mod table;
@@ -41,7 +44,9 @@ pub use game::{
 };
 pub use metadata::{GameOption, Metadata, OptionKind, Options, ResignRule, ResultRule, OPTIONS_META_KEY};
 pub use patch::{apply_patch, apply_patches, Patch, PatchError, LOG_CAP};
+pub use playout::Policy;
 pub use rng::{Bound, Rng};
+pub use search_state::{SearchState, SearchStateOps};
 pub use state::{Arrangement, LogEntry, Piece, Player, PlayerId, Space, State};
 pub use table::Table;
 pub use view::view_of;

@@ -89,12 +89,38 @@ struct Node {
 
 /// Search `view` (a state with nothing the seat may not see) for `player`'s
 /// next action, every random draw from `Rng::new(seed)`.
+///
+/// With `Search::Mcts`, a game with a compact state (`Game::search_state`)
+/// is searched on it when the view has one: the same decision, faster.
 pub fn search<G: Game>(
     view: &State,
     player: PlayerId,
     kind: Search,
     budget: Budget,
     seed: u64,
+) -> Result<Decision, SearchError> {
+    search_with::<G>(view, player, kind, budget, seed, true)
+}
+
+/// `search` on the table only, never on a compact state (for tests that
+/// compare the two).
+pub fn search_on_table<G: Game>(
+    view: &State,
+    player: PlayerId,
+    kind: Search,
+    budget: Budget,
+    seed: u64,
+) -> Result<Decision, SearchError> {
+    search_with::<G>(view, player, kind, budget, seed, false)
+}
+
+fn search_with<G: Game>(
+    view: &State,
+    player: PlayerId,
+    kind: Search,
+    budget: Budget,
+    seed: u64,
+    compact: bool,
 ) -> Result<Decision, SearchError> {
     let mut rng = Rng::new(seed);
     let mut root_state = view.clone();
@@ -105,6 +131,13 @@ pub fn search<G: Game>(
         Search::Ismcts if !has_sampler => return Err(SearchError::NoSampler),
         Search::Mcts if has_sampler => return Err(SearchError::HiddenInformation),
         _ => {}
+    }
+    if compact && kind == Search::Mcts {
+        if let Some(ops) = G::search_state() {
+            if let Some(result) = (ops.search)(&root_table, player, budget, seed) {
+                return result;
+            }
+        }
     }
     let first = determinize::<G>(&root_table, player, kind, &mut rng);
     let offers = crate::playout::candidates::<G>(&first, player);

@@ -15,6 +15,7 @@ use crate::action::{AvailableAction, Intent};
 use crate::config::Scores;
 use crate::game::{start, Game};
 use crate::rng::Rng;
+use crate::search_state::SearchState;
 use crate::state::{Player, PlayerId};
 use crate::table::Table;
 
@@ -155,8 +156,65 @@ pub fn play_out<G: Game>(table: &mut Table, policies: &[Policy], max_plies: u32,
     }
 }
 
+/// Where the games of a batch start.
+#[derive(Clone, Copy)]
+pub enum Start<'a> {
+    /// From setup with these players (default options).
+    Setup(&'a [Player]),
+    /// From this table.
+    Table(&'a Table),
+}
+
+/// One game per seed, in seed order: game *i* uses `Rng::new(seeds[i])`;
+/// from setup, its first draw is the setup seed (docs/abi.md "playout").
+///
+/// A setup that drew nothing from its rng is the same for every seed, so it
+/// runs once and the games start from copies of its table. When the game
+/// declares a compact state (`Game::search_state`) that the table has, the
+/// games run on it; otherwise on the table. Both give the same outcomes.
+pub fn play_batch<G: Game>(start_at: Start<'_>, seeds: &[u64], policies: &[Policy], max_plies: u32) -> Vec<Outcome> {
+    let mut rngs: Vec<Rng> = seeds.iter().map(|&seed| Rng::new(seed)).collect();
+    let mut outcomes = Vec::with_capacity(seeds.len());
+    let mut at = 0;
+    while at < rngs.len() {
+        let mut end = rngs.len();
+        let set_up;
+        let table = match start_at {
+            Start::Table(table) => table,
+            Start::Setup(players) => {
+                let started = start::<G>(players.to_vec(), rngs[at].next_u64());
+                if started.rng_used {
+                    end = at + 1;
+                } else {
+                    // The same table for every seed; each game's first draw still goes to setup.
+                    rngs[at + 1..].iter_mut().for_each(|rng| drop(rng.next_u64()));
+                }
+                set_up = started.table;
+                &set_up
+            }
+        };
+        play_from_table::<G>(table, &mut rngs[at..end], policies, max_plies, &mut outcomes);
+        at = end;
+    }
+    outcomes
+}
+
+/// One game per generator from copies of `table` (its recorded patches
+/// ignored), on the game's compact state when it has one for this table.
+fn play_from_table<G: Game>(table: &Table, rngs: &mut [Rng], policies: &[Policy], max_plies: u32, out: &mut Vec<Outcome>) {
+    if let Some(ops) = G::search_state() {
+        if let Some(outcomes) = (ops.play_out)(table, rngs, policies, max_plies) {
+            out.extend(outcomes);
+            return;
+        }
+    }
+    for rng in rngs {
+        out.push(play_out::<G>(&mut table.clone(), policies, max_plies, rng));
+    }
+}
+
 /// One game from setup: the setup seed is the first draw of `Rng::new(seed)`,
-/// then the game is played out with the same generator.
+/// then the game is played out with the same generator (on the table).
 pub fn play_from_setup<G: Game>(players: &[Player], seed: u64, policies: &[Policy], max_plies: u32) -> Outcome {
     let mut rng = Rng::new(seed);
     let mut table = start::<G>(players.to_vec(), rng.next_u64()).table;
@@ -164,9 +222,50 @@ pub fn play_from_setup<G: Game>(players: &[Player], seed: u64, policies: &[Polic
     play_out::<G>(&mut table, policies, max_plies, &mut rng)
 }
 
-/// One game from `table` (cloned), played with `Rng::new(seed)`.
+/// One game from `table` (cloned), played with `Rng::new(seed)` (on the table).
 pub fn play_from_state<G: Game>(table: &Table, seed: u64, policies: &[Policy], max_plies: u32) -> Outcome {
     let mut rng = Rng::new(seed);
     let mut table = table.clone();
     play_out::<G>(&mut table, policies, max_plies, &mut rng)
+}
+
+/// `play_out` on a compact state: one game per generator in `rngs` from
+/// `table`'s compact state `S`, the same draws in the same order as on the
+/// table; `None` when `S::from_table` refuses the table.
+pub fn play_out_compact<S: SearchState>(
+    table: &Table,
+    rngs: &mut [Rng],
+    policies: &[Policy],
+    max_plies: u32,
+) -> Option<Vec<Outcome>> {
+    let first = S::from_table(table).ok()?;
+    let mut scratch = Vec::new();
+    let outcomes = rngs
+        .iter_mut()
+        .map(|rng| {
+            let mut state = first.clone();
+            let mut plies = 0u32;
+            loop {
+                if state.is_over() {
+                    let scores = state.scores();
+                    let ranks = state.ranks();
+                    return Outcome { plies, scores, game_over: true, cut: None, ranks };
+                }
+                if plies >= max_plies {
+                    return Outcome { plies, scores: state.scores(), game_over: false, cut: Some(Cut::MaxPlies), ranks: None };
+                }
+                let picked = state.mover().and_then(|seat| {
+                    let policy = policies.get(seat).or_else(|| policies.last()).copied().unwrap_or(Policy::Random);
+                    state.pick(policy, rng, &mut scratch)
+                });
+                let mv = match picked {
+                    Some(mv) => mv,
+                    None => return Outcome { plies, scores: state.scores(), game_over: false, cut: Some(Cut::Stuck), ranks: None },
+                };
+                state.apply(mv, &mut Rng::new(rng.next_u64()));
+                plies += 1;
+            }
+        })
+        .collect();
+    Some(outcomes)
 }

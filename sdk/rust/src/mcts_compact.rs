@@ -1,0 +1,224 @@
+//! UCT on a game's compact state (`SearchState`): `mcts::search` with
+//! `Search::Mcts`, step for step and draw for draw, so it makes the same
+//! decision as the table path, without a JSON-shaped table, an offer list or
+//! a string key anywhere in the loop.
+//!
+//! What the table path does per move and this does instead: candidates are
+//! `S::moves` into one reused buffer (not `AvailableAction`s), tree edges
+//! are keyed by the move itself (not the action written as JSON), and a move
+//! is `S::apply` on a copy of a few dozen bytes. The `SearchState` contract
+//! (one mover at a time, distinct moves in offer order) is what makes the
+//! table path's extra steps no-ops here: no mover is ever drawn among
+//! several, and no two candidates share an edge.
+
+use crate::game::Game;
+use crate::mcts::{Budget, Decision, SearchError};
+use crate::metadata::ResultRule;
+use crate::playout::{candidates, Policy};
+use crate::rng::Rng;
+use crate::search_state::SearchState;
+use crate::state::PlayerId;
+use crate::table::Table;
+
+/// Availabilities below this have their logarithm kept (UCB1 takes `ln` of
+/// one for every candidate at every step of a descent).
+const LN_CACHE: usize = 1 << 16;
+
+struct Node<M> {
+    /// The move into this node (None at the root).
+    mv: Option<M>,
+    /// The seat that made it.
+    seat: usize,
+    children: Vec<usize>,
+    visits: f64,
+    availability: f64,
+    reward: f64,
+}
+
+impl<M> Node<M> {
+    fn new(mv: Option<M>, seat: usize, availability: f64) -> Node<M> {
+        Node { mv, seat, children: Vec::new(), visits: 0.0, availability, reward: 0.0 }
+    }
+}
+
+/// `player`'s decision on `view` by UCT on `view`'s compact state `S`:
+/// exactly what `mcts::search` decides with `Search::Mcts` on the table.
+///
+/// `None` (the caller searches the table instead) when `S::from_table`
+/// refuses the view or the compact moves at the root are not the table's
+/// candidates, action for action.
+pub fn search<G: Game, S: SearchState>(
+    view: &Table,
+    player: PlayerId,
+    budget: Budget,
+    seed: u64,
+) -> Option<Result<Decision, SearchError>> {
+    let root = S::from_table(view).ok()?;
+    let seats = view.players();
+    let seat = seats.iter().position(|&p| p == player)?;
+    let offers = candidates::<G>(view, player);
+    if offers.is_empty() {
+        return Some(Err(SearchError::NoAction));
+    }
+    let mut root_moves = Vec::new();
+    if root.mover() == Some(seat) {
+        root.moves(&mut root_moves);
+    }
+    let agree = root_moves.len() == offers.len()
+        && root_moves.iter().zip(&offers).all(|(&mv, offer)| root.action(mv) == offer.action);
+    if !agree {
+        return None;
+    }
+    let rule = G::metadata().result;
+    let mut rng = Rng::new(seed);
+    let mut nodes = vec![Node::new(None, seat, 0.0)];
+    let mut ln_cache = Vec::new();
+    let (mut path, mut moves, mut untried, mut rewards) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut available, mut taken) = (Vec::new(), Vec::new());
+    for _ in 0..budget.iterations {
+        let mut state = root.clone();
+        path.clear();
+        let mut node = 0usize;
+        // Selection and expansion.
+        loop {
+            if state.is_over() {
+                break;
+            }
+            let mover = if node == 0 {
+                moves.clone_from(&root_moves);
+                seat
+            } else {
+                match state.mover() {
+                    Some(mover) => {
+                        state.moves(&mut moves);
+                        mover
+                    }
+                    None => break,
+                }
+            };
+            if moves.is_empty() {
+                break;
+            }
+            // The children available now (in the order they were made) and the
+            // moves without one (in move order): one pass over the children.
+            available.clear();
+            untried.clear();
+            taken.clear();
+            taken.resize(moves.len(), false);
+            for &child in &nodes[node].children {
+                let made = &nodes[child];
+                if made.seat != mover {
+                    continue;
+                }
+                if let Some(at) = made.mv.and_then(|mv| moves.iter().position(|&m| m == mv)) {
+                    available.push((child, at));
+                    taken[at] = true;
+                }
+            }
+            for &(child, _) in &available {
+                nodes[child].availability += 1.0;
+            }
+            untried.extend((0..moves.len()).filter(|&at| !taken[at]));
+            let (child, at) = if !untried.is_empty() {
+                let at = untried[rng.below(untried.len())];
+                nodes.push(Node::new(Some(moves[at]), mover, 1.0));
+                let child = nodes.len() - 1;
+                nodes[node].children.push(child);
+                (child, at)
+            } else {
+                best_child(&nodes, &available, budget.exploration, &mut ln_cache)
+            };
+            state.apply(moves[at], &mut Rng::new(rng.next_u64()));
+            path.push(child);
+            node = child;
+            if nodes[child].visits == 0.0 {
+                break; // just expanded
+            }
+        }
+        // Playout, then backup.
+        let mut plies = 0;
+        while plies < budget.max_playout_plies && !state.is_over() {
+            let mv = match state.mover().and_then(|_| state.pick(Policy::Random, &mut rng, &mut moves)) {
+                Some(mv) => mv,
+                None => break,
+            };
+            state.apply(mv, &mut Rng::new(rng.next_u64()));
+            plies += 1;
+        }
+        rewards_into(&state, &seats, rule, &mut rewards);
+        nodes[0].visits += 1.0;
+        for &visited in &path {
+            let node = &mut nodes[visited];
+            node.visits += 1.0;
+            node.reward += rewards.get(node.seat).copied().unwrap_or(0.5);
+        }
+    }
+    let best = nodes[0].children.iter().copied().filter(|&c| nodes[c].seat == seat).fold(None, |best: Option<usize>, c| {
+        match best {
+            Some(b) if nodes[b].visits >= nodes[c].visits => Some(b),
+            _ => Some(c),
+        }
+    });
+    let at = best.and_then(|b| root_moves.iter().position(|&m| Some(m) == nodes[b].mv)).unwrap_or(0);
+    let visits = best.map(|b| nodes[b].visits as u32).unwrap_or(0);
+    Some(Ok(Decision { offer: offers[at].clone(), visits, iterations: budget.iterations }))
+}
+
+/// Of the `available` (child, move position) pairs, in the order the
+/// children were made, the one with the best UCB1 score (the first of
+/// equals), as `mcts::best_child`.
+fn best_child<M>(nodes: &[Node<M>], available: &[(usize, usize)], exploration: f64, ln_cache: &mut Vec<f64>) -> (usize, usize) {
+    let mut best = available[0];
+    let mut best_score = f64::NEG_INFINITY;
+    for &(child, at) in available {
+        let c = &nodes[child];
+        let score = if c.visits == 0.0 {
+            f64::INFINITY
+        } else {
+            c.reward / c.visits + exploration * (ln(c.availability.max(1.0), ln_cache) / c.visits).sqrt()
+        };
+        if score > best_score {
+            best_score = score;
+            best = (child, at);
+        }
+    }
+    best
+}
+
+/// `count.ln()` for a whole number `count` >= 1, from `cache` below
+/// `LN_CACHE` (the same value: `ln` of the same double).
+fn ln(count: f64, cache: &mut Vec<f64>) -> f64 {
+    let at = count as usize;
+    if at >= LN_CACHE || at as f64 != count {
+        return count.ln();
+    }
+    while cache.len() <= at {
+        let next = cache.len() as f64;
+        cache.push(next.ln());
+    }
+    cache[at]
+}
+
+/// Each seat's reward in 0..1 at the end of a playout from `state`, into
+/// `out`: `mcts::rewards` of `mcts::standings`, without building `Scores`.
+fn rewards_into<S: SearchState>(state: &S, seats: &[PlayerId], rule: ResultRule, out: &mut Vec<f64>) {
+    let ranks = if rule == ResultRule::Ranks && state.is_over() { state.ranks() } else { None };
+    match ranks {
+        Some(ranks) => {
+            out.clear();
+            out.extend(seats.iter().map(|p| ranks.get(p).map_or(0.0, |&rank| -f64::from(rank))));
+        }
+        None => {
+            state.first_points(seats, out);
+            let sign = if rule == ResultRule::LowestScore { -1.0 } else { 1.0 };
+            for v in out.iter_mut() {
+                *v = if v.is_finite() { sign * *v } else { 0.0 };
+            }
+        }
+    }
+    let low = out.iter().copied().fold(f64::INFINITY, f64::min);
+    let high = out.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    for v in out.iter_mut() {
+        *v = if high > low { (*v - low) / (high - low) } else { 0.5 };
+    }
+}
