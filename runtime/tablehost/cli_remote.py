@@ -214,6 +214,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.processes < 1:
         print("tablehost: --processes must be at least 1", file=sys.stderr)
         return 2
+    if args.evict_after < 0 or (args.max_live_matches is not None and args.max_live_matches < 1):
+        print("tablehost: --evict-after must be at least 0 and --max-live-matches at least 1", file=sys.stderr)
+        return 2
     if args.processes > 1:
         if not (args.store or "").startswith(("postgresql://", "postgres://")):
             print(
@@ -228,7 +231,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
             "--rate-limit", str(args.rate_limit), "--rate-burst", str(args.rate_burst),
             "--watches-per-token", str(args.watches_per_token),
             "--check-uploads", str(args.check_uploads),
+            "--evict-after", str(args.evict_after),
         ]
+        if args.max_live_matches is not None:
+            forwarded += ["--max-live-matches", str(args.max_live_matches)]
         if args.check_players is not None:
             forwarded += ["--check-players", str(args.check_players)]
         forwarded += budget_argv(args)
@@ -256,6 +262,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         rate_limits=rate_limits,
         watches_per_token=args.watches_per_token,
         http=args.http,
+        evict_after_s=args.evict_after or None,
+        max_live_matches=args.max_live_matches,
     )
 
 
@@ -919,6 +927,17 @@ def register(commands: Any) -> None:
         "--watches-per-token", type=int, default=4, help="open watch streams one token may hold (default 4)"
     )
     serve.add_argument("--max-workers", type=int, default=128, help="request threads, watchers included")
+    serve.add_argument(
+        "--evict-after", type=float, default=300.0, metavar="SECONDS",
+        help="drop a finished or idle match from memory this long after its last request; its next request "
+        "reloads it from the store (0: never; default %(default)g). Never while a request, watch stream, "
+        "running clock, absent seat or server bot needs it",
+    )
+    serve.add_argument(
+        "--max-live-matches", type=int, default=None, metavar="N",
+        help="most started matches kept in memory: above it the least recently used evictable ones are "
+        "dropped even before --evict-after (default: no bound)",
+    )
     serve.add_argument(
         "--sync",
         choices=("full", "normal"),
