@@ -323,3 +323,16 @@ def test_on_a_shared_store_an_evicted_match_is_served_by_another_process_and_rel
     finally:
         first.close()
         second.close()
+
+
+@pytest.mark.parametrize("flags", [("--evict-after", "-1"), ("--max-live-matches", "0")])
+def test_serve_refuses_a_negative_evict_after_or_an_empty_bound(tmp_path: Path, flags: tuple[str, str]) -> None:
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-m", "tablehost", "serve", "--data", str(tmp_path / "data"), *flags],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 2 and "--evict-after must be at least 0" in result.stderr
+    assert not (tmp_path / "data").exists()
