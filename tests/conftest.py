@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import structlog
 
 pytest_plugins = ["browser_support"]  # the browser tests' session-wide chromium and web table
 
@@ -138,3 +139,13 @@ def postgres_cluster() -> Iterator[PostgresCluster]:
 def postgres_url(postgres_cluster: PostgresCluster) -> str:
     """A libpq URL of an empty database of its own on the session's cluster."""
     return postgres_cluster.new_database()
+
+
+@pytest.fixture(autouse=True)
+def _structlog_as_before() -> Iterator[None]:
+    """Put structlog's configuration back after each test: a test that runs a command in-process
+    (``cli.main``, ``serve``) configures logging for the whole process (level ``warning`` for the
+    CLI), which would hide the info events a later test captures."""
+    saved = structlog.get_config()
+    yield
+    structlog.configure(**saved)

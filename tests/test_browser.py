@@ -487,3 +487,71 @@ def test_a_space_label_never_sits_under_its_cards(browser: Any, web: WebTable) -
         assert gap >= room, f"{space_id}: the label's bottom is {gap}px above its cards, under {room}px"
     page.screenshot(path=str(_shot("hearts-hand")))
     page.close()
+
+
+def _centre(page: Any, space_id: str) -> tuple[float, float]:
+    box = _cell(page, space_id).bounding_box()
+    assert box is not None, space_id
+    return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+
+
+def test_each_backgammon_seat_sees_the_board_from_its_own_side(browser: Any, web: WebTable) -> None:
+    """Display hint ``seat_flips``: black sees the rows the other way up, so each side's home board
+    (its points 1-6, where it bears off) is at its own bottom right; a spectator sees white's side."""
+    created = web.create("backgammon")
+    white, black = created["seats"]
+    for who, token in (("white", white["token"]), ("black", black["token"]), ("spectator", created["spectator_token"])):
+        page = _page(browser, web.url, created["match_id"], token)
+        page.wait_for_selector(".board .cell")
+        home, away = ("point-24", "point-1") if who == "black" else ("point-1", "point-24")
+        tray = "off-black" if who == "black" else "off-white"
+        (home_x, home_y), (away_x, away_y) = _centre(page, home), _centre(page, away)
+        left_x, _ = _centre(page, "point-12" if who != "black" else "point-13")
+        tray_x, tray_y = _centre(page, tray)
+        assert home_y > away_y and home_x > left_x, f"{who}: the home board is not at the bottom right"
+        assert abs(home_x - away_x) < 1, f"{who}: the 1-points face each other across the board"
+        assert tray_x > home_x and abs(tray_y - home_y) < 1, f"{who}: the own tray is beside the home board"
+        # The checkers pile from the board's edge, and the points point inwards, whoever looks.
+        bottom = _cell(page, home)
+        assert "anchor-bottom" in (bottom.get_attribute("class") or "")
+        assert "shape-triangle-up" in (bottom.get_attribute("class") or "")
+        assert page.locator(".board .cell.shape-triangle-down").count() == 12
+        if who != "spectator":
+            assert bottom.locator(".cell-label").inner_text() == "1", f"{who} counts from its own home"
+        flip = page.locator(".board").first.get_attribute("data-flip")
+        assert flip == ("rows" if who == "black" else "none")
+        assert page.errors == []
+        page.screenshot(path=str(_shot(f"backgammon-{who}")))
+        page.close()
+
+
+def test_a_board_flip_the_page_cannot_read_is_ignored(browser: Any, web: WebTable) -> None:
+    """The orientation rule itself (render.js ``boardFlip``/``orientCell``), in the page: an unknown
+    word, a seat not named or a spectator draws the board as its hints say."""
+    created = web.create("tic_tac_toe")
+    page = _page(browser, web.url, created["match_id"], created["seats"][0]["token"])
+    results = page.evaluate(
+        """async () => {
+            const { boardFlip, orientCell } = await import('/static/render.js');
+            const cell = { row: 0, col: 1, anchor: 'top', shape: 'triangle-down', label: 'x' };
+            const flips = { '1': 'rows', '2': 'both', '3': 'sideways', '4': 'cols' };
+            return [1, 2, 3, 4, 5, null].map(viewer => {
+                const flip = boardFlip(flips, viewer);
+                return [viewer, flip, orientCell(cell, flip, 2, 13)];
+            }).concat([[0, boardFlip('rows', 1), null], [0, boardFlip({ '1': 'rows' }, '1'), null]]);
+        }"""
+    )
+    none = {"rows": False, "cols": False}
+    as_drawn = {"row": 0, "col": 1, "anchor": "top", "shape": "triangle-down", "label": "x"}
+    upside_down = {"row": 1, "col": 1, "anchor": "bottom", "shape": "triangle-up", "label": "x"}
+    assert results == [
+        [1, {"rows": True, "cols": False}, upside_down],
+        [2, {"rows": True, "cols": True}, {**upside_down, "col": 11}],
+        [3, none, as_drawn],
+        [4, {"rows": False, "cols": True}, {**as_drawn, "col": 11}],
+        [5, none, as_drawn],
+        [None, none, as_drawn],
+        [0, none, None],  # not an object
+        [0, none, None],  # a viewer that is not a seat id
+    ]
+    page.close()

@@ -69,12 +69,12 @@ def test_simulate_is_reproducible_whatever_the_workers(capsys: pytest.CaptureFix
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["simulate", TTT, "--workers", "0"], "--workers must be at least 1"),
-        (["simulate", TTT, "--games", "0"], "--games must be at least 1"),
+        (["simulate", TTT, "--workers", "0"], "--workers must be 1 to 64, got 0"),
+        (["simulate", TTT, "--games", "0"], "--games must be 1 to 10000000, got 0"),
         (["simulate", "/nonexistent/x.wasm"], "cannot read module"),
         (["play", TTT, "--players", "-3"], "1 to 64 players"),
         (["play", TTT, "--players", "100000000"], "1 to 64 players"),
-        (["check", TTT, "--players", "100000000"], "--players must be at most 64"),
+        (["check", TTT, "--players", "100000000"], "--players must be 1 to 64, got 100000000"),
         (["check", TTT, "--players", "7", "--games", "1"], "this game seats exactly 2 players, not 7"),
         (["create", "m", "--players", "100000000", "--token", "t"], "1 to 64 seats"),
         (["create", "m", "--players", "0", "--token", "t"], "1 to 64 seats"),
@@ -84,10 +84,14 @@ def test_simulate_is_reproducible_whatever_the_workers(capsys: pytest.CaptureFix
         (["play", TTT, "--record", "/nonexistent/dir/r.json"], "no folder"),
         (["play", TTT, "--bots", "random,nobody"], "unknown bot"),
         (["play", TTT, "--bots", "mcts"], "needs its iterations"),
-        (["play", TTT, "--bots", "mcts:0,random"], "whole number >= 1"),
+        (["play", TTT, "--bots", "mcts:0,random"], "whole number from 1 to 10000000"),
+        # was a TypeError traceback (orjson: integer exceeds 64-bit range)
+        (["play", TTT, "--bots", "mcts:99999999999999999999,random"], "whole number from 1 to 10000000"),
+        # was every game failing, one by one, at its setup
+        (["simulate", TTT, "--bots", "random", "--games", "3"], "this game seats exactly 2 players, not 1"),
         (["play", TTT, "--bots", "ismcts:5,random", "--seed", "1"], "sample_hidden"),
         (["simulate", TTT, "--in-guest", "--bots", "mcts:5,random"], "--in-guest plays only"),
-        (["simulate", TTT, "--in-guest", "--batch", "0"], "--batch must be at least 1"),
+        (["simulate", TTT, "--in-guest", "--batch", "0"], "--batch must be 1 to 4096, got 0"),
     ],
 )
 def test_bad_input_gets_a_clear_message(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:

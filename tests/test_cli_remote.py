@@ -5,6 +5,7 @@ Each test runs real ``tablehost`` processes (a server from test_e2e_server.Serve
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -60,12 +61,36 @@ def test_serve_refuses_what_it_cannot_use_with_one_line(server: ServerProcess, t
     )
     refused_cleanly(metrics_taken, "cannot serve metrics")
     assert metrics_taken.returncode == 2
-    refused_cleanly(cli("serve", "--listen", "127.0.0.1:0", "--processes", "0", "--data", fresh), "at least 1")
+    refused_cleanly(
+        cli("serve", "--listen", "127.0.0.1:0", "--processes", "0", "--data", fresh), "--processes must be 1 to 64"
+    )
     bad_store = cli("serve", "--listen", "127.0.0.1:0", "--store", "bogus://x", "--data", fresh)
     refused_cleanly(bad_store, "give sqlite:DIR")
     # A start that was refused leaves no folder it created behind (nor any of their parents).
     assert not Path(fresh).exists() and not (tmp_path / "new").exists()
     assert a_file.exists() and server.data_dir.exists(), "what was there before stays"
+
+
+def test_a_taken_port_is_told_in_our_words_only(tmp_path: Path) -> None:
+    """grpc's C core logs its own failed bind on standard error (``add_port.cc``); the user sees
+    our one line, and besides it only the server's JSON log lines."""
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        taken = f"127.0.0.1:{holder.getsockname()[1]}"
+        for flags, phrase in (
+            (("--listen", taken), f"tablehost: cannot listen on {taken}: the port is taken"),
+            (("--listen", "127.0.0.1:0", "--http", taken), f"tablehost: cannot listen on {taken} for HTTP"),
+            (
+                ("--listen", "127.0.0.1:0", "--metrics-port", taken.rsplit(":", 1)[1]),
+                f"tablehost: cannot serve metrics on {taken}",
+            ),
+        ):
+            result = cli("serve", *flags, "--data", str(tmp_path / "data"))
+            assert result.returncode == 2, result.stderr
+            foreign = [line for line in result.stderr.splitlines() if not line.startswith("{")]
+            assert len(foreign) == 1 and foreign[0].startswith(phrase), result.stderr
+            assert not (tmp_path / "data").exists()
 
 
 def test_a_reader_that_goes_away_is_no_error(server: ServerProcess) -> None:

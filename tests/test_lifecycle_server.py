@@ -202,11 +202,17 @@ def test_clocks_and_a_running_timeout_survive_sigkill_and_restart(tmp_path: Path
         assert views[-1]["result"]["ended_by"] == "timeout" and views[-1]["result"]["player_id"] == 2
     finally:
         second.stop()
+    ended_clocks = {c["player_id"]: c for c in views[-1]["clocks"]}
+    assert ended_clocks[2] == {"player_id": 2, "remaining_ms": 0, "running": False}, ended_clocks
     third = ServerProcess(data)
     try:
         with third.client() as admin:
             summary = admin.list_matches()[0]
+            restarted = admin.view(match_id)
         assert summary["status"] == "finished" and summary["result"]["ended_by"] == "timeout"
+        # The ending journals its time, not clocks: a server that loads the match again charges
+        # bob up to it, as the server that timed him out did (not back to his time at ann's move).
+        assert {c["player_id"]: c for c in restarted["clocks"]} == ended_clocks
     finally:
         third.stop()
 

@@ -123,6 +123,10 @@ SEARCH_BOTS = ("mcts", "ismcts")
 
 KNOWN = "random, first, mcts:N, ismcts:N"
 
+MAX_ITERATIONS = 10_000_000
+"""The most iterations a search bot asks for per decision (the SDK's own cap, ``MAX_ITERATIONS``
+in sdk/rust/src/dispatch_search.rs)."""
+
 
 def _split(name: str) -> tuple[str, int | None]:
     """``"mcts:200"`` -> ``("mcts", 200)``; ``"random"`` -> ``("random", None)``. Raises ``ValueError``."""
@@ -135,8 +139,8 @@ def _split(name: str) -> tuple[str, int | None]:
         raise ValueError(f"unknown bot {name!r}; known bots: {KNOWN}")
     if base not in SEARCH_BOTS:
         raise ValueError(f"unknown bot {name!r}; known bots: {KNOWN}")
-    if not count.isdigit() or int(count) < 1:
-        raise ValueError(f"bot {name!r}: the iterations must be a whole number >= 1")
+    if not count.isdigit() or not 1 <= int(count) <= MAX_ITERATIONS:
+        raise ValueError(f"bot {name!r}: the iterations must be a whole number from 1 to {MAX_ITERATIONS}")
     return base, int(count)
 
 

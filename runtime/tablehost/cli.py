@@ -23,26 +23,23 @@ from tablehost import logs
 from tablehost._stacks import on_big_stack
 from tablehost.bots import MAX_PLAYERS, parse_bot_list
 from tablehost.cli_budgets import add_budget_options, describe_limits, limits_from_args
+from tablehost.cli_ranges import MAX_CHECK_GAMES, MAX_GAMES, MAX_PLIES, require_in_range
 from tablehost.conformance import check_module, format_report
 from tablehost.errors import TablehostError
 from tablehost.guest import GuestPool, check_instantiates
 from tablehost.history import MoveRecord
+from tablehost.inguest import MAX_GAMES_PER_CALL
 from tablehost.limits import Limits
 from tablehost.match import Match
 from tablehost.metadata import check_player_count
 from tablehost.module import GameModule, load_module, validate_module
 from tablehost.record import load_record, replay, state_at, view_at
 from tablehost.selfplay import module_metadata, play_game
-from tablehost.simulate import simulate
+from tablehost.simulate import MAX_WORKERS, simulate
 from tablehost.terminal import escape_controls
 
 EXIT_USAGE = 2
 EXIT_FAILED = 1
-
-
-def _require_at_least(option: str, value: int, least: int) -> None:
-    if value < least:
-        raise SystemExit(f"tablehost: {option} must be at least {least}, got {value}")
 
 
 def _read_module_bytes(path: str) -> bytes:
@@ -165,7 +162,7 @@ def _print_move(match: Match, move: MoveRecord) -> None:
 
 def cmd_play(args: argparse.Namespace) -> int:
     """Play one local match with bots, printing every move and the final scores."""
-    _require_at_least("--max-plies", args.max_plies, 1)
+    require_in_range("--max-plies", args.max_plies, 1, MAX_PLIES)
     bots = parse_bot_list(args.bots, args.players)
     if args.record and not Path(args.record).resolve().parent.is_dir():
         raise SystemExit(f"tablehost: cannot write the record: no folder {Path(args.record).parent}")
@@ -222,12 +219,15 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     """Run many bot games and print wins, draws, plies, speed and failures (with seeds)."""
     bots = [b.strip() for b in args.bots.split(",") if b.strip()]
     parse_bot_list(args.bots, len(bots))
-    _require_at_least("--games", args.games, 1)
-    _require_at_least("--workers", args.workers, 1)
-    _require_at_least("--max-plies", args.max_plies, 1)
-    _read_module_bytes(args.module)  # a clear message for a missing or unreadable file
+    require_in_range("--games", args.games, 1, MAX_GAMES)
+    require_in_range("--workers", args.workers, 1, MAX_WORKERS)
+    require_in_range("--max-plies", args.max_plies, 1, MAX_PLIES)
+    data = _read_module_bytes(args.module)  # a clear message for a missing or unreadable file
     if args.batch is not None:
-        _require_at_least("--batch", args.batch, 1)
+        require_in_range("--batch", args.batch, 1, MAX_GAMES_PER_CALL)
+    limits = limits_from_args(args)
+    # A seat count the game does not take is one line now, not a failure in every game.
+    _check_players(load_module(data, limits=limits, name=Path(args.module).stem), limits, len(bots))
     seed = args.seed if args.seed is not None else secrets.randbits(64)
     summary = simulate(
         args.module,
@@ -236,7 +236,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         args.games,
         workers=args.workers,
         max_plies=args.max_plies,
-        limits=limits_from_args(args),
+        limits=limits,
         progress=not args.json and sys.stderr.isatty(),
         in_guest=args.in_guest,
         batch_size=args.batch,
@@ -329,12 +329,10 @@ def _check_players(module: GameModule, limits: Limits, given: int | None) -> int
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Play seeded random games, re-run every call in a fresh instance, report differences, leaks, budgets."""
-    _require_at_least("--games", args.games, 1)
+    require_in_range("--games", args.games, 1, MAX_CHECK_GAMES)
     if args.players is not None:
-        _require_at_least("--players", args.players, 1)
-        if args.players > MAX_PLAYERS:
-            raise SystemExit(f"tablehost: --players must be at most {MAX_PLAYERS}, got {args.players}")
-    _require_at_least("--max-plies", args.max_plies, 1)
+        require_in_range("--players", args.players, 1, MAX_PLAYERS)
+    require_in_range("--max-plies", args.max_plies, 1, MAX_PLIES)
     limits = limits_from_args(args)
     module = load_module(_read_module_bytes(args.module), limits=limits, name=Path(args.module).stem)
     players = _check_players(module, limits, args.players)
@@ -353,6 +351,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     """Start a server, play bot matches of every sample game over gRPC, verify each by replay."""
     from tablehost.demo import run_demo
 
+    require_in_range("--seed", args.seed, 0, 2**64 - 1)
     return run_demo(Path(args.dist), Path(args.data) if args.data else None, seed=args.seed)
 
 
@@ -378,7 +377,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     play.add_argument("--seed", type=int, help="64-bit seed; the same seed plays the same game")
     play.add_argument("--record", help="write the match record (JSON) to this file")
-    play.add_argument("--max-plies", type=int, default=10_000, help="stop after this many moves")
+    play.add_argument("--max-plies", type=int, default=10_000,
+                      help=f"stop after this many moves, 1 to {MAX_PLIES} (default 10000)")
     play.add_argument("--quiet", action="store_true", help="do not print each move")
     play.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                       help="a game option (see inspect); repeat for several")
@@ -387,22 +387,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     sim = commands.add_parser("simulate", help="run many bot games and summarise them")
     sim.add_argument("module", help="path to a .wasm module")
-    sim.add_argument("--games", type=int, default=100, help="number of games (default 100)")
+    sim.add_argument("--games", type=int, default=100, help=f"number of games, 1 to {MAX_GAMES} (default 100)")
     sim.add_argument(
         "--bots",
         default="random,random",
         help="bot per seat (random, first, mcts:N, ismcts:N); the count sets the players",
     )
     sim.add_argument("--seed", type=int, help="64-bit seed; the same seed gives the same results")
-    sim.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
-    sim.add_argument("--max-plies", type=int, default=10_000, help="a game not over by then is a failure")
+    sim.add_argument("--workers", type=int, default=1, help=f"worker processes, 1 to {MAX_WORKERS} (default 1)")
+    sim.add_argument("--max-plies", type=int, default=10_000,
+                     help=f"a game not over by then is a failure, 1 to {MAX_PLIES} (default 10000)")
     sim.add_argument("--json", action="store_true", help="print the summary as JSON")
     sim.add_argument(
         "--in-guest",
         action="store_true",
         help="play whole games inside the guest, a batch per call (bots random/first only)",
     )
-    sim.add_argument("--batch", type=int, help="games per batch (default 32 in the guest or on Ray, else 1)")
+    sim.add_argument("--batch", type=int,
+                     help=f"games per batch, 1 to {MAX_GAMES_PER_CALL} (default 32 in the guest or on Ray, else 1)")
     sim.add_argument(
         "--ray",
         nargs="?",
@@ -426,10 +428,12 @@ def build_parser() -> argparse.ArgumentParser:
         "check", help="conformance report: determinism in fresh instances, leaks, budget use per op"
     )
     check.add_argument("module", help="path to a .wasm module")
-    check.add_argument("--games", type=int, default=10, help="seeded random games to play (default 10)")
+    check.add_argument("--games", type=int, default=10,
+                       help=f"seeded random games to play, 1 to {MAX_CHECK_GAMES} (default 10)")
     check.add_argument("--seed", type=int, help="64-bit seed of the games (default 1)")
     check.add_argument("--players", type=int, help="seats per game (default: the fewest the module declares, else 2)")
-    check.add_argument("--max-plies", type=int, default=2_000, help="cut a game off after this many moves")
+    check.add_argument("--max-plies", type=int, default=2_000,
+                       help=f"cut a game off after this many moves, 1 to {MAX_PLIES} (default 2000)")
     check.add_argument("--json", action="store_true", help="print the report as JSON")
     add_budget_options(check)
     check.set_defaults(func=cmd_check)
@@ -437,7 +441,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="run a server and bot matches of every sample game over gRPC")
     demo.add_argument("--dist", default="sample_games/dist", help="folder of .wasm modules")
     demo.add_argument("--data", help="data directory (default: a temporary one, removed on success)")
-    demo.add_argument("--seed", type=int, default=1, help="seed of the bots' choices")
+    demo.add_argument("--seed", type=int, default=1, help="seed of the bots' choices, 0 to 2**64-1")
     demo.set_defaults(func=cmd_demo)
 
     try:

@@ -16,6 +16,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import replace
 
+from tablehost.cli_ranges import require_in_range
 from tablehost.guest.scheduler import RUN_SLOTS, SLOTS_ENV, default_slots
 from tablehost.limits import DEFAULT_LIMITS, KiB, Limits, MiB
 
@@ -29,13 +30,23 @@ BUDGET_OPTIONS: dict[str, tuple[str, str, int, str]] = {
 }
 """Each budget option: its flag, its environment variable, its unit in bytes (or 1), its Limits field."""
 
-BUDGET_MAXIMUMS: dict[str, int] = {
+BUDGET_RANGES: dict[str, tuple[int, int, str]] = {
+    # dest: (least, most, unit shown), in the option's own unit
+    # an hour per move: beyond it the wall clock guards nothing (and the epoch deadline is a u64)
+    "wall_ms": (1, 3_600_000, " ms"),
+    # wasmtime's fuel is a u64 that must stay below 2**63; a larger number would wrap around
+    "fuel": (1, 2**63 - 1, " fuel"),
+    # a wasm32 memory is at most 65,536 pages of 64 KiB
+    "memory_mib": (1, 4096, " MiB"),
     # wasmtime refuses (aborting the process) a max_wasm_stack above its async stack size, 2 MiB
-    "stack_kib": 2048,
-    # wasmtime's fuel is a u64; a larger number would wrap around
-    "fuel": 2**63 - 1,
+    "stack_kib": (1, 2048, " KiB"),
+    # the replay wall clock is --wall-ms times this
+    "wall_factor": (1, 1000, ""),
 }
-"""The largest value each budget option takes, in the option's own unit (KiB, fuel units)."""
+"""The values each budget option takes (both ends included), in the option's own unit."""
+
+GUEST_SLOTS_MAX = 1024
+"""The most run slots ``--guest-slots`` takes: each running guest call holds a thread."""
 
 SLOTS_OPTION = "--guest-slots"
 """The option that sizes the process's run slots (environment variable ``TABLEHOST_GUEST_SLOTS``)."""
@@ -56,11 +67,12 @@ def add_budget_options(parser: argparse.ArgumentParser, *, replaying: bool = Fal
         if dest == "wall_factor" and not replaying:
             continue
         default = getattr(DEFAULT_LIMITS, field) // BUDGET_OPTIONS[dest][2]
+        least, most, _ = BUDGET_RANGES[dest]
         group.add_argument(flag, dest=dest, type=int, default=None, metavar="N",
-                           help=f"{_HELP[dest]} (default ${env} or {default})")
+                           help=f"{_HELP[dest]}, {least} to {most} (default ${env} or {default})")
     group.add_argument(SLOTS_OPTION, dest="guest_slots", type=int, default=None, metavar="N",
-                       help=f"guest calls running at once in this process, fairly shared by modules "
-                            f"(default ${SLOTS_ENV} or one per core)")
+                       help=f"guest calls running at once in this process, fairly shared by modules, "
+                            f"1 to {GUEST_SLOTS_MAX} (default ${SLOTS_ENV} or one per core)")
 
 
 def budget_argv(args: argparse.Namespace) -> list[str]:
@@ -89,18 +101,21 @@ def guest_slots_from_args(args: argparse.Namespace, environ: Mapping[str, str] |
         Guest calls that may run at once in this process (>= 1).
 
     Raises:
-        SystemExit: the value is not a positive integer (the message names the option or variable).
+        SystemExit: the value is not an integer from 1 to :data:`GUEST_SLOTS_MAX` (the message
+            names the option or variable).
     """
     environ = os.environ if environ is None else environ
     value = getattr(args, "guest_slots", None)
     if value is not None:
-        if value < 1:
-            raise SystemExit(f"tablehost: {SLOTS_OPTION} must be positive, got {value}")
+        require_in_range(SLOTS_OPTION, value, 1, GUEST_SLOTS_MAX)
         return int(value)
     try:
-        return default_slots(environ)
+        slots = default_slots(environ)
     except ValueError as exc:
         raise SystemExit(f"tablehost: {exc}") from None
+    if environ.get(SLOTS_ENV, "").strip():
+        require_in_range(SLOTS_ENV, slots, 1, GUEST_SLOTS_MAX)
+    return slots
 
 
 def limits_from_args(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> Limits:
@@ -119,8 +134,8 @@ def limits_from_args(args: argparse.Namespace, environ: Mapping[str, str] | None
         The limits in force.
 
     Raises:
-        SystemExit: a value is not a positive integer, or is above its :data:`BUDGET_MAXIMUMS`
-            entry (the message names the option or variable).
+        SystemExit: a value is not an integer within its :data:`BUDGET_RANGES` entry (the
+            message names the option or variable and the range).
     """
     applying = environ is None
     environ = os.environ if environ is None else environ
@@ -136,10 +151,8 @@ def limits_from_args(args: argparse.Namespace, environ: Mapping[str, str] | None
                 raise SystemExit(f"tablehost: {env} must be an integer, got {environ[env]!r}") from None
         if value is None:
             continue
-        if value <= 0:
-            raise SystemExit(f"tablehost: {source} must be positive, got {value}")
-        if value > BUDGET_MAXIMUMS.get(dest, value):
-            raise SystemExit(f"tablehost: {source} must be at most {BUDGET_MAXIMUMS[dest]}, got {value}")
+        least, most, shown = BUDGET_RANGES[dest]
+        require_in_range(source, value, least, most, shown)
         fields[field] = value * unit
     slots = guest_slots_from_args(args, environ)  # a bad value is bad input like a bad budget
     if applying:

@@ -25,6 +25,18 @@ import orjson
 from tablehost.api.registry import MAX_SEATS
 from tablehost.bots import SearchBot, is_search_bot, make_bot, parse_bot_list
 from tablehost.cli_budgets import add_budget_options, budget_argv, limits_from_args
+from tablehost.cli_ranges import (
+    MAX_CHECK_GAMES,
+    MAX_EVICT_AFTER_S,
+    MAX_GIVE_UP_S,
+    MAX_LIVE_MATCHES,
+    MAX_PROCESSES,
+    MAX_RATE_BURST,
+    MAX_RATE_PER_S,
+    MAX_REQUEST_THREADS,
+    MAX_WATCHES_PER_TOKEN,
+    require_in_range,
+)
 from tablehost.client import ApiError, ServerUnreachable, TablehostClient
 from tablehost.match import UNDO_ACTION
 from tablehost.terminal import escape_controls
@@ -209,14 +221,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from tablehost.api.rate_limit import RateLimits
     from tablehost.api.server import serve, serve_processes
 
-    if args.check_uploads < 0 or (args.check_players is not None and args.check_players < 1):
-        raise SystemExit("tablehost: --check-uploads must be at least 0 and --check-players at least 1")
-    if args.processes < 1:
-        print("tablehost: --processes must be at least 1", file=sys.stderr)
-        return 2
-    if args.evict_after < 0 or (args.max_live_matches is not None and args.max_live_matches < 1):
-        print("tablehost: --evict-after must be at least 0 and --max-live-matches at least 1", file=sys.stderr)
-        return 2
+    _check_serve_numbers(args)
     if args.processes > 1:
         if not (args.store or "").startswith(("postgresql://", "postgres://")):
             print(
@@ -265,6 +270,29 @@ def cmd_serve(args: argparse.Namespace) -> int:
         evict_after_s=args.evict_after or None,
         max_live_matches=args.max_live_matches,
     )
+
+
+def _check_serve_numbers(args: argparse.Namespace) -> None:
+    """Refuse a numeric ``serve`` option outside its range (:mod:`tablehost.cli_ranges`), the
+    budgets included, before anything starts (``--processes`` children too).
+
+    Raises:
+        SystemExit: the first option out of range, with the range.
+    """
+    require_in_range("--processes", args.processes, 1, MAX_PROCESSES)
+    require_in_range("--max-workers", args.max_workers, 1, MAX_REQUEST_THREADS)
+    require_in_range("--rate-limit", args.rate_limit, 0, MAX_RATE_PER_S, " requests/s")
+    require_in_range("--rate-burst", args.rate_burst, 1, MAX_RATE_BURST)
+    require_in_range("--watches-per-token", args.watches_per_token, 1, MAX_WATCHES_PER_TOKEN)
+    require_in_range("--check-uploads", args.check_uploads, 0, MAX_CHECK_GAMES)
+    require_in_range("--evict-after", args.evict_after, 0, MAX_EVICT_AFTER_S, " s")
+    if args.max_live_matches is not None:
+        require_in_range("--max-live-matches", args.max_live_matches, 1, MAX_LIVE_MATCHES)
+    if args.check_players is not None:
+        require_in_range("--check-players", args.check_players, 1, MAX_SEATS)
+    if args.metrics_port is not None:  # process i of --processes N serves metrics on PORT+i
+        require_in_range("--metrics-port", args.metrics_port, 0, 65535 - (args.processes - 1))
+    limits_from_args(args, dict(os.environ))  # the budgets, read only (serve applies them)
 
 
 def cmd_web(args: argparse.Namespace) -> int:
@@ -373,6 +401,8 @@ def cmd_create(args: argparse.Namespace) -> int:
 @_guarded
 def cmd_join(args: argparse.Namespace) -> int:
     """Take an open seat; prints the seat token."""
+    if args.seat is not None:
+        require_in_range("--seat", args.seat, 1, MAX_SEATS)  # protobuf's own refusal named no option
     with TablehostClient(args.address, _token(args)) as client:
         seat = client.join(args.match_id, args.name, player_id=args.seat, color=args.color or "")
     if args.json:
@@ -856,6 +886,9 @@ def cmd_bots(args: argparse.Namespace) -> int:
         raise SystemExit("tablehost: --tokens needs at least one seat token")
     if args.timeout <= 0:
         raise SystemExit("tablehost: --timeout must be a positive number of seconds")
+    require_in_range("--timeout", args.timeout, 0, MAX_GIVE_UP_S, " s")
+    if args.seed is not None:  # as play and simulate take a seed
+        require_in_range("--seed", args.seed, 0, 2**64 - 1)
     bots = parse_bot_list(args.bots, len(tokens))
     pool = None
     if args.module:
@@ -901,7 +934,8 @@ def register(commands: Any) -> None:
         "--processes",
         type=int,
         default=1,
-        help="serve processes on the one --listen address (SO_REUSEPORT); more than 1 needs --store postgresql://",
+        help=f"serve processes on the one --listen address (SO_REUSEPORT), 1 to {MAX_PROCESSES}; more than 1 "
+        "needs --store postgresql://",
     )
     serve.add_argument(
         "--reuse-port",
@@ -918,15 +952,19 @@ def register(commands: Any) -> None:
         "--rate-limit",
         type=float,
         default=2000.0,
-        help="requests per second one token may send, sustained (0: no limit; default %(default)g)",
+        help=f"requests per second one token may send, sustained, 0 to {MAX_RATE_PER_S:g} (0: no limit; "
+        "default %(default)g)",
     )
     serve.add_argument(
-        "--rate-burst", type=int, default=4000, help="requests one token may send at once (default %(default)s)"
+        "--rate-burst", type=int, default=4000,
+        help=f"requests one token may send at once, 1 to {MAX_RATE_BURST} (default %(default)s)",
     )
     serve.add_argument(
-        "--watches-per-token", type=int, default=4, help="open watch streams one token may hold (default 4)"
+        "--watches-per-token", type=int, default=4,
+        help=f"open watch streams one token may hold, 1 to {MAX_WATCHES_PER_TOKEN} (default 4)",
     )
-    serve.add_argument("--max-workers", type=int, default=128, help="request threads, watchers included")
+    serve.add_argument("--max-workers", type=int, default=128,
+                       help=f"request threads, watchers included, 1 to {MAX_REQUEST_THREADS} (default 128)")
     serve.add_argument(
         "--evict-after", type=float, default=300.0, metavar="SECONDS",
         help="drop a finished or idle match from memory this long after its last request; its next request "
@@ -954,7 +992,8 @@ def register(commands: Any) -> None:
     )
     serve.add_argument(
         "--check-uploads", type=int, default=0, metavar="GAMES",
-        help="refuse an upload unless `tablehost check` passes this many games (default 0: no check)",
+        help=f"refuse an upload unless `tablehost check` passes this many games, 0 to {MAX_CHECK_GAMES} "
+        "(default 0: no check)",
     )
     serve.add_argument(
         "--check-players", type=int, default=None, metavar="N",
@@ -1004,7 +1043,8 @@ def register(commands: Any) -> None:
         commands, "join", "take an open seat (admin or the match's spectator token)", cmd_join
     )
     join.add_argument("--name", required=True, help="your display name")
-    join.add_argument("--seat", type=int, help="the seat (player id) wanted; default the lowest open one")
+    join.add_argument("--seat", type=int,
+                      help=f"the seat (player id) wanted, 1 to {MAX_SEATS}; default the lowest open one")
     join.add_argument("--color", help="display colour (#rrggbb or a name)")
 
     _match_command(commands, "resign", "resign this seat token's seat", cmd_resign)
@@ -1033,7 +1073,7 @@ def register(commands: Any) -> None:
     bots = commands.add_parser("bots", help="play a server match with bots, one per seat token")
     bots.add_argument("--match", required=True, help="the match id")
     bots.add_argument("--tokens", required=True, help="comma-separated seat tokens, one bot each")
-    bots.add_argument("--seed", type=int, help="seed of the first bot (the next get +1, +2, ...)")
+    bots.add_argument("--seed", type=int, help="seed of the first bot, 0 to 2**64-1 (the next get +1, +2, ...)")
     bots.add_argument(
         "--bots",
         "--bot",

@@ -21,7 +21,9 @@ loses at most the one second between heartbeats beyond what it really used, and 
 downtime only. Several processes on one PostgreSQL database: a process's heartbeat cannot
 tell whether the others were serving, so there a match's clocks are restored from its stored
 moves charged up to now (:meth:`Clocks.restore` with ``charged_until_ms`` = now), the same in
-every process; time while every process is down is charged.
+every process; time while every process is down is charged. A match that ended early
+(timeout, resign, abort) journals the ending's time, not clocks: its clocks are charged up to
+that time (:meth:`Clocks.at_end`), wherever and whenever it is loaded again.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import math
 import os
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +48,17 @@ MAX_CLOCK_SECONDS = 365 * 24 * 3600
 def now_ms() -> int:
     """Wall-clock milliseconds since the Unix epoch."""
     return int(time.time() * 1000)
+
+
+def iso_to_ms(text: Any) -> int | None:
+    """Wall ms of an ISO 8601 time with a zone (a record's ``at``), or None when it is not one."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except (TypeError, ValueError):
+        return None
+    if moment.tzinfo is None:
+        return None
+    return int(moment.timestamp() * 1000)
 
 
 @dataclass(frozen=True)
@@ -201,6 +215,19 @@ class Clocks:
             if pid in remaining:
                 remaining[pid] = max(0, remaining[pid] - used)
         return cls(control, remaining, list(active), now)
+
+    @classmethod
+    def at_end(cls, control: TimeControl, saved: dict[str, Any], active: list[PlayerId], ended_ms: int) -> Clocks:
+        """The stopped clocks of a match that ended early (timeout, resign, abort), rebuilt from
+        its stored moves: the seats that were to move are charged from the newest saved clocks
+        up to the end, as the process that ended it charged them (a seat that timed out shows 0).
+
+        Args:
+            saved: the newest journaled ``{"at_ms", "remaining"}`` (or the start's).
+            active: the seats that were to move when the match ended.
+            ended_ms: the ending's wall ms.
+        """
+        return cls.restore(control, saved, active, ended_ms, ended_ms).after(None, [], ended_ms)
 
     def view(self, at_ms: int) -> list[dict[str, Any]]:
         """``[{"player_id", "remaining_ms", "running"}]`` at ``at_ms``, in player id order."""

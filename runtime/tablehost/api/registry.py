@@ -43,7 +43,7 @@ from tablehost.api.metrics import Metrics
 from tablehost.api.server_bots import BOT_MOVES_PER_CALL, check_bot_name, next_bot, play_bots
 from tablehost.api.timekeeper import Timekeeper
 from tablehost.api.validation import check_color, check_module_name, check_username
-from tablehost.clocks import Clocks, Heartbeat, TimeControl, now_ms
+from tablehost.clocks import Clocks, Heartbeat, TimeControl, iso_to_ms, now_ms
 from tablehost.conformance import check_module
 from tablehost.errors import GuestError, ModuleError, TablehostError, UnknownMatch
 from tablehost.guest import GuestPool, check_instantiates
@@ -459,7 +459,8 @@ class MatchRegistry:
     def _resume_clocks(self, live: LiveMatch, record: dict[str, Any], charged_until: int | None) -> None:
         """Set a match's clocks and zombies from its stored moves (after a restart: the downtime
         policy of :mod:`tablehost.clocks`; ``charged_until`` None charges the running seats up to
-        now, as when another process served the match meanwhile).
+        now, as when another process served the match meanwhile). A match that ended early has
+        its clocks as they were at the end (:meth:`~tablehost.clocks.Clocks.at_end`).
 
         Zombies are the seats whose newest own move the host played (unless the seat came back
         through this process since) and the seats that resigned.
@@ -481,9 +482,13 @@ class MatchRegistry:
         if saved is None:
             started = int(match.time_control.get("started_at_ms", now_ms()))
             saved = Clocks.start(control, [p.player_id for p in match.players], [], started).to_json()
-        now = now_ms()
-        active = [] if match.game_over else match.active_player_ids
-        live.clocks = Clocks.restore(control, saved, active, charged_until or now, now)
+        ended_ms = iso_to_ms((match.ending or {}).get("at"))
+        if ended_ms is not None:  # ended early: the seats to move are charged up to the end
+            live.clocks = Clocks.at_end(control, saved, match.active_player_ids, ended_ms)
+        else:
+            now = now_ms()
+            active = [] if match.game_over else match.active_player_ids
+            live.clocks = Clocks.restore(control, saved, active, charged_until or now, now)
         self._install_stamp(live)
 
     def close_watchers(self) -> None:

@@ -38,6 +38,7 @@ from tablehost._stacks import BigStackExecutor
 from tablehost.api._pb import tablehost_pb2 as pb
 from tablehost.api._pb import tablehost_pb2_grpc as pb_grpc
 from tablehost.api.auth import ensure_admin_token
+from tablehost.api.bind import bind_port
 from tablehost.api.interceptors import RequestInterceptor
 from tablehost.api.metrics import Metrics
 from tablehost.api.rate_limit import RateLimits
@@ -137,16 +138,7 @@ def create_server(
     reflection.enable_server_reflection(
         (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), server
     )
-    try:
-        port = server.add_insecure_port(address)
-    except RuntimeError:  # grpc's own words point at GRPC_VERBOSITY, not at the cause
-        port = 0
-    if port == 0:
-        raise RuntimeError(
-            f"cannot listen on {address}: the port is taken (is another server running?) or the host "
-            "is not an address of this machine"
-        )
-    return server, port
+    return server, bind_port(server, address)
 
 
 def _follow_store_health(

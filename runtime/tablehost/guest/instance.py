@@ -82,6 +82,9 @@ PANIC_MESSAGE_FUEL = 10_000_000
 """Fuel for reading ``tablehost_panic_message`` after a trap."""
 
 MIN_REQUEST_BUFFER = 4096
+FUEL_MAX = 2**63 - 1
+"""The most fuel one call is given: wasmtime keeps fuel below 2**63, and a scaled budget over
+2**64 would reach it cut (by ctypes) to almost nothing."""
 TABLE_ELEMENTS_MAX = 100_000
 
 
@@ -106,10 +109,11 @@ class CallBudget:
     @classmethod
     def start(cls, limits: Limits, scale: int = 1) -> CallBudget:
         """A fresh budget of ``limits.fuel_per_call`` fuel and ``limits.wall_ms`` from now, each
-        times ``scale`` (>= 1: an ABI v1.1 ``playout`` of N games or a long ``search``)."""
+        times ``scale`` (>= 1: an ABI v1.1 ``playout`` of N games or a long ``search``); the
+        fuel at most :data:`FUEL_MAX`."""
         hard_s = limits.wall_ms * scale * max(1, limits.liveness_factor) / 1000.0
         return cls(
-            limits.fuel_per_call * scale, float(limits.wall_ms * scale), time.monotonic() + hard_s,
+            min(limits.fuel_per_call * scale, FUEL_MAX), float(limits.wall_ms * scale), time.monotonic() + hard_s,
             limits.wall_ms * scale, scale,
         )
 
@@ -476,7 +480,7 @@ def classify_failure(guest: Guest, exc: wasmtime.Trap | wasmtime.WasmtimeError, 
 
 def _budget_value(limits: Limits, budget: str, scale: int = 1) -> str:
     return {
-        "fuel": f"{limits.fuel_per_call * scale} fuel",
+        "fuel": f"{min(limits.fuel_per_call * scale, FUEL_MAX)} fuel",
         "wall_ms": f"{limits.wall_ms * scale} ms",
         "stack": f"{limits.stack_bytes} bytes of stack",
         "memory": f"{limits.memory_bytes} bytes",

@@ -2,7 +2,9 @@
 //! as white (seat 1) sees it, two rows of twelve points with the bar between
 //! the halves and the borne-off trays on the right. Top row, left to right:
 //! points 13..18, bar, 19..24, black's tray; bottom row: 12..7, bar, 6..1,
-//! white's tray (white's home board bottom right, black's top right).
+//! white's tray (white's home board bottom right, black's top right). Black
+//! sees the rows the other way up (`seat_flips`), so its own home board is at
+//! its bottom right, as a player sits at a real board; spectators see white's side.
 //! Checkers are discs stacked along their point; the dice, the dice left to
 //! play and the cube are facts from meta data. Static: nothing is hidden.
 //! The hints are data (`display.json`, parsed once per setup): a JSON value
@@ -21,6 +23,7 @@ const HINTS: &str = include_str!("display.json");
 pub fn hints(players: &[PlayerId]) -> Value {
     let mut hints: Value = tablehost_sdk::serde_json::from_slice(HINTS.as_bytes()).expect("display.json is JSON");
     hints["seat_kinds"] = json!({players[0].to_string(): "white", players[1].to_string(): "black"});
+    hints["boards"]["board"]["seat_flips"] = json!({players[1].to_string(): "rows"});
     for point in 1..=24 {
         let labels = json!({players[0].to_string(): point.to_string(), players[1].to_string(): (25 - point).to_string()});
         hints["spaces"][point_space(point)]["seat_labels"] = labels;
@@ -51,5 +54,6 @@ mod tests {
         assert_eq!(hints["seat_kinds"]["2"], "black");
         assert_eq!(hints["spaces"]["point-19"]["seat_labels"]["2"], "6", "black counts from its own home");
         assert_eq!(hints["spaces"]["point-19"]["seat_labels"]["1"], "19");
+        assert_eq!(hints["boards"]["board"]["seat_flips"], json!({"2": "rows"}), "black's home is at its bottom right");
     }
 }

@@ -169,7 +169,8 @@ export function displayHints(state) {
       const hint = Object.hasOwn(boards, name) && isObject(boards[name]) ? boards[name] : {};
       const cell = Number.isInteger(hint.cell_px) && hint.cell_px >= 24 && hint.cell_px <= 120 ? hint.cell_px : null;
       const row = Number.isInteger(hint.row_px) && hint.row_px >= 24 && hint.row_px <= 400 ? hint.row_px : null;
-      return { color: color(hint.color), label: text(hint.label, 40), cell, row };
+      const flips = isObject(hint.seat_flips) ? hint.seat_flips : {};
+      return { color: color(hint.color), label: text(hint.label, 40), cell, row, flips };
     },
     kind(name) {
       if (typeof name === "string" && Object.hasOwn(kinds, name)) return kindHint(kinds[name]);
@@ -328,18 +329,44 @@ function cssWord(value) {
   return String(value).toLowerCase().replace(/[^a-z0-9_-]/g, "-").slice(0, 40);
 }
 
+// How a board is mirrored for the viewing seat (display hint "seat_flips": a seat sees the
+// board from its own side, e.g. backgammon's black with its home board at the bottom right);
+// a spectator, or a seat the hint does not name, sees it as drawn.
+export function boardFlip(flips, viewer) {
+  const key = String(viewer);
+  const flip = Number.isInteger(viewer) && isObject(flips) && Object.hasOwn(flips, key) ? flips[key] : null;
+  return { rows: flip === "rows" || flip === "both", cols: flip === "cols" || flip === "both" };
+}
+
+// A cell's hint as the viewer sees the board: its place mirrored, and what points up or down
+// with it (a column's anchor, a triangle) when the rows are.
+export function orientCell(hint, flip, rows, cols) {
+  const out = { ...hint, row: hint.row ?? 0, col: hint.col ?? 0 };
+  if (flip.cols) out.col = cols - 1 - out.col;
+  if (flip.rows) {
+    out.row = rows - 1 - out.row;
+    if (hint.anchor) out.anchor = hint.anchor === "top" ? "bottom" : "top";
+    if (hint.shape) out.shape = hint.shape === "triangle-up" ? "triangle-down" : "triangle-up";
+  }
+  return out;
+}
+
 function boardNode(name, cells, hints, offers, onAct) {
   const rows = Math.max(...cells.map(([, h]) => h.row ?? 0)) + 1;
   const cols = Math.max(...cells.map(([, h]) => h.col ?? 0)) + 1;
   const node = el("div", `board board-${cssWord(name)}`);
   node.dataset.board = name;
   const look = hints.board(name);
+  const flip = boardFlip(look.flips, hints.viewer);
+  node.dataset.flip = flip.rows && flip.cols ? "both" : flip.rows ? "rows" : flip.cols ? "cols" : "none";
   if (look.color) node.style.setProperty("--board-color", look.color);
   if (look.cell) node.style.setProperty("--cell", `${look.cell}px`);
   if (look.row) node.style.setProperty("--row", `${look.row}px`);
   node.style.setProperty("--rows", String(rows));
   node.style.setProperty("--cols", String(cols));
-  for (const [space, hint] of cells) node.append(spaceNode(space, hint, hints, offers, onAct, { onBoard: true }));
+  for (const [space, hint] of cells) {
+    node.append(spaceNode(space, orientCell(hint, flip, rows, cols), hints, offers, onAct, { onBoard: true }));
+  }
   if (!look.label) return node;
   // A labelled board (e.g. a continent) is drawn under its name.
   const framed = el("figure", "board-frame");
