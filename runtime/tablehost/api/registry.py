@@ -1461,7 +1461,8 @@ class MatchRegistry:
                 evicted = dict(self._summaries)
             for match_id in set(self.store.match_ids()) - set(self._matches):
                 known = evicted.get(match_id)
-                if visible(match_id) and (known is None or self.store.latest_version(match_id) != known["version"]):
+                heard = self.store.latest_version(match_id)  # None: no change heard of since
+                if visible(match_id) and (known is None or (heard is not None and heard > known["version"])):
                     self._load(match_id)
         with self._lock:
             lives = [live for match_id, live in self._matches.items() if visible(match_id)]
