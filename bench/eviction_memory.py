@@ -15,7 +15,9 @@ Usage::
         [--evict-after 2] [--game tic_tac_toe]
 
 Prints one line per mode: matches, moves, RSS and peak RSS in MiB, matches in memory, evictions,
-server CPU ms per move, and the load average (the machine is shared: CPU per move is the figure
+server CPU ms per move, the mean GetView of the last batch's matches one by one afterwards
+(``first_view``: a reload from the store each when evicted, a cached view otherwise), and the
+load average (the machine is shared: CPU per move is the figure
 least disturbed by other work).
 """
 
@@ -58,9 +60,13 @@ def gauge(url: str | None, name: str) -> float:
     return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith(name))
 
 
-async def play_all(address: str, admin: str, module_id: str, matches: int, batch: int) -> int:
-    """Play ``matches`` matches to the end, ``batch`` at once; returns the moves played."""
+async def play_all(
+    address: str, admin: str, module_id: str, matches: int, batch: int
+) -> tuple[int, list[pb.CreateMatchResponse]]:
+    """Play ``matches`` matches to the end, ``batch`` at once; returns the moves played and the
+    last batch's matches."""
     moves: list[float] = []
+    responses: list[pb.CreateMatchResponse] = []
     rng = random.Random(1)
     async with grpc.aio.insecure_channel(address) as channel:
         stub = pb_grpc.MatchServiceStub(channel)
@@ -69,7 +75,19 @@ async def play_all(address: str, admin: str, module_id: str, matches: int, batch
             created = await gl.create_matches(address, admin, module_id, count)
             responses = [pb.CreateMatchResponse.FromString(c) for c in created]
             await asyncio.gather(*(gl.play_match(stub, r, moves, rng, 0.0) for r in responses))
-    return len(moves)
+    return len(moves), responses
+
+
+async def reload_ms(address: str, responses: list[pb.CreateMatchResponse]) -> float:
+    """Mean wall milliseconds of one GetView (spectator) per match, one after another: with the
+    matches evicted, each is a reload from the store (replaying its moves through the guest)."""
+    async with grpc.aio.insecure_channel(address) as channel:
+        stub = pb_grpc.MatchServiceStub(channel)
+        started = time.perf_counter()
+        for created in responses:
+            request = pb.GetViewRequest(match_id=created.match_id)
+            await stub.GetView(request, metadata=gl.auth(created.spectator_token))
+    return (time.perf_counter() - started) * 1000.0 / max(len(responses), 1)
 
 
 def run(mode: str, evict_after: float, matches: int, batch: int, wasm: bytes) -> None:
@@ -79,18 +97,20 @@ def run(mode: str, evict_after: float, matches: int, batch: int, wasm: bytes) ->
         try:
             module_id = asyncio.run(gl.upload(address, admin, wasm))
             cpu_before = gl.cpu_seconds(proc.pid)
-            moves = asyncio.run(play_all(address, admin, module_id, matches, batch))
+            moves, last = asyncio.run(play_all(address, admin, module_id, matches, batch))
             cpu_ms = (gl.cpu_seconds(proc.pid) - cpu_before) * 1000.0
             time.sleep(evict_after + 2.0 if evict_after else 1.0)
             rss, peak = proc_kib(proc.pid, "VmRSS"), proc_kib(proc.pid, "VmHWM")
             in_memory = gauge(metrics, "tablehost_matches_in_memory ")
             evicted = gauge(metrics, "tablehost_evictions_total")
+            view_ms = asyncio.run(reload_ms(address, last))  # a reload each when evicted
         finally:
             proc.terminate()
             proc.wait(timeout=30)
     print(
         f"{mode:<14} matches={matches} moves={moves} rss={rss / 1024:.1f}MiB peak={peak / 1024:.1f}MiB "
         f"in_memory={in_memory:.0f} evicted={evicted:.0f} srv_cpu={cpu_ms / max(moves, 1):.2f}ms/move "
+        f"first_view={view_ms:.2f}ms "
         f"load={os.getloadavg()[0]:.1f}",
         flush=True,
     )
