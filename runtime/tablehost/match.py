@@ -439,9 +439,7 @@ class Match:
 
     # ----------------------------------------------------------------- early ends
 
-    def resign(
-        self, player_id: PlayerId, *, expected_version: int | None = None, clocks: dict[str, Any] | None = None
-    ) -> dict[str, Any]:
+    def resign(self, player_id: PlayerId, *, expected_version: int | None = None) -> dict[str, Any]:
         """``player_id`` resigns, as the module's resign rule says (the version moves on by one).
 
         Rule ``ends`` (the default), or fewer than two other seats still playing: the match ends
@@ -456,8 +454,6 @@ class Match:
             MatchOver: the game is over.
             NotYourTurn: ``player_id`` is not seated, or resigned already.
             StaleVersion: ``expected_version`` is not the current version.
-
-        ``clocks``: the stopped clocks, journaled with an ending (:meth:`end`).
         """
         if player_id not in {p.player_id for p in self.players}:
             raise NotYourTurn(f"player {player_id} is not seated", match_id=self.match_id, player_id=player_id)
@@ -465,7 +461,7 @@ class Match:
             raise NotYourTurn(f"player {player_id} resigned already", match_id=self.match_id, player_id=player_id)
         playing = len(self.players) - len(self.resignations)
         if self.metadata.resign != "continue" or playing <= 2:
-            return self.end("resigned", player_id, expected_version=expected_version, clocks=clocks)
+            return self.end("resigned", player_id, expected_version=expected_version)
         if self.game_over:
             raise MatchOver(f"match {self.match_id} is over", match_id=self.match_id)
         self._check_version(expected_version)
@@ -490,12 +486,7 @@ class Match:
         self.version = int(resignation["seq"])  # the guest's next call misses this ref and gets the state
 
     def end(
-        self,
-        ended_by: str,
-        player_id: PlayerId | None = None,
-        *,
-        expected_version: int | None = None,
-        clocks: dict[str, Any] | None = None,
+        self, ended_by: str, player_id: PlayerId | None = None, *, expected_version: int | None = None
     ) -> dict[str, Any]:
         """End the match early (resign, timeout under ``forfeit``, abort); journaled first.
 
@@ -503,11 +494,9 @@ class Match:
             ended_by: ``"resigned"``, ``"timeout"`` or ``"aborted"``.
             player_id: the seat that resigned or timed out (None for an abort).
             expected_version: the version the caller saw; None skips the check.
-            clocks: the stopped clocks at the end (:meth:`tablehost.clocks.Clocks.to_json`),
-                journaled with the ending so a reload shows the time the last seat used.
 
         Returns:
-            The ending ``{"seq", "ended_by", "player_id", "at"}`` (plus ``clocks`` when given).
+            The ending ``{"seq", "ended_by", "player_id", "at"}``.
 
         Raises:
             ValueError: an unknown ``ended_by``.
@@ -520,8 +509,6 @@ class Match:
             raise MatchOver(f"match {self.match_id} is over", match_id=self.match_id)
         self._check_version(expected_version)
         ending = {"seq": self.version + 1, "ended_by": ended_by, "player_id": player_id, "at": utc_now()}
-        if clocks is not None:
-            ending["clocks"] = clocks
         if self.journal is not None:
             self.journal("end", ending)
         self._commit_ending(ending)

@@ -476,9 +476,7 @@ class MatchRegistry:
         live.clocks = None
         if not control.enabled:
             return
-        saved = (match.ending or {}).get("clocks")  # stopped at an early end (resign, abort, timeout)
-        if saved is None:
-            saved = next((m.clocks for m in reversed(match.history) if m.clocks is not None), None)
+        saved = next((m.clocks for m in reversed(match.history) if m.clocks is not None), None)
         if saved is None:
             started = int(match.time_control.get("started_at_ms", now_ms()))
             saved = Clocks.start(control, [p.player_id for p in match.players], [], started).to_json()
@@ -912,9 +910,7 @@ class MatchRegistry:
                     log.info("match.aborted", match_id=match_id, status="waiting")
                     return self._pending_served(entry, None)
         with self._using(principal, match_id) as live, live.changed, self._held(live):
-            stopped = self._stopped_clocks(live)
-            live.match.end("aborted", clocks=None if stopped is None else stopped.to_json())
-            live.clocks = stopped
+            self._stop_clocks(live, live.match.end("aborted"))
             live.changed.notify_all()
             log.info("match.aborted", match_id=match_id, version=live.match.version)
             return self._served(live, None)
@@ -931,10 +927,9 @@ class MatchRegistry:
         with self._using(principal, match_id) as live:
             player_id = _require_seat(principal)
             with live.changed, self._held(live):
-                stopped = self._stopped_clocks(live)
-                live.match.resign(player_id, clocks=None if stopped is None else stopped.to_json())
+                outcome = live.match.resign(player_id)
                 if live.match.game_over:
-                    live.clocks = stopped
+                    self._stop_clocks(live, outcome)
                 else:  # resign rule "continue": the others play on, the host plays this seat
                     live.zombies.add(player_id)
                     self._play_for_absent(live)
@@ -942,10 +937,12 @@ class MatchRegistry:
                 log.info("match.resigned", match_id=match_id, player_id=player_id)
                 return self._served(live, player_id)
 
-    def _stopped_clocks(self, live: LiveMatch) -> Clocks | None:
-        """``live``'s clocks stopped now (journaled with an ending, so a reload shows the time the
-        last seat used), or None for an untimed match."""
-        return None if live.clocks is None else live.clocks.after(None, [], now_ms())
+    def _stop_clocks(self, live: LiveMatch, ending: dict[str, Any]) -> None:
+        """Stop ``live``'s clocks at ``ending``'s time (its ``at``), as a reload or restart rebuilds
+        them (:meth:`tablehost.clocks.Clocks.at_end`): an evicted match shows the same clocks."""
+        if live.clocks is not None:
+            ended_ms = iso_to_ms(ending.get("at"))
+            live.clocks = live.clocks.after(None, [], now_ms() if ended_ms is None else ended_ms)
 
     # ------------------------------------------------------------ clocks and absent seats
 
@@ -1115,9 +1112,7 @@ class MatchRegistry:
             if player_id in live.zombies:
                 continue
             if live.clocks.control.on_timeout == "forfeit":
-                stopped = live.clocks.after(None, [], now)
-                match.end("timeout", player_id, clocks=stopped.to_json())
-                live.clocks = stopped
+                self._stop_clocks(live, match.end("timeout", player_id))
                 log.info("clock.timeout", match_id=match.match_id, player_id=player_id, policy="forfeit")
                 return True
             live.zombies.add(player_id)
