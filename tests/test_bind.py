@@ -12,9 +12,7 @@ import pytest
 
 from tablehost.api.bind import bind_port
 
-GRPC_LINE = (
-    b"E1130 22:31:50.646067   29034 add_port.cc:83] Failed to add port to server: No address added\n"
-)
+GRPC_LINE = b"E1130 22:31:50.646067   29034 add_port.cc:83] Failed to add port to server: No address added\n"
 
 
 class WritingServer:

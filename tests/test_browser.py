@@ -306,7 +306,9 @@ def test_screenshot_of_every_sample_game(browser: Any, web: WebTable, game: str)
         assert page.locator(".board .cell.held").count() == 42, "and its holder's colour"
         assert {"North America", "Australia"} <= set(facts)
     if game == "spades":
-        captions = page.eval_on_selector_all(".space[data-space-id='trick'] .caption", "ns => ns.map(n => n.textContent)")
+        captions = page.eval_on_selector_all(
+            ".space[data-space-id='trick'] .caption", "ns => ns.map(n => n.textContent)"
+        )
         assert captions and set(captions) <= {"p1", "p2", "p3", "p4"}, "who played each card of the trick"
         assert {"Round", "Seats 1+3"} <= set(facts)
     if game == "holdem":
@@ -344,7 +346,9 @@ def test_the_admin_creates_a_match_in_the_lobby_and_a_seat_link_opens_its_table(
     assert table.locator(".seat-bottom .seat-name").inner_text() == "ann"
     page.wait_for_selector("#match-rows tr")
     assert table.locator("#title").inner_text() == "Tic-tac-toe"
-    assert page.locator("#match-rows tr td").first.inner_text() == "Tic-tac-toe", "the lobby uses the same title"
+    assert page.locator("#match-rows tr td").first.inner_text() == "Tic-tac-toe", (
+        "the lobby uses the same title"
+    )
     table.close()
     page.close()
 
@@ -448,7 +452,9 @@ def test_choice_cancel_and_undo_in_checkers(browser: Any, web: WebTable) -> None
 def test_a_waiting_match_lists_its_seated_names_and_open_seats(browser: Any, web: WebTable) -> None:
     from tablehost.api.auth import ADMIN
 
-    created = web.registry.create_match(ADMIN, web.modules["hearts"], [("ann", "", False)] + [("", "", True)] * 3)
+    created = web.registry.create_match(
+        ADMIN, web.modules["hearts"], [("ann", "", False)] + [("", "", True)] * 3
+    )
     page = browser.new_page(viewport={"width": 1100, "height": 800})
     page.goto(f"{web.url}/#admin={web.admin_token}")
     row = page.locator(f'#match-rows tr[data-match-id="{created.match_id}"]')
@@ -500,7 +506,11 @@ def test_each_backgammon_seat_sees_the_board_from_its_own_side(browser: Any, web
     (its points 1-6, where it bears off) is at its own bottom right; a spectator sees white's side."""
     created = web.create("backgammon")
     white, black = created["seats"]
-    for who, token in (("white", white["token"]), ("black", black["token"]), ("spectator", created["spectator_token"])):
+    for who, token in (
+        ("white", white["token"]),
+        ("black", black["token"]),
+        ("spectator", created["spectator_token"]),
+    ):
         page = _page(browser, web.url, created["match_id"], token)
         page.wait_for_selector(".board .cell")
         home, away = ("point-24", "point-1") if who == "black" else ("point-1", "point-24")

@@ -202,3 +202,19 @@ def test_honest_moves_are_not_refused_for_time_spent_waiting_behind_busy_neighbo
             hog.join()
     assert match.version == 5
     print(f"5 moves of ~10 ms CPU took {seconds * 1000:.0f} ms of wall-clock time next to 6 busy processes")
+
+
+def test_a_host_pause_before_the_guest_runs_is_not_charged_to_the_move(cache_dir: Path) -> None:  # noqa: F811
+    # The host's own work for a move (serialising the state, a garbage collection, a wait for a
+    # core) is not the guest's: before, the hard wall-clock cap ran from the budget's start, so
+    # a 200 ms host pause refused an honest move before its guest had run at all. That is how
+    # a spades conformance playout failed in a full test run on the loaded machine.
+    limits = Limits(wall_ms=20, liveness_factor=2)  # hard cap: 40 ms of wall-clock time
+    pool = GuestPool(load_guest(None, cache_dir, limits), limits)
+    pool.setup(PLAYERS, 1, "m:0")
+
+    def paused_state() -> dict[str, object]:
+        time.sleep(0.2)  # inside the move's budget, before its first crossing
+        return STATE
+
+    assert pool.scores("other:0", paused_state) is not None

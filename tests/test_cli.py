@@ -34,11 +34,15 @@ def test_inspect_reports_the_module(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 @pytest.mark.parametrize("game", sorted(p.stem for p in DIST.glob("*.wasm")))
-def test_every_record_written_by_play_verifies(capsys: pytest.CaptureFixture[str], tmp_path: Path, game: str) -> None:
+def test_every_record_written_by_play_verifies(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, game: str
+) -> None:
     players = {"hearts": "4", "dominoes": "3", "spades": "4"}.get(game, "2")
     record = tmp_path / "r.json"
     module = str(DIST / f"{game}.wasm")
-    code, out, _ = run(capsys, "play", module, "--players", players, "--seed", "5", "--record", str(record), "--quiet")
+    code, out, _ = run(
+        capsys, "play", module, "--players", players, "--seed", "5", "--record", str(record), "--quiet"
+    )
     assert code == 0 and "game over" in out
     code, out, _ = run(capsys, "replay", str(record), "--verify", "--module", module)
     assert code == 0 and out.startswith("verified")
@@ -57,10 +61,14 @@ def test_replay_detects_a_tampered_record(capsys: pytest.CaptureFixture[str], tm
 def test_simulate_is_reproducible_whatever_the_workers(capsys: pytest.CaptureFixture[str]) -> None:
     results = []
     for workers in ("1", "2"):
-        code, out, _ = run(capsys, "simulate", TTT, "--games", "12", "--seed", "7", "--workers", workers, "--json")
+        code, out, _ = run(
+            capsys, "simulate", TTT, "--games", "12", "--seed", "7", "--workers", workers, "--json"
+        )
         assert code == 0
         summary = orjson.loads(out)
-        results.append({k: v for k, v in summary.items() if k not in ("seconds", "moves_per_second", "games_per_second")})
+        results.append(
+            {k: v for k, v in summary.items() if k not in ("seconds", "moves_per_second", "games_per_second")}
+        )
     assert results[0] == results[1]
     assert results[0]["games"] == 12 and results[0]["failures"] == []
     assert sum(results[0]["wins"]) + results[0]["draws"] == 12
@@ -78,9 +86,15 @@ def test_simulate_is_reproducible_whatever_the_workers(capsys: pytest.CaptureFix
         (["check", TTT, "--players", "7", "--games", "1"], "this game seats exactly 2 players, not 7"),
         (["create", "m", "--players", "100000000", "--token", "t"], "1 to 64 seats"),
         (["create", "m", "--players", "0", "--token", "t"], "1 to 64 seats"),
-        (["create", "m", "--players", "2", "--clock", "inf", "--token", "t"], "the time must be > 0"),  # was an OverflowError
+        (
+            ["create", "m", "--players", "2", "--clock", "inf", "--token", "t"],
+            "the time must be > 0",
+        ),  # was an OverflowError
         (["create", "m", "--players", "2", "--clock", "10+nan", "--token", "t"], "the time must be > 0"),
-        (["create", "m", "--players", "2", "--clock", "1e300", "--token", "t"], "at most 31536000 seconds"),  # was protobuf's error
+        (
+            ["create", "m", "--players", "2", "--clock", "1e300", "--token", "t"],
+            "at most 31536000 seconds",
+        ),  # was protobuf's error
         (["play", TTT, "--record", "/nonexistent/dir/r.json"], "no folder"),
         (["play", TTT, "--bots", "random,nobody"], "unknown bot"),
         (["play", TTT, "--bots", "mcts"], "needs its iterations"),
@@ -88,13 +102,18 @@ def test_simulate_is_reproducible_whatever_the_workers(capsys: pytest.CaptureFix
         # was a TypeError traceback (orjson: integer exceeds 64-bit range)
         (["play", TTT, "--bots", "mcts:99999999999999999999,random"], "whole number from 1 to 10000000"),
         # was every game failing, one by one, at its setup
-        (["simulate", TTT, "--bots", "random", "--games", "3"], "this game seats exactly 2 players, not 1"),
+        (
+            ["simulate", TTT, "--bots", "random", "--games", "3"],
+            "this game seats exactly 2 players, not 1 (simulate seats one player per --bots name)",
+        ),
         (["play", TTT, "--bots", "ismcts:5,random", "--seed", "1"], "sample_hidden"),
         (["simulate", TTT, "--in-guest", "--bots", "mcts:5,random"], "--in-guest plays only"),
         (["simulate", TTT, "--in-guest", "--batch", "0"], "--batch must be 1 to 4096, got 0"),
     ],
 )
-def test_bad_input_gets_a_clear_message(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
+def test_bad_input_gets_a_clear_message(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
     code, out, err = run(capsys, *argv)
     assert code != 0
     assert message in out + err
@@ -108,20 +127,28 @@ def test_check_seats_the_fewest_players_the_module_declares(capsys: pytest.Captu
     assert "1 games of 4 players" in out and "failures: 0" in out
 
 
-def test_demo_outside_the_repository_says_where_it_looked(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_demo_outside_the_repository_says_where_it_looked(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     # from another folder the demo said "run `make games` first", though the games were built
     code, _, err = run(capsys, "demo", "--dist", str(tmp_path))
     assert code == 2
     assert str(tmp_path.resolve()) in err and "--dist DIR" in err
 
 
-def test_in_guest_simulate_matches_itself_whatever_the_workers_and_batches(capsys: pytest.CaptureFixture[str]) -> None:
+def test_in_guest_simulate_matches_itself_whatever_the_workers_and_batches(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     results = []
     for extra in (["--workers", "1", "--batch", "12"], ["--workers", "2", "--batch", "5"]):
-        code, out, _ = run(capsys, "simulate", TTT, "--in-guest", "--games", "12", "--seed", "7", "--json", *extra)
+        code, out, _ = run(
+            capsys, "simulate", TTT, "--in-guest", "--games", "12", "--seed", "7", "--json", *extra
+        )
         assert code == 0
         summary = orjson.loads(out)
-        results.append({k: v for k, v in summary.items() if k not in ("seconds", "moves_per_second", "games_per_second")})
+        results.append(
+            {k: v for k, v in summary.items() if k not in ("seconds", "moves_per_second", "games_per_second")}
+        )
     assert results[0] == results[1] and results[0]["games"] == 12 and not results[0]["failures"]
 
 
@@ -154,7 +181,9 @@ def test_replay_views_need_a_real_viewer(capsys: pytest.CaptureFixture[str], tmp
         (lambda r: r.update(setup="x"), "setup must be a JSON object"),
     ],
 )
-def test_malformed_records_name_the_field(capsys: pytest.CaptureFixture[str], tmp_path: Path, change, message) -> None:  # type: ignore[no-untyped-def]
+def test_malformed_records_name_the_field(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, change, message
+) -> None:  # type: ignore[no-untyped-def]
     record = tmp_path / "r.json"
     run(capsys, "play", TTT, "--seed", "5", "--record", str(record), "--quiet")
     data = orjson.loads(record.read_bytes())

@@ -51,8 +51,11 @@ BUDGETS = [
 ]
 
 CASES: list[tuple[list[str], dict[str, str], str]] = [
-    *[([command, TTT, flag, BIG], {}, f"{flag} must be {bounds}, got {BIG}")
-      for command in ("play", "simulate", "check", "inspect") for flag, bounds in BUDGETS],
+    *[
+        ([command, TTT, flag, BIG], {}, f"{flag} must be {bounds}, got {BIG}")
+        for command in ("play", "simulate", "check", "inspect")
+        for flag, bounds in BUDGETS
+    ],
     (["inspect", TTT, "--wall-factor", BIG], {}, "--wall-factor must be 1 to 1000"),
     (["play", TTT], {"TABLEHOST_MEMORY_MIB": "5000"}, "TABLEHOST_MEMORY_MIB must be 1 to 4096 MiB, got 5000"),
     (["check", TTT], {"TABLEHOST_GUEST_SLOTS": BIG}, f"TABLEHOST_GUEST_SLOTS must be 1 to 1024, got {BIG}"),
@@ -63,43 +66,95 @@ CASES: list[tuple[list[str], dict[str, str], str]] = [
     (["simulate", TTT, "--max-plies", BIG], {}, "--max-plies must be 1 to 1000000"),
     (["check", TTT, "--games", BIG], {}, "--games must be 1 to 100000"),
     (["check", TTT, "--max-plies", BIG], {}, "--max-plies must be 1 to 1000000"),
-    *[(["serve", "--listen", "127.0.0.1:0", "--data", "DATA", flag, value], {}, message) for flag, value, message in [
-        ("--max-workers", BIG, "--max-workers must be 1 to 4096"),
-        ("--processes", "100000", "--processes must be 1 to 64"),
-        ("--rate-limit", "nan", "--rate-limit must be 0 to 1000000 requests/s, got nan"),
-        ("--rate-limit", "inf", "--rate-limit must be 0 to 1000000 requests/s, got inf"),
-        ("--rate-limit", "1e300", "--rate-limit must be 0 to 1000000 requests/s"),
-        ("--rate-burst", BIG, "--rate-burst must be 1 to 1000000"),
-        ("--watches-per-token", BIG, "--watches-per-token must be 1 to 1024"),
-        ("--watches-per-token", "0", "--watches-per-token must be 1 to 1024"),
-        ("--check-uploads", BIG, "--check-uploads must be 0 to 100000"),
-        ("--check-players", "100000", "--check-players must be 1 to 64"),
-        ("--metrics-port", "99999", "--metrics-port must be 0 to 65535"),  # was an OverflowError traceback
-        ("--memory-mib", BIG, "--memory-mib must be 1 to 4096 MiB"),
-        ("--guest-slots", BIG, "--guest-slots must be 1 to 1024"),
-        ("--wall-factor", BIG, "--wall-factor must be 1 to 1000"),
-    ]],
+    *[
+        (["serve", "--listen", "127.0.0.1:0", "--data", "DATA", flag, value], {}, message)
+        for flag, value, message in [
+            ("--max-workers", BIG, "--max-workers must be 1 to 4096"),
+            ("--processes", "100000", "--processes must be 1 to 64"),
+            ("--rate-limit", "nan", "--rate-limit must be 0 to 1000000 requests/s, got nan"),
+            ("--rate-limit", "inf", "--rate-limit must be 0 to 1000000 requests/s, got inf"),
+            ("--rate-limit", "1e300", "--rate-limit must be 0 to 1000000 requests/s"),
+            ("--rate-burst", BIG, "--rate-burst must be 1 to 1000000"),
+            ("--watches-per-token", BIG, "--watches-per-token must be 1 to 1024"),
+            ("--watches-per-token", "0", "--watches-per-token must be 1 to 1024"),
+            ("--check-uploads", BIG, "--check-uploads must be 0 to 100000"),
+            ("--check-players", "100000", "--check-players must be 1 to 64"),
+            (
+                "--metrics-port",
+                "99999",
+                "--metrics-port must be 0 to 65535",
+            ),  # was an OverflowError traceback
+            ("--memory-mib", BIG, "--memory-mib must be 1 to 4096 MiB"),
+            ("--guest-slots", BIG, "--guest-slots must be 1 to 1024"),
+            ("--wall-factor", BIG, "--wall-factor must be 1 to 1000"),
+        ]
+    ],
     # Checked before any child process starts; process i serves metrics on PORT+i.
-    (["serve", "--processes", "2", "--store", "postgresql://nobody@127.0.0.1:1/x", "--data", "DATA",
-      "--memory-mib", BIG], {}, "--memory-mib must be 1 to 4096 MiB"),
-    (["serve", "--processes", "2", "--store", "postgresql://nobody@127.0.0.1:1/x", "--data", "DATA",
-      "--metrics-port", "65535"], {}, "--metrics-port must be 0 to 65534"),
-    *[(["bots", "--match", "m-1", "--tokens", "t", "--address", "127.0.0.1:1", "--timeout", value], {},
-       f"--timeout must be 0 to 604800 s, got {value}") for value in ("inf", "nan", "1e+300")],
+    (
+        [
+            "serve",
+            "--processes",
+            "2",
+            "--store",
+            "postgresql://nobody@127.0.0.1:1/x",
+            "--data",
+            "DATA",
+            "--memory-mib",
+            BIG,
+        ],
+        {},
+        "--memory-mib must be 1 to 4096 MiB",
+    ),
+    (
+        [
+            "serve",
+            "--processes",
+            "2",
+            "--store",
+            "postgresql://nobody@127.0.0.1:1/x",
+            "--data",
+            "DATA",
+            "--metrics-port",
+            "65535",
+        ],
+        {},
+        "--metrics-port must be 0 to 65534",
+    ),
+    *[
+        (
+            ["bots", "--match", "m-1", "--tokens", "t", "--address", "127.0.0.1:1", "--timeout", value],
+            {},
+            f"--timeout must be 0 to 604800 s, got {value}",
+        )
+        for value in ("inf", "nan", "1e+300")
+    ],
     # Seeds are 64-bit everywhere (bots and demo took any number and cut it silently).
-    (["bots", "--match", "m-1", "--tokens", "t", "--address", "127.0.0.1:1", "--seed", "-1"], {},
-     "--seed must be 0 to 18446744073709551615, got -1"),
+    (
+        ["bots", "--match", "m-1", "--tokens", "t", "--address", "127.0.0.1:1", "--seed", "-1"],
+        {},
+        "--seed must be 0 to 18446744073709551615, got -1",
+    ),
     (["demo", "--seed", str(2**64)], {}, f"--seed must be 0 to 18446744073709551615, got {2**64}"),
+    # printed a link to port 99999 (or to "http://garbage/") and exited 0
+    (["web", "--http", "127.0.0.1:99999", "--no-open", "--data", "DATA"], {}, "the port must be 1 to 65535, got 99999"),
+    (["web", "--http", "garbage", "--no-open", "--data", "DATA"], {}, "is not host:port"),
     # protobuf's refusal was "Value out of range: ..." with no option named
-    (["join", "m-1", "--name", "z", "--seat", BIG, "--address", "127.0.0.1:1", "--token", "t"], {},
-     f"--seat must be 1 to 64, got {BIG}"),
+    (
+        ["join", "m-1", "--name", "z", "--seat", BIG, "--address", "127.0.0.1:1", "--token", "t"],
+        {},
+        f"--seat must be 1 to 64, got {BIG}",
+    ),
 ]
 
 
 def run_in_child(cases: list[tuple[list[str], dict[str, str]]]) -> list[tuple[int, str, str]]:
     """Run each ``(argv, environment)`` through ``cli.main`` in one child: ``(status, stderr, stdout)``."""
     result = subprocess.run(
-        [sys.executable, "-c", CHILD], input=orjson.dumps(cases), capture_output=True, env=_env(), timeout=300,
+        [sys.executable, "-c", CHILD],
+        input=orjson.dumps(cases),
+        capture_output=True,
+        env=_env(),
+        timeout=300,
         check=False,
     )
     assert result.returncode == 0, result.stderr.decode()
@@ -115,19 +170,68 @@ def test_a_huge_number_is_refused_with_the_range(tmp_path: Path) -> None:
 
 
 def test_the_largest_values_are_taken(tmp_path: Path) -> None:
-    argv = ["inspect", TTT, "--json", "--memory-mib", "4096", "--wall-ms", "3600000", "--wall-factor", "1000",
-            "--stack-kib", "2048", "--guest-slots", "1024", "--fuel", str(2**63 - 1)]
+    argv = [
+        "inspect",
+        TTT,
+        "--json",
+        "--memory-mib",
+        "4096",
+        "--wall-ms",
+        "3600000",
+        "--wall-factor",
+        "1000",
+        "--stack-kib",
+        "2048",
+        "--guest-slots",
+        "1024",
+        "--fuel",
+        str(2**63 - 1),
+    ]
     [(code, err, out)] = run_in_child([(argv, {"TABLEHOST_CACHE_DIR": str(tmp_path / "cache")})])
     assert (code, err) == (0, "")
     budgets = orjson.loads(out)["budgets"]
-    assert (budgets["memory_bytes"], budgets["wall_ms"], budgets["guest_slots"]) == (4096 * 2**20, 3_600_000, 1024)
+    assert (budgets["memory_bytes"], budgets["wall_ms"], budgets["guest_slots"]) == (
+        4096 * 2**20,
+        3_600_000,
+        1024,
+    )
     assert (budgets["replay_wall_factor"], budgets["stack_bytes"]) == (1000, 2 * 2**20)
 
 
 def test_the_largest_fuel_is_not_cut_when_a_call_is_scaled() -> None:
     # A playout call of one game gets 20 move budgets: 2**62 * 20 is 0 modulo 2**64, and the call
     # ran out of fuel at once. A scaled budget is capped at wasmtime's largest instead.
-    argv = ["simulate", TTT, "--in-guest", "--games", "2", "--batch", "1", "--seed", "1", "--json",
-            "--fuel", str(2**62)]
+    argv = [
+        "simulate",
+        TTT,
+        "--in-guest",
+        "--games",
+        "2",
+        "--batch",
+        "1",
+        "--seed",
+        "1",
+        "--json",
+        "--fuel",
+        str(2**62),
+    ]
     [(code, err, out)] = run_in_child([(argv, {})])
     assert (code, orjson.loads(out)["failures"]) == (0, []), err
+
+
+def test_a_value_that_is_not_a_number_is_one_line_naming_the_option() -> None:
+    # argparse printed the command's whole usage (5 to 10 lines) above its error.
+    cases = [
+        (["play", TTT, "--seed", "abc"], "--seed"),
+        (["play", TTT, "--fuel", "1e9"], "--fuel"),
+        (["inspect", TTT, "--wall-factor", "nan"], "--wall-factor"),
+        (["simulate", TTT, "--games", "ten"], "--games"),
+        (["serve", "--processes", "two"], "--processes"),
+        (["create", "mod", "--players", "-"], "--players"),
+    ]
+    for (argv, option), (code, err, _) in zip(
+        cases, run_in_child([(argv, {}) for argv, _ in cases]), strict=True
+    ):
+        command = f"tablehost {argv[0]}"
+        assert code == 2 and len(err.splitlines()) == 1, (argv, err)
+        assert err.startswith(f"{command}: argument {option}") and f"{command} --help" in err, (argv, err)

@@ -41,6 +41,9 @@ def test_serve_refuses_what_it_cannot_use_with_one_line(server: ServerProcess, t
     fresh = str(tmp_path / "fresh")
     refused_cleanly(cli("serve", "--listen", "127.0.0.1:99999", "--data", fresh), "0 to 65535, got 99999")
     refused_cleanly(cli("serve", "--listen", "garbage", "--data", fresh), "is not host:port")
+    for http in ("127.0.0.1:99999", "127.0.0.1"):  # checked before the store opens: one line, no log
+        bad_http = cli("serve", "--listen", "127.0.0.1:0", "--http", http, "--data", fresh)
+        assert bad_http.returncode == 2 and len(bad_http.stderr.splitlines()) == 1, bad_http.stderr
     refused_cleanly(cli("serve", "--listen", "127.0.0.1:0", "--data", str(a_file)), "cannot use", "a-file")
     refused_cleanly(
         cli("serve", "--listen", "127.0.0.1:0", "--data", str(server.data_dir)),
@@ -48,7 +51,9 @@ def test_serve_refuses_what_it_cannot_use_with_one_line(server: ServerProcess, t
         str(server.data_dir.resolve()),
         "pass another --data DIR",
     )
-    in_use_by_store = cli("serve", "--listen", "127.0.0.1:0", "--store", f"sqlite:{server.data_dir}", "--data", fresh)
+    in_use_by_store = cli(
+        "serve", "--listen", "127.0.0.1:0", "--store", f"sqlite:{server.data_dir}", "--data", fresh
+    )
     refused_cleanly(in_use_by_store, "(from --store)", "pass another --store sqlite:DIR")
     assert "--data DIR" not in in_use_by_store.stderr  # the option the user did not use is not suggested
     refused_cleanly(
@@ -56,13 +61,19 @@ def test_serve_refuses_what_it_cannot_use_with_one_line(server: ServerProcess, t
     )
     refused_cleanly(cli("view", "m-1", "--address", "127.0.0.1:99999", token="x"), "1 to 65535, got 99999")
     metrics_taken = cli(
-        "serve", "--listen", "127.0.0.1:0", "--metrics-port", server.address.rsplit(":", 1)[1],
-        "--data", str(tmp_path / "new" / "data"),
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--metrics-port",
+        server.address.rsplit(":", 1)[1],
+        "--data",
+        str(tmp_path / "new" / "data"),
     )
     refused_cleanly(metrics_taken, "cannot serve metrics")
     assert metrics_taken.returncode == 2
     refused_cleanly(
-        cli("serve", "--listen", "127.0.0.1:0", "--processes", "0", "--data", fresh), "--processes must be 1 to 64"
+        cli("serve", "--listen", "127.0.0.1:0", "--processes", "0", "--data", fresh),
+        "--processes must be 1 to 64",
     )
     bad_store = cli("serve", "--listen", "127.0.0.1:0", "--store", "bogus://x", "--data", fresh)
     refused_cleanly(bad_store, "give sqlite:DIR")
@@ -72,8 +83,8 @@ def test_serve_refuses_what_it_cannot_use_with_one_line(server: ServerProcess, t
 
 
 def test_a_taken_port_is_told_in_our_words_only(tmp_path: Path) -> None:
-    """grpc's C core logs its own failed bind on standard error (``add_port.cc``); the user sees
-    our one line, and besides it only the server's JSON log lines."""
+    """grpc's C core logs its own failed bind on standard error (``add_port.cc``) and the
+    registry logged its store's close; the user sees our one line only."""
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", 0))
         holder.listen()
@@ -88,8 +99,8 @@ def test_a_taken_port_is_told_in_our_words_only(tmp_path: Path) -> None:
         ):
             result = cli("serve", *flags, "--data", str(tmp_path / "data"))
             assert result.returncode == 2, result.stderr
-            foreign = [line for line in result.stderr.splitlines() if not line.startswith("{")]
-            assert len(foreign) == 1 and foreign[0].startswith(phrase), result.stderr
+            lines = result.stderr.splitlines()
+            assert len(lines) == 1 and lines[0].startswith(phrase), result.stderr
             assert not (tmp_path / "data").exists()
 
 
@@ -161,16 +172,32 @@ def test_bots_play_a_server_match_with_a_search_bot(server: ServerProcess) -> No
         created = admin.create_match(module_id, ["ann", "bob"])
     match_id, address = created["match_id"], ("--address", server.address)
     tokens = ",".join(s["token"] for s in created["seats"])
-    refused_cleanly(cli("bots", "--match", match_id, "--tokens", tokens, "--bots", "mcts:50", *address), "--module")
+    refused_cleanly(
+        cli("bots", "--match", match_id, "--tokens", tokens, "--bots", "mcts:50", *address), "--module"
+    )
     played = cli(
-        "bots", "--match", match_id, "--tokens", tokens, "--bots", "mcts:300,random",
-        "--module", str(module_path("tic_tac_toe")), "--seed", "1", "--json", *address,
+        "bots",
+        "--match",
+        match_id,
+        "--tokens",
+        tokens,
+        "--bots",
+        "mcts:300,random",
+        "--module",
+        str(module_path("tic_tac_toe")),
+        "--seed",
+        "1",
+        "--json",
+        *address,
     )
     assert played.returncode == 0, played.stderr
     final = orjson.loads(played.stdout)
     assert final["game_over"]
     points = {pid: score["public_points"][0] for pid, score in final["scores"].items()}
-    assert points[str(final["state"]["players"][0]["player_id"])] >= points[str(final["state"]["players"][1]["player_id"])]
+    assert (
+        points[str(final["state"]["players"][0]["player_id"])]
+        >= points[str(final["state"]["players"][1]["player_id"])]
+    )
 
 
 def test_watch_says_when_the_server_went_away_before_game_over(server: ServerProcess) -> None:
@@ -218,7 +245,10 @@ def test_a_refusal_of_bad_input_exits_2_and_changes_nothing(server: ServerProces
         (cli("act", "m-nosuch", "0", *address, token=created["seats"][0]["token"]), "PERMISSION_DENIED"),
         (cli("resign", match_id, *address, token=created["spectator_token"]), "the server refused"),
         (cli("bots", "--match", match_id, "--tokens", "garbage-token", *address), "unknown token"),
-        (cli("bots", "--match", match_id, "--tokens", created["spectator_token"], *address), "not a seat token"),
+        (
+            cli("bots", "--match", match_id, "--tokens", created["spectator_token"], *address),
+            "not a seat token",
+        ),
     ]
     for result, phrase in refusals:  # they exited 1, like an unreachable server
         refused_cleanly(result, phrase)
@@ -229,3 +259,19 @@ def test_a_refusal_of_bad_input_exits_2_and_changes_nothing(server: ServerProces
     no_token = cli("web", "--data", str(tmp_path / "nowhere"), "--no-open")
     refused_cleanly(no_token, "cannot read the admin token")
     assert no_token.returncode == 2
+
+
+def test_an_oversized_module_is_refused_before_it_is_read_or_sent(tmp_path: Path) -> None:
+    """A file over the module size limit is one line and exit 2 (it was grpc's RESOURCE_EXHAUSTED
+    message and exit 1, after the whole file was read and sent); no server needs to answer."""
+    from tablehost.limits import DEFAULT_LIMITS
+
+    huge = tmp_path / "huge.wasm"
+    with huge.open("wb") as out:  # sparse: nothing is written but the size
+        out.truncate(DEFAULT_LIMITS.module_bytes + 1)
+    result = cli("upload", str(huge), "--address", "127.0.0.1:9", token="x")
+    assert result.returncode == 2, result.stderr
+    limit = DEFAULT_LIMITS.module_bytes
+    assert result.stderr.splitlines() == [
+        f"tablehost: {huge} is {limit + 1} bytes; a module is at most {limit} bytes"
+    ]

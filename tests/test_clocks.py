@@ -30,6 +30,8 @@ def test_an_early_end_charges_the_seats_to_move_up_to_the_end(ended_after_ms: in
 
 def test_iso_times_of_records_become_wall_ms() -> None:
     assert iso_to_ms("1970-01-01T00:00:01.500000+00:00") == 1500
-    assert iso_to_ms("2026-11-30T22:31:50.646067+00:00") == 1_796_077_910_646  # date -u -d 2026-11-30T22:31:50Z +%s
+    assert (
+        iso_to_ms("2026-11-30T22:31:50.646067+00:00") == 1_796_077_910_646
+    )  # date -u -d 2026-11-30T22:31:50Z +%s
     assert iso_to_ms("2026-11-30T22:31:50") is None  # no zone: not a record's time
     assert iso_to_ms("yesterday") is None and iso_to_ms(None) is None

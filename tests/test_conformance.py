@@ -45,10 +45,13 @@ MAX_PLIES = {"hearts": 5000, "backgammon": 5000, "spades": 3000, "risk": 5000}
 _modules: dict[str, Any] = {}
 
 
-def pool_for(name: str) -> GuestPool:
+def pool_for(name: str, *, replaying: bool = False) -> GuestPool:
+    """A fresh pool of ``name``'s module: live budgets, or replay's widened wall clock (as
+    ``tablehost replay --verify`` and a resuming server use: fuel decides, never the machine's load)."""
     if name not in _modules:
         _modules[name] = load_module((DIST / f"{name}.wasm").read_bytes(), name=name)
-    return GuestPool(_modules[name])
+    module = _modules[name]
+    return GuestPool(module, module.limits.for_replay()) if replaying else GuestPool(module)
 
 
 def viewer_of(space: dict[str, Any], piece: dict[str, Any]) -> int | None:
@@ -142,7 +145,7 @@ def test_random_playout_mirror_views_and_replay(name: str, players: int, seed: i
     )
     assert result.finished, f"{name} did not end within the ply cap (seed {seed})"
     record = parse_record(orjson.loads(orjson.dumps(result.match.record())))
-    replayed = replay(record, pool_for(name))
+    replayed = replay(record, pool_for(name, replaying=True))
     assert replayed.ok, replayed.detail
     assert canonical_json(replayed.final_state) == canonical_json(result.match.state)
     assert canonical_json(state_at(record)) == canonical_json(result.match.state)

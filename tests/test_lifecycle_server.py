@@ -65,7 +65,9 @@ def play_first_offer(client: TablehostClient, match_id: str) -> dict[str, Any]:
 def test_four_players_join_hearts_concurrently_and_get_four_distinct_seats(server: ServerProcess) -> None:
     module_id = upload(server, "hearts")
     with server.client() as admin:
-        created = admin.create_match(module_id, [""] * 4, open_seats=[1, 2, 3, 4], options={"target_score": 30})
+        created = admin.create_match(
+            module_id, [""] * 4, open_seats=[1, 2, 3, 4], options={"target_score": 30}
+        )
     match_id, invite = created["match_id"], created["spectator_token"]
     assert created["seats"] == [] and created["open_seats"] == [1, 2, 3, 4]
     assert created["view"]["status"] == "waiting"
@@ -168,7 +170,12 @@ def test_a_seat_that_stops_playing_forfeits_under_the_forfeit_policy(server: Ser
         views = list(bob.watch(match_id))
     final = views[-1]
     assert final["status"] == "finished"
-    assert final["result"] == {"ranks": {"1": 2, "2": 1}, "winners": [2], "ended_by": "timeout", "player_id": 1}
+    assert final["result"] == {
+        "ranks": {"1": 2, "2": 1},
+        "winners": [2],
+        "ended_by": "timeout",
+        "player_id": 1,
+    }
     assert views[0]["clocks"][0]["running"] and not views[0]["clocks"][1]["running"]
 
 
@@ -235,8 +242,10 @@ def test_resign_gives_the_result_to_everyone_and_survives_a_restart(tmp_path: Pa
             with TablehostClient(first.address, token, timeout_s=30) as client:
                 streams[name].extend(client.watch(match_id))
 
-        threads = [threading.Thread(target=watch, args=("bob", bob)),
-                   threading.Thread(target=watch, args=("spectator", created["spectator_token"]))]
+        threads = [
+            threading.Thread(target=watch, args=("bob", bob)),
+            threading.Thread(target=watch, args=("spectator", created["spectator_token"])),
+        ]
         for thread in threads:
             thread.start()
         with first.client(bob) as client:
@@ -343,7 +352,7 @@ def test_delta_streams_rebuild_the_same_views_and_the_log_history_goes_past_500_
         history = ann.log(match_id, 0, 5000)
     kept = [entry["text"] for entry in final["state"]["log"]]
     assert history["total"] > 500 == len(kept), "the state keeps 500 lines; the history has them all"
-    assert history["lines"][-len(kept):] == kept, "the same lines, filtered for ann exactly as her view"
+    assert history["lines"][-len(kept) :] == kept, "the same lines, filtered for ann exactly as her view"
     with server.client(tokens[0]) as ann:
         assert ann.log(match_id, 10, 3)["lines"] == history["lines"][10:13]
 
@@ -353,12 +362,28 @@ def test_the_lobby_clock_and_resign_through_the_command_line(server: ServerProce
 
     address = ("--address", server.address)
     inspect = cli("inspect", str(module_path("tic_tac_toe")))
-    assert inspect.returncode == 0 and "option      misere = false  (true | false)" in inspect.stdout, inspect.stdout
+    assert inspect.returncode == 0 and "option      misere = false  (true | false)" in inspect.stdout, (
+        inspect.stdout
+    )
     module_id = upload(server, "tic_tac_toe")
     refused = cli("create", module_id, "--players", "3", *address, token=server.admin_token)
     assert refused.returncode != 0 and "exactly 2 players, not 3" in refused.stderr
-    create = cli("create", module_id, "--players", "2", "--open", "--option", "misere=true", "--clock", "20+1",
-                 "--on-timeout", "zombie", "--json", *address, token=server.admin_token)
+    create = cli(
+        "create",
+        module_id,
+        "--players",
+        "2",
+        "--open",
+        "--option",
+        "misere=true",
+        "--clock",
+        "20+1",
+        "--on-timeout",
+        "zombie",
+        "--json",
+        *address,
+        token=server.admin_token,
+    )
     assert create.returncode == 0, create.stderr
     created = orjson.loads(create.stdout)
     match_id, invite = created["match_id"], created["spectator_token"]

@@ -34,7 +34,9 @@ MAIN_MS = 5000
 def journal_kinds(postgres_url: str, match_id: str) -> list[str]:
     """The journal entry kinds of ``match_id`` in version order, read from the database itself."""
     with psycopg.connect(postgres_url) as conn:
-        rows = conn.execute("SELECT kind FROM moves WHERE match_id = %s ORDER BY version", (match_id,)).fetchall()
+        rows = conn.execute(
+            "SELECT kind FROM moves WHERE match_id = %s ORDER BY version", (match_id,)
+        ).fetchall()
     return [row[0] for row in rows]
 
 
@@ -61,7 +63,9 @@ def upload_to_both(first: ServerProcess, second: ServerProcess) -> str:
     ids = []
     for server in (first, second):
         with server.client() as admin:
-            ids.append(admin.upload_module(module_path("tic_tac_toe").read_bytes(), "tic_tac_toe")["module_id"])
+            ids.append(
+                admin.upload_module(module_path("tic_tac_toe").read_bytes(), "tic_tac_toe")["module_id"]
+            )
     assert ids[0] == ids[1]
     return str(ids[0])
 
@@ -70,7 +74,9 @@ def clocks_of(view: dict[str, Any]) -> dict[int, dict[str, Any]]:
     return {c["player_id"]: c for c in view["clocks"]}
 
 
-def test_joins_race_through_both_processes_and_a_timeout_fires_once(tmp_path: Path, postgres_url: str) -> None:
+def test_joins_race_through_both_processes_and_a_timeout_fires_once(
+    tmp_path: Path, postgres_url: str
+) -> None:
     first = ServerProcess(tmp_path / "first", ("--store", postgres_url))
     second = ServerProcess(tmp_path / "second", ("--store", postgres_url))
     try:
@@ -135,7 +141,9 @@ def test_joins_race_through_both_processes_and_a_timeout_fires_once(tmp_path: Pa
         second.stop()
 
 
-def test_a_clock_keeps_running_right_on_the_survivor_after_a_sigkill(tmp_path: Path, postgres_url: str) -> None:
+def test_a_clock_keeps_running_right_on_the_survivor_after_a_sigkill(
+    tmp_path: Path, postgres_url: str
+) -> None:
     first = ServerProcess(tmp_path / "first", ("--store", postgres_url))
     second = ServerProcess(tmp_path / "second", ("--store", postgres_url))
     try:
@@ -157,7 +165,9 @@ def test_a_clock_keeps_running_right_on_the_survivor_after_a_sigkill(tmp_path: P
         # must neither time ann out nor charge bob from its own copy.
         with first.client(ann) as client:
             view = client.view(match_id)
-            assert view["actions"], {k: view.get(k) for k in ("version", "status", "result", "clocks", "zombies")}
+            assert view["actions"], {
+                k: view.get(k) for k in ("version", "status", "result", "clocks", "zombies")
+            }
             moving = time.monotonic()
             client.submit(match_id, view["actions"][0]["action"], view["version"])
         moved_at = time.monotonic()
@@ -175,7 +185,9 @@ def test_a_clock_keeps_running_right_on_the_survivor_after_a_sigkill(tmp_path: P
         # reply may come late on a loaded machine, so the lower bound counts from `moving`).
         ended_after = time.monotonic() - moving
         assert journal_kinds(postgres_url, match_id) == ["move", "end"]
-        assert ended_after >= MAIN_MS / 1000 - 0.05, f"bob timed out {ended_after:.2f} s after his move: too early"
+        assert ended_after >= MAIN_MS / 1000 - 0.05, (
+            f"bob timed out {ended_after:.2f} s after his move: too early"
+        )
         while time.monotonic() < deadline and journal_kinds(postgres_url, unseen["match_id"]) != ["end"]:
             time.sleep(0.05)
         assert journal_kinds(postgres_url, unseen["match_id"]) == ["end"]

@@ -126,6 +126,22 @@ def test_bad_bot_seats_are_refused(host: Host, bots: dict[int, str], open_seats:
     assert len(host.admin.list_matches()) == before
 
 
+@pytest.mark.parametrize(("game", "bot", "says"), [
+    ("tic_tac_toe", "ismcts:10", "use mcts:10"),
+    ("hearts", "mcts:10", "use ismcts:10"),
+])
+def test_a_search_of_the_wrong_kind_for_the_game_is_refused(host: Host, game: str, bot: str, says: str) -> None:
+    """Without the check the match was created and the bot's every search failed, so it quietly
+    played the first offered move."""
+    module_id = upload(host, game)
+    before = len(host.admin.list_matches())
+    players = 4 if game == "hearts" else 2
+    with pytest.raises(ApiError) as info:
+        host.admin.create_match(module_id, ["ann"] + [""] * (players - 1), bots={2: bot})
+    assert info.value.status == grpc.StatusCode.INVALID_ARGUMENT and says in str(info.value)
+    assert len(host.admin.list_matches()) == before
+
+
 def test_a_bot_seat_waits_in_the_lobby_and_moves_once_the_last_seat_is_taken(host: Host) -> None:
     created = host.admin.create_match(host.module_id, ["", ""], bots={1: "first"}, open_seats=[2])
     match_id = created["match_id"]

@@ -113,8 +113,15 @@ class SearchBot:
         """
         from tablehost.inguest import search
 
-        return search(pool, view, player_id, offered, algorithm=self.algorithm, iterations=self.iterations,
-                      seed=self._rng.next_u64())
+        return search(
+            pool,
+            view,
+            player_id,
+            offered,
+            algorithm=self.algorithm,
+            iterations=self.iterations,
+            seed=self._rng.next_u64(),
+        )
 
 
 BOTS: dict[str, type[RandomBot | FirstBot]] = {"random": RandomBot, "first": FirstBot}

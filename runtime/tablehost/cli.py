@@ -15,7 +15,7 @@ import secrets
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import orjson
 
@@ -31,7 +31,7 @@ from tablehost.history import MoveRecord
 from tablehost.inguest import MAX_GAMES_PER_CALL
 from tablehost.limits import Limits
 from tablehost.match import Match
-from tablehost.metadata import check_player_count
+from tablehost.metadata import SetupRefused, check_player_count
 from tablehost.module import GameModule, load_module, validate_module
 from tablehost.record import load_record, replay, state_at, view_at
 from tablehost.selfplay import module_metadata, play_game
@@ -94,7 +94,8 @@ def describe_metadata(metadata: dict[str, Any]) -> list[str]:
         f"players     {low}" + ("" if low == high else f" to {high}"),
         f"about       {metadata['description'] or '(no description)'}",
         f"hidden      {'yes' if metadata['hidden_information'] else 'no'}",
-        f"result      {metadata['result'].replace('_', ' ')} wins" if metadata["result"] != "ranks"
+        f"result      {metadata['result'].replace('_', ' ')} wins"
+        if metadata["result"] != "ranks"
         else "result      ranks given by the game",
         f"resign      {'ends the match' if metadata['resign'] == 'ends' else 'the others play on'}",
     ]
@@ -110,7 +111,9 @@ def describe_metadata(metadata: dict[str, Any]) -> list[str]:
         else:
             allowed = "true | false"
         default = str(option["default"]).lower() if isinstance(option["default"], bool) else option["default"]
-        lines.append(f"option      {option['name']} = {default}  ({allowed}) {option['description']}".rstrip())
+        lines.append(
+            f"option      {option['name']} = {default}  ({allowed}) {option['description']}".rstrip()
+        )
     return lines
 
 
@@ -142,8 +145,11 @@ def describe_result(result: dict[str, Any]) -> str:
     ended = result["ended_by"]
     if ended == "aborted":
         return "result: aborted by the admin (no ranks)"
-    how = {"normal": "game over", "resigned": f"player {result['player_id']} resigned",
-           "timeout": f"player {result['player_id']} ran out of time"}[ended]
+    how = {
+        "normal": "game over",
+        "resigned": f"player {result['player_id']} resigned",
+        "timeout": f"player {result['player_id']} ran out of time",
+    }[ended]
     ranks = ", ".join(f"player {pid} #{rank}" for pid, rank in result["ranks"].items())
     winners = result["winners"]
     if len(winners) == 1:
@@ -191,10 +197,16 @@ def cmd_play(args: argparse.Namespace) -> int:
     finally:
         pool.close()
     match = result.match
-    print(f"seed {seed}: {result.plies} moves, {'game over' if result.finished else 'stopped at the ply cap'}")
+    print(
+        f"seed {seed}: {result.plies} moves, {'game over' if result.finished else 'stopped at the ply cap'}"
+    )
     for player in match.players:
         score = match.scores.get(str(player.player_id), {})
-        print(escape_controls(f"  player {player.player_id} ({bots[player.player_id - 1]}): {score.get('public_points')}"))
+        print(
+            escape_controls(
+                f"  player {player.player_id} ({bots[player.player_id - 1]}): {score.get('public_points')}"
+            )
+        )
     if result.finished and result.winners:
         ids = [str(match.players[seat].player_id) for seat in result.winners]
         if result.draw:
@@ -227,7 +239,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         require_in_range("--batch", args.batch, 1, MAX_GAMES_PER_CALL)
     limits = limits_from_args(args)
     # A seat count the game does not take is one line now, not a failure in every game.
-    _check_players(load_module(data, limits=limits, name=Path(args.module).stem), limits, len(bots))
+    try:
+        _check_players(load_module(data, limits=limits, name=Path(args.module).stem), limits, len(bots))
+    except SetupRefused as exc:  # --bots sets the seats: say so (one name is one seat, not all)
+        raise SystemExit(
+            f"tablehost: {exc.code}: {exc} (simulate seats one player per --bots name)"
+        ) from None
     seed = args.seed if args.seed is not None else secrets.randbits(64)
     summary = simulate(
         args.module,
@@ -280,8 +297,16 @@ def cmd_replay(args: argparse.Namespace) -> int:
         if not args.verify:
             return 0
     if not args.verify:
-        print(escape_controls(f"match {record.match_id}: module {record.module_name or '?'} {record.module_sha256}"))
-        print(escape_controls(f"  players: {', '.join(p.username for p in record.players)}; version {record.version}"))
+        print(
+            escape_controls(
+                f"match {record.match_id}: module {record.module_name or '?'} {record.module_sha256}"
+            )
+        )
+        print(
+            escape_controls(
+                f"  players: {', '.join(p.username for p in record.players)}; version {record.version}"
+            )
+        )
         print(f"  moves: {len(record.moves)} ({sum(m.undone for m in record.moves)} undone)")
         return 0
     if not args.module:
@@ -299,7 +324,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     finally:
         pool.close()
     if not result.results_compared:
-        print("note: a tablehost.record/1 record kept no scores, game over or offers: only patches were compared")
+        print(
+            "note: a tablehost.record/1 record kept no scores, game over or offers: only patches were compared"
+        )
     if result.ok:
         what = "patches and results" if result.results_compared else "patches"
         print(f"verified: setup and {result.events} events reproduced exactly ({what})")
@@ -355,9 +382,22 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(Path(args.dist), Path(args.data) if args.data else None, seed=args.seed)
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose refusals are one line (argparse prints its whole usage first).
+
+    A value that is not a number, a missing argument or an unknown option exits with status 2
+    and ``tablehost COMMAND: argument --OPTION: ... (see tablehost COMMAND --help)`` on standard
+    error (the help gives each option's range); sub-parsers inherit the class.
+    """
+
+    def error(self, message: str) -> NoReturn:
+        """Print ``message`` as one line naming this command and exit with status 2."""
+        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every command (also used to generate the docs)."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="tablehost",
         description="Run turn-based games compiled to WebAssembly: locally, or on a gRPC match server.",
     )
@@ -377,34 +417,54 @@ def build_parser() -> argparse.ArgumentParser:
     )
     play.add_argument("--seed", type=int, help="64-bit seed; the same seed plays the same game")
     play.add_argument("--record", help="write the match record (JSON) to this file")
-    play.add_argument("--max-plies", type=int, default=10_000,
-                      help=f"stop after this many moves, 1 to {MAX_PLIES} (default 10000)")
+    play.add_argument(
+        "--max-plies",
+        type=int,
+        default=10_000,
+        help=f"stop after this many moves, 1 to {MAX_PLIES} (default 10000)",
+    )
     play.add_argument("--quiet", action="store_true", help="do not print each move")
-    play.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                      help="a game option (see inspect); repeat for several")
+    play.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a game option (see inspect); repeat for several",
+    )
     add_budget_options(play)
     play.set_defaults(func=cmd_play)
 
     sim = commands.add_parser("simulate", help="run many bot games and summarise them")
     sim.add_argument("module", help="path to a .wasm module")
-    sim.add_argument("--games", type=int, default=100, help=f"number of games, 1 to {MAX_GAMES} (default 100)")
+    sim.add_argument(
+        "--games", type=int, default=100, help=f"number of games, 1 to {MAX_GAMES} (default 100)"
+    )
     sim.add_argument(
         "--bots",
         default="random,random",
         help="bot per seat (random, first, mcts:N, ismcts:N); the count sets the players",
     )
     sim.add_argument("--seed", type=int, help="64-bit seed; the same seed gives the same results")
-    sim.add_argument("--workers", type=int, default=1, help=f"worker processes, 1 to {MAX_WORKERS} (default 1)")
-    sim.add_argument("--max-plies", type=int, default=10_000,
-                     help=f"a game not over by then is a failure, 1 to {MAX_PLIES} (default 10000)")
+    sim.add_argument(
+        "--workers", type=int, default=1, help=f"worker processes, 1 to {MAX_WORKERS} (default 1)"
+    )
+    sim.add_argument(
+        "--max-plies",
+        type=int,
+        default=10_000,
+        help=f"a game not over by then is a failure, 1 to {MAX_PLIES} (default 10000)",
+    )
     sim.add_argument("--json", action="store_true", help="print the summary as JSON")
     sim.add_argument(
         "--in-guest",
         action="store_true",
         help="play whole games inside the guest, a batch per call (bots random/first only)",
     )
-    sim.add_argument("--batch", type=int,
-                     help=f"games per batch, 1 to {MAX_GAMES_PER_CALL} (default 32 in the guest or on Ray, else 1)")
+    sim.add_argument(
+        "--batch",
+        type=int,
+        help=f"games per batch, 1 to {MAX_GAMES_PER_CALL} (default 32 in the guest or on Ray, else 1)",
+    )
     sim.add_argument(
         "--ray",
         nargs="?",
@@ -428,12 +488,22 @@ def build_parser() -> argparse.ArgumentParser:
         "check", help="conformance report: determinism in fresh instances, leaks, budget use per op"
     )
     check.add_argument("module", help="path to a .wasm module")
-    check.add_argument("--games", type=int, default=10,
-                       help=f"seeded random games to play, 1 to {MAX_CHECK_GAMES} (default 10)")
+    check.add_argument(
+        "--games",
+        type=int,
+        default=10,
+        help=f"seeded random games to play, 1 to {MAX_CHECK_GAMES} (default 10)",
+    )
     check.add_argument("--seed", type=int, help="64-bit seed of the games (default 1)")
-    check.add_argument("--players", type=int, help="seats per game (default: the fewest the module declares, else 2)")
-    check.add_argument("--max-plies", type=int, default=2_000,
-                       help=f"cut a game off after this many moves, 1 to {MAX_PLIES} (default 2000)")
+    check.add_argument(
+        "--players", type=int, help="seats per game (default: the fewest the module declares, else 2)"
+    )
+    check.add_argument(
+        "--max-plies",
+        type=int,
+        default=2_000,
+        help=f"cut a game off after this many moves, 1 to {MAX_PLIES} (default 2000)",
+    )
     check.add_argument("--json", action="store_true", help="print the report as JSON")
     add_budget_options(check)
     check.set_defaults(func=cmd_check)

@@ -62,17 +62,31 @@ _HELP = {
 
 def add_budget_options(parser: argparse.ArgumentParser, *, replaying: bool = False) -> None:
     """Add the budget options to ``parser`` (``--wall-factor`` too when ``replaying``)."""
-    group = parser.add_argument_group("budgets (also from TABLEHOST_WALL_MS, _FUEL, _MEMORY_MIB, _STACK_KIB, _GUEST_SLOTS)")
+    group = parser.add_argument_group(
+        "budgets (also from TABLEHOST_WALL_MS, _FUEL, _MEMORY_MIB, _STACK_KIB, _GUEST_SLOTS)"
+    )
     for dest, (flag, env, _, field) in BUDGET_OPTIONS.items():
         if dest == "wall_factor" and not replaying:
             continue
         default = getattr(DEFAULT_LIMITS, field) // BUDGET_OPTIONS[dest][2]
         least, most, _ = BUDGET_RANGES[dest]
-        group.add_argument(flag, dest=dest, type=int, default=None, metavar="N",
-                           help=f"{_HELP[dest]}, {least} to {most} (default ${env} or {default})")
-    group.add_argument(SLOTS_OPTION, dest="guest_slots", type=int, default=None, metavar="N",
-                       help=f"guest calls running at once in this process, fairly shared by modules, "
-                            f"1 to {GUEST_SLOTS_MAX} (default ${SLOTS_ENV} or one per core)")
+        group.add_argument(
+            flag,
+            dest=dest,
+            type=int,
+            default=None,
+            metavar="N",
+            help=f"{_HELP[dest]}, {least} to {most} (default ${env} or {default})",
+        )
+    group.add_argument(
+        SLOTS_OPTION,
+        dest="guest_slots",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"guest calls running at once in this process, fairly shared by modules, "
+        f"1 to {GUEST_SLOTS_MAX} (default ${SLOTS_ENV} or one per core)",
+    )
 
 
 def budget_argv(args: argparse.Namespace) -> list[str]:
@@ -82,8 +96,10 @@ def budget_argv(args: argparse.Namespace) -> list[str]:
         ``[flag, value, ...]`` for every budget option (``--guest-slots`` included) that was given.
     """
     argv: list[str] = []
-    for dest, flag in [*((dest, option[0]) for dest, option in BUDGET_OPTIONS.items()),
-                       ("guest_slots", SLOTS_OPTION)]:
+    for dest, flag in [
+        *((dest, option[0]) for dest, option in BUDGET_OPTIONS.items()),
+        ("guest_slots", SLOTS_OPTION),
+    ]:
         value = getattr(args, dest, None)
         if value is not None:
             argv += [flag, str(value)]

@@ -64,7 +64,9 @@ def require_in_range(option: str, value: float, least: float, most: float, unit:
     """
     finite = isinstance(value, int) or math.isfinite(value)  # an int may be too large for a float
     if not (finite and least <= value <= most):
-        raise SystemExit(f"tablehost: {option} must be {_number(least)} to {_number(most)}{unit}, got {value}")
+        raise SystemExit(
+            f"tablehost: {option} must be {_number(least)} to {_number(most)}{unit}, got {value}"
+        )
 
 
 def _number(value: float) -> str:

@@ -23,6 +23,7 @@ import grpc
 import orjson
 
 from tablehost.api.registry import MAX_SEATS
+from tablehost.api.validation import check_address
 from tablehost.bots import SearchBot, is_search_bot, make_bot, parse_bot_list
 from tablehost.cli_budgets import add_budget_options, budget_argv, limits_from_args
 from tablehost.cli_ranges import (
@@ -38,6 +39,7 @@ from tablehost.cli_ranges import (
     require_in_range,
 )
 from tablehost.client import ApiError, ServerUnreachable, TablehostClient
+from tablehost.limits import DEFAULT_LIMITS
 from tablehost.match import UNDO_ACTION
 from tablehost.terminal import escape_controls
 
@@ -49,14 +51,16 @@ DEFAULT_DATA = "tablehost-data"
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
 
-BAD_INPUT_STATUSES = frozenset({
-    grpc.StatusCode.INVALID_ARGUMENT,
-    grpc.StatusCode.NOT_FOUND,
-    grpc.StatusCode.UNAUTHENTICATED,
-    grpc.StatusCode.PERMISSION_DENIED,
-    grpc.StatusCode.OUT_OF_RANGE,
-    grpc.StatusCode.FAILED_PRECONDITION,
-})
+BAD_INPUT_STATUSES = frozenset(
+    {
+        grpc.StatusCode.INVALID_ARGUMENT,
+        grpc.StatusCode.NOT_FOUND,
+        grpc.StatusCode.UNAUTHENTICATED,
+        grpc.StatusCode.PERMISSION_DENIED,
+        grpc.StatusCode.OUT_OF_RANGE,
+        grpc.StatusCode.FAILED_PRECONDITION,
+    }
+)
 """Refusals of what the user asked (a bad token, an unknown id, an undeclared option, not your
 turn): exit 2 like any bad input. Every other failure (unreachable, busy, internal) exits 1."""
 
@@ -131,7 +135,10 @@ def _guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse
             if exc.status in BAD_INPUT_STATUSES:
                 return EXIT_BAD_INPUT
         except ApiError as exc:
-            print(f"tablehost: the server refused: {exc.status.name}: {escape_controls(exc.details)}", file=sys.stderr)
+            print(
+                f"tablehost: the server refused: {exc.status.name}: {escape_controls(exc.details)}",
+                file=sys.stderr,
+            )
             if exc.status in BAD_INPUT_STATUSES:
                 return EXIT_BAD_INPUT
         return EXIT_FAILED
@@ -194,7 +201,8 @@ def format_view(view: dict[str, Any]) -> str:
         lines.append("  connected: " + ", ".join(str(names.get(p, p)) for p in view["connected_player_ids"]))
     if view.get("zombie_player_ids"):
         lines.append(
-            "  played by the host (timed out): " + ", ".join(str(names.get(p, p)) for p in view["zombie_player_ids"])
+            "  played by the host (timed out): "
+            + ", ".join(str(names.get(p, p)) for p in view["zombie_player_ids"])
         )
     labels = view["score_labels"] or ["points"]
     for pid, score in view["scores"].items():
@@ -231,12 +239,24 @@ def cmd_serve(args: argparse.Namespace) -> int:
             )
             return 2
         forwarded = [
-            "--store", args.store, "--max-workers", str(args.max_workers), "--log-level", args.log_level,
-            "--sync", args.sync,
-            "--rate-limit", str(args.rate_limit), "--rate-burst", str(args.rate_burst),
-            "--watches-per-token", str(args.watches_per_token),
-            "--check-uploads", str(args.check_uploads),
-            "--evict-after", str(args.evict_after),
+            "--store",
+            args.store,
+            "--max-workers",
+            str(args.max_workers),
+            "--log-level",
+            args.log_level,
+            "--sync",
+            args.sync,
+            "--rate-limit",
+            str(args.rate_limit),
+            "--rate-burst",
+            str(args.rate_burst),
+            "--watches-per-token",
+            str(args.watches_per_token),
+            "--check-uploads",
+            str(args.check_uploads),
+            "--evict-after",
+            str(args.evict_after),
         ]
         if args.max_live_matches is not None:
             forwarded += ["--max-live-matches", str(args.max_live_matches)]
@@ -300,8 +320,14 @@ def cmd_web(args: argparse.Namespace) -> int:
 
     The fragment never reaches the server (browsers do not send it); the page moves the token
     into this tab's sessionStorage and clears it from the address bar.
+
+    Raises:
+        ValueError: ``--http`` is not ``host:port`` with a port in 1..65535 (a link to it
+            could not open).
     """
     import webbrowser
+
+    check_address(args.http)
 
     token_file = Path(args.data) / "admin_token"
     try:
@@ -318,8 +344,19 @@ def cmd_web(args: argparse.Namespace) -> int:
 
 @_guarded
 def cmd_upload(args: argparse.Namespace) -> int:
-    """Upload a module file; prints its id."""
+    """Upload a module file; prints its id.
+
+    A file over the server's module size (:data:`tablehost.limits.DEFAULT_LIMITS`
+    ``module_bytes``) is refused here, before it is read or sent: grpc would refuse it with its
+    own message after the whole file crossed the wire.
+    """
     try:
+        size = Path(args.file).stat().st_size
+        if size > DEFAULT_LIMITS.module_bytes:
+            raise SystemExit(
+                f"tablehost: {args.file} is {size} bytes; a module is at most "
+                f"{DEFAULT_LIMITS.module_bytes} bytes"
+            )
         data = Path(args.file).read_bytes()
     except OSError as exc:
         raise SystemExit(f"tablehost: cannot read {args.file}: {exc.strerror}") from None
@@ -350,7 +387,9 @@ def parse_seat_bots(pairs: list[str], players: int) -> dict[int, str]:
             raise SystemExit(f"tablehost: --bot {pair!r} is not SEAT=NAME (e.g. 2=mcts:200)")
         number = int(seat)
         if not 1 <= number <= players or number in bots:
-            raise SystemExit(f"tablehost: --bot seat {number} is not one of seats 1..{players}, or is given twice")
+            raise SystemExit(
+                f"tablehost: --bot seat {number} is not one of seats 1..{players}, or is given twice"
+            )
         bots[number] = name.strip()
     return bots
 
@@ -388,13 +427,18 @@ def cmd_create(args: argparse.Namespace) -> int:
         return 0
     print(f"match {created['match_id']}")
     for seat in created["seats"]:
-        holder = f"bot {bots[seat['player_id']]} (played by the server)" if seat["player_id"] in bots else \
-            f"token {seat['token']}"
+        holder = (
+            f"bot {bots[seat['player_id']]} (played by the server)"
+            if seat["player_id"] in bots
+            else f"token {seat['token']}"
+        )
         print(f"  seat {seat['player_id']} {escape_controls(seat['username']):<12} {holder}")
     print(f"  spectator         token {created['spectator_token']}")
     if created["open_seats"]:
         seats = ", ".join(str(s) for s in created["open_seats"])
-        print(f"  open seats {seats}: tablehost join {created['match_id']} --name NAME --token SPECTATOR_TOKEN")
+        print(
+            f"  open seats {seats}: tablehost join {created['match_id']} --name NAME --token SPECTATOR_TOKEN"
+        )
     return 0
 
 
@@ -710,7 +754,9 @@ def _play_seat(
     """
     bot = make_bot(bot_name, seed)
     if isinstance(bot, SearchBot) and pool is None:
-        raise BotError(grpc.StatusCode.INVALID_ARGUMENT, f"bot {bot_name} needs the game module: pass --module")
+        raise BotError(
+            grpc.StatusCode.INVALID_ARGUMENT, f"bot {bot_name} needs the game module: pass --module"
+        )
     last: dict[str, Any] = {}
     client = TablehostClient(address, token, timeout_s=timeout_s)
     run.enlist(client)
@@ -829,8 +875,13 @@ def run_bots(
     def play(number: int, token: str) -> None:
         try:
             results[number] = _play_seat(
-                address, run, token, None if seed is None else seed + number, timeout_s,
-                bots[number] if bots else "random", pool,
+                address,
+                run,
+                token,
+                None if seed is None else seed + number,
+                timeout_s,
+                bots[number] if bots else "random",
+                pool,
             )
         except BaseException as exc:  # noqa: BLE001 - handed to the caller below
             if not run.stop.is_set():  # errors of bots being halted are not news
@@ -852,8 +903,11 @@ def run_bots(
             seats = run.seats()
             if seats is not None:
                 announced = True
-                print(f"tablehost bots: match {match_id}: {len(tokens)} bot(s) playing {seats}",
-                      file=sys.stderr, flush=True)
+                print(
+                    f"tablehost bots: match {match_id}: {len(tokens)} bot(s) playing {seats}",
+                    file=sys.stderr,
+                    flush=True,
+                )
         if idle >= give_up_s:
             errors.append(
                 BotError(
@@ -863,7 +917,9 @@ def run_bots(
                 )
             )
             run.halt()
-        elif idle >= min(first_notice_s, notice_every_s) and (noticed_at is None or now - noticed_at >= notice_every_s):
+        elif idle >= min(first_notice_s, notice_every_s) and (
+            noticed_at is None or now - noticed_at >= notice_every_s
+        ):
             noticed_at = now
             print(
                 f"tablehost bots: match {match_id} has not changed for {idle:.0f} s; waiting for "
@@ -901,9 +957,13 @@ def cmd_bots(args: argparse.Namespace) -> int:
             raise SystemExit(f"tablehost: cannot read module {args.module}: {exc.strerror}") from None
         pool = GuestPool(load_module(data, name=Path(args.module).stem))
     elif any(is_search_bot(name) for name in bots):
-        raise SystemExit("tablehost: search bots (mcts:N, ismcts:N) need the game module: pass --module GAME.wasm")
+        raise SystemExit(
+            "tablehost: search bots (mcts:N, ismcts:N) need the game module: pass --module GAME.wasm"
+        )
     try:
-        final = run_bots(args.address, args.match, tokens, args.seed, give_up_s=args.timeout, bots=bots, pool=pool)[0]
+        final = run_bots(
+            args.address, args.match, tokens, args.seed, give_up_s=args.timeout, bots=bots, pool=pool
+        )[0]
     finally:
         if pool is not None:
             pool.close()
@@ -956,15 +1016,23 @@ def register(commands: Any) -> None:
         "default %(default)g)",
     )
     serve.add_argument(
-        "--rate-burst", type=int, default=4000,
+        "--rate-burst",
+        type=int,
+        default=4000,
         help=f"requests one token may send at once, 1 to {MAX_RATE_BURST} (default %(default)s)",
     )
     serve.add_argument(
-        "--watches-per-token", type=int, default=4,
+        "--watches-per-token",
+        type=int,
+        default=4,
         help=f"open watch streams one token may hold, 1 to {MAX_WATCHES_PER_TOKEN} (default 4)",
     )
-    serve.add_argument("--max-workers", type=int, default=128,
-                       help=f"request threads, watchers included, 1 to {MAX_REQUEST_THREADS} (default 128)")
+    serve.add_argument(
+        "--max-workers",
+        type=int,
+        default=128,
+        help=f"request threads, watchers included, 1 to {MAX_REQUEST_THREADS} (default 128)",
+    )
     serve.add_argument(
         "--evict-after", type=float, default=300.0, metavar="SECONDS",
         help="drop a finished or idle match from memory this long after its last request; its next request "
@@ -991,12 +1059,18 @@ def register(commands: Any) -> None:
         "it may show hidden information). Off: players get a fixed reason and a log reference",
     )
     serve.add_argument(
-        "--check-uploads", type=int, default=0, metavar="GAMES",
+        "--check-uploads",
+        type=int,
+        default=0,
+        metavar="GAMES",
         help=f"refuse an upload unless `tablehost check` passes this many games, 0 to {MAX_CHECK_GAMES} "
         "(default 0: no check)",
     )
     serve.add_argument(
-        "--check-players", type=int, default=None, metavar="N",
+        "--check-players",
+        type=int,
+        default=None,
+        metavar="N",
         help="seats per game of that check (default: each count of the module's declared player range, "
         "GAMES spread over them; 2 for a module that declares none)",
     )
@@ -1010,7 +1084,9 @@ def register(commands: Any) -> None:
     serve.set_defaults(func=cmd_serve)
 
     web = commands.add_parser("web", help="print the web lobby's admin link and open it in a browser")
-    web.add_argument("--http", default="127.0.0.1:8080", help="the server's --http address (default %(default)s)")
+    web.add_argument(
+        "--http", default="127.0.0.1:8080", help="the server's --http address (default %(default)s)"
+    )
     web.add_argument("--data", default=DEFAULT_DATA, help="the server's data directory (default %(default)s)")
     web.add_argument("--no-open", action="store_true", help="only print the link")
     web.set_defaults(func=cmd_web)
@@ -1025,17 +1101,34 @@ def register(commands: Any) -> None:
     create.add_argument("module_id", help="the module id printed by upload")
     create.add_argument("--players", type=int, help="number of seats")
     create.add_argument("--usernames", help="comma-separated names, one per seat")
-    create.add_argument("--open", action="store_true",
-                        help="leave every seat open for `tablehost join` (but the --bot seats)")
-    create.add_argument("--bot", action="append", default=[], metavar="SEAT=BOT",
-                        help="the server plays seat SEAT (1-based) itself on its own view: random, first, "
-                             "mcts:N or ismcts:N (N <= 5000); repeat for several")
-    create.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                        help="a game option (see `tablehost inspect`); repeat for several")
-    create.add_argument("--clock", metavar="SECONDS[+INCREMENT]",
-                        help="time control: SECONDS per move, or SECONDS main time + INCREMENT per move")
-    create.add_argument("--on-timeout", choices=("forfeit", "zombie"),
-                        help="what a timeout does: the seat loses (forfeit, default) or the host plays for it")
+    create.add_argument(
+        "--open", action="store_true", help="leave every seat open for `tablehost join` (but the --bot seats)"
+    )
+    create.add_argument(
+        "--bot",
+        action="append",
+        default=[],
+        metavar="SEAT=BOT",
+        help="the server plays seat SEAT (1-based) itself on its own view: random, first, "
+        "mcts:N or ismcts:N (N <= 5000); repeat for several",
+    )
+    create.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a game option (see `tablehost inspect`); repeat for several",
+    )
+    create.add_argument(
+        "--clock",
+        metavar="SECONDS[+INCREMENT]",
+        help="time control: SECONDS per move, or SECONDS main time + INCREMENT per move",
+    )
+    create.add_argument(
+        "--on-timeout",
+        choices=("forfeit", "zombie"),
+        help="what a timeout does: the seat loses (forfeit, default) or the host plays for it",
+    )
     _client_options(create)
     create.set_defaults(func=cmd_create)
 
@@ -1043,8 +1136,9 @@ def register(commands: Any) -> None:
         commands, "join", "take an open seat (admin or the match's spectator token)", cmd_join
     )
     join.add_argument("--name", required=True, help="your display name")
-    join.add_argument("--seat", type=int,
-                      help=f"the seat (player id) wanted, 1 to {MAX_SEATS}; default the lowest open one")
+    join.add_argument(
+        "--seat", type=int, help=f"the seat (player id) wanted, 1 to {MAX_SEATS}; default the lowest open one"
+    )
     join.add_argument("--color", help="display colour (#rrggbb or a name)")
 
     _match_command(commands, "resign", "resign this seat token's seat", cmd_resign)
@@ -1073,7 +1167,9 @@ def register(commands: Any) -> None:
     bots = commands.add_parser("bots", help="play a server match with bots, one per seat token")
     bots.add_argument("--match", required=True, help="the match id")
     bots.add_argument("--tokens", required=True, help="comma-separated seat tokens, one bot each")
-    bots.add_argument("--seed", type=int, help="seed of the first bot, 0 to 2**64-1 (the next get +1, +2, ...)")
+    bots.add_argument(
+        "--seed", type=int, help="seed of the first bot, 0 to 2**64-1 (the next get +1, +2, ...)"
+    )
     bots.add_argument(
         "--bots",
         "--bot",

@@ -101,15 +101,23 @@ class TimeControl:
         """``{}`` for none, else every field."""
         if not self.enabled:
             return {}
-        return {"main_ms": self.main_ms, "increment_ms": self.increment_ms, "per_move_ms": self.per_move_ms,
-                "on_timeout": self.on_timeout}
+        return {
+            "main_ms": self.main_ms,
+            "increment_ms": self.increment_ms,
+            "per_move_ms": self.per_move_ms,
+            "on_timeout": self.on_timeout,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any] | None) -> TimeControl:
         """Inverse of :meth:`to_json`. Raises ``ValueError`` on bad values."""
         data = data or {}
-        return cls(int(data.get("main_ms", 0)), int(data.get("increment_ms", 0)), int(data.get("per_move_ms", 0)),
-                   str(data.get("on_timeout", "forfeit")))
+        return cls(
+            int(data.get("main_ms", 0)),
+            int(data.get("increment_ms", 0)),
+            int(data.get("per_move_ms", 0)),
+            str(data.get("on_timeout", "forfeit")),
+        )
 
     @classmethod
     def parse(cls, text: str, on_timeout: str = "forfeit") -> TimeControl:
@@ -151,7 +159,9 @@ class Clocks:
     since_ms: int = 0
 
     @classmethod
-    def start(cls, control: TimeControl, player_ids: list[PlayerId], active: list[PlayerId], at_ms: int) -> Clocks:
+    def start(
+        cls, control: TimeControl, player_ids: list[PlayerId], active: list[PlayerId], at_ms: int
+    ) -> Clocks:
         """Clocks at the start of a match: everyone at :attr:`TimeControl.starting_ms`."""
         return cls(control, {pid: control.starting_ms for pid in player_ids}, list(active), at_ms)
 
@@ -198,7 +208,12 @@ class Clocks:
 
     @classmethod
     def restore(
-        cls, control: TimeControl, saved: dict[str, Any], active: list[PlayerId], charged_until_ms: int, now: int
+        cls,
+        control: TimeControl,
+        saved: dict[str, Any],
+        active: list[PlayerId],
+        charged_until_ms: int,
+        now: int,
     ) -> Clocks:
         """Clocks after a restart (the downtime policy of the module docstring).
 
@@ -217,7 +232,9 @@ class Clocks:
         return cls(control, remaining, list(active), now)
 
     @classmethod
-    def at_end(cls, control: TimeControl, saved: dict[str, Any], active: list[PlayerId], ended_ms: int) -> Clocks:
+    def at_end(
+        cls, control: TimeControl, saved: dict[str, Any], active: list[PlayerId], ended_ms: int
+    ) -> Clocks:
         """The stopped clocks of a match that ended early (timeout, resign, abort), rebuilt from
         its stored moves: the seats that were to move are charged from the newest saved clocks
         up to the end, as the process that ended it charged them (a seat that timed out shows 0).
@@ -232,7 +249,11 @@ class Clocks:
     def view(self, at_ms: int) -> list[dict[str, Any]]:
         """``[{"player_id", "remaining_ms", "running"}]`` at ``at_ms``, in player id order."""
         return [
-            {"player_id": pid, "remaining_ms": max(0, self.left_ms(pid, at_ms)), "running": pid in self.running}
+            {
+                "player_id": pid,
+                "remaining_ms": max(0, self.left_ms(pid, at_ms)),
+                "running": pid in self.running,
+            }
             for pid in sorted(self.remaining)
         ]
 

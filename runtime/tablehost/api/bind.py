@@ -80,4 +80,4 @@ def _write_stderr(data: bytes) -> None:
     """Write ``data`` to file descriptor 2 whole (a short write is resumed)."""
     view = memoryview(data)
     while view:
-        view = view[os.write(2, view):]
+        view = view[os.write(2, view) :]

@@ -40,7 +40,7 @@ import structlog
 from tablehost.api.auth import ADMIN, Principal, ensure_admin_token, hash_token, new_token
 from tablehost.api.faults import InvalidRequest, PermissionDenied, Unauthenticated, UnknownModule
 from tablehost.api.metrics import Metrics
-from tablehost.api.server_bots import BOT_MOVES_PER_CALL, check_bot_name, next_bot, play_bots
+from tablehost.api.server_bots import BOT_MOVES_PER_CALL, check_bot_fits, check_bot_name, next_bot, play_bots
 from tablehost.api.timekeeper import Timekeeper
 from tablehost.api.validation import check_color, check_module_name, check_username
 from tablehost.clocks import Clocks, Heartbeat, TimeControl, iso_to_ms, now_ms
@@ -499,8 +499,13 @@ class MatchRegistry:
             with entry.changed:
                 entry.changed.notify_all()
 
-    def close(self) -> None:
-        """End the watchers, close the guest pools and the store; the registry is unusable afterwards."""
+    def close(self, *, report: bool = True) -> None:
+        """End the watchers, close the guest pools and the store; the registry is unusable afterwards.
+
+        Args:
+            report: log ``store.closed`` with the store's commit counts; ``False`` for a server
+                start that was refused (its one line is all the user should read).
+        """
         self.close_watchers()
         if self._timekeeper is not None:
             self._timekeeper.stop()
@@ -508,7 +513,8 @@ class MatchRegistry:
         for pool in [*self._pools.values(), *self._resume_pools.values()]:
             pool.close()
         # entries / transactions: how many journal entries each fsync carried on average.
-        log.info("store.closed", transactions=self.store.transactions, entries=self.store.entries)
+        if report:
+            log.info("store.closed", transactions=self.store.transactions, entries=self.store.entries)
         self.store.close()
 
     def authenticate(self, token: str) -> Principal:
@@ -682,6 +688,8 @@ class MatchRegistry:
             check_color(color)
         metadata = self.metadata_of(module_id)  # UnknownModule first
         check_player_count(metadata, len(specs))
+        for name in bots.values():
+            check_bot_fits(name, metadata.hidden_information)
         resolved = resolve_options(metadata, options or {})
         control = time_control or TimeControl()
         stored = self.store.get_module(module_id)

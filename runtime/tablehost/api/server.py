@@ -261,6 +261,8 @@ def serve(
         created.append(_new_folder(Path(store[len("sqlite:"):])))
     try:
         host, _ = check_address(listen, listening=True)
+        if http is not None:
+            check_address(http, listening=True)
         registry = MatchRegistry(
             data_dir, limits=limits, synchronous=synchronous, check_uploads=check_uploads,
             check_players=check_players, store=store, metrics=metrics,
@@ -288,7 +290,7 @@ def serve(
         )
         bound_metrics = None if metrics_port is None else metrics.serve_http(metrics_port, host)
     except (ValueError, RuntimeError, OSError) as exc:
-        registry.close()
+        registry.close(report=False)
         _remove_new_folders(created)
         print(f"tablehost: {exc}", file=sys.stderr)
         return EXIT_CANNOT_START
@@ -299,7 +301,7 @@ def serve(
 
             web = HttpServer(http, registry, reuse_port=reuse_port)
         except (ValueError, RuntimeError, ImportError) as exc:
-            registry.close()
+            registry.close(report=False)
             _remove_new_folders(created)
             print(f"tablehost: {exc}", file=sys.stderr)
             return EXIT_CANNOT_START

@@ -55,6 +55,36 @@ def check_bot_name(name: str) -> str:
     return name
 
 
+def check_bot_fits(name: str, hidden_information: bool) -> None:
+    """Refuse a search bot of the wrong kind for the game, before the match is created.
+
+    ``mcts`` searches the whole state, so it cannot play a game with hidden information (the
+    guest would refuse every decision with ``hidden_information``); ``ismcts`` samples what its
+    seat cannot see, and a game without hidden information has nothing to sample (the guest
+    refuses with ``no_sampler``). A hidden-information game whose module has no
+    ``Game::sample_hidden`` is only found out at its first decision (the module alone knows).
+
+    Args:
+        name: a bot name :func:`check_bot_name` accepted.
+        hidden_information: the module metadata's ``hidden_information``.
+
+    Raises:
+        InvalidRequest: the search kind does not fit the game, naming the one that does.
+    """
+    bot = make_bot(name)
+    if not isinstance(bot, SearchBot):
+        return
+    if bot.algorithm == "mcts" and hidden_information:
+        raise InvalidRequest(
+            f"bot {name!r}: this game has hidden information, which mcts would see: "
+            f"use ismcts:{bot.iterations}"
+        )
+    if bot.algorithm == "ismcts" and not hidden_information:
+        raise InvalidRequest(
+            f"bot {name!r}: this game has no hidden information to sample: use mcts:{bot.iterations}"
+        )
+
+
 def decision_seed(match_id: str, version: int, player_id: PlayerId) -> int:
     """The seed of one bot decision: 64 bits of SHA-256 of ``"match_id:version:player_id"``."""
     digest = hashlib.sha256(f"{match_id}:{version}:{player_id}".encode()).digest()

@@ -24,7 +24,10 @@ Fuel decides; ``wall_ms`` only guards liveness. It is counted in CPU time of the
 runs the guest, so a call that waits for a core behind busy neighbours is not charged for the
 wait: when the epoch deadline comes, wasmtime asks :meth:`Guest._on_deadline`, which lets the
 call go on while its thread has used less CPU than is left of ``wall_ms`` and the call has run
-for less than ``wall_ms * liveness_factor`` of wall-clock time (the hard liveness cap).
+for less than ``wall_ms * liveness_factor`` of wall-clock time (the hard liveness cap). Both
+count only while the guest runs (from arming a crossing to its return): the host's own work for
+the move (serialising the state, a garbage collection, a wait for the GIL before the first
+crossing) is not the guest's, so a loaded host cannot refuse a move its fuel accepts.
 
 Every :class:`~tablehost.errors.GuestError` carries ``printed`` (what the game printed) and
 ``op``; the instance that raised it is discarded by the pool.
@@ -95,14 +98,14 @@ class CallBudget:
     Attributes:
         fuel: fuel units left (starts at ``fuel_per_call``).
         cpu_left_ms: milliseconds of guest-thread CPU time left (starts at ``wall_ms``).
-        deadline: ``time.monotonic()`` seconds when the hard liveness cap runs out
-            (``wall_ms * liveness_factor`` after the start).
+        wall_left_ms: milliseconds of wall-clock time left to the hard liveness cap (starts at
+            ``wall_ms * liveness_factor``), counted only while a crossing runs.
         wall_ms: the move's budget in milliseconds (for messages).
     """
 
     fuel: int
     cpu_left_ms: float
-    deadline: float
+    wall_left_ms: float
     wall_ms: int
     scale: int = 1
 
@@ -111,15 +114,15 @@ class CallBudget:
         """A fresh budget of ``limits.fuel_per_call`` fuel and ``limits.wall_ms`` from now, each
         times ``scale`` (>= 1: an ABI v1.1 ``playout`` of N games or a long ``search``); the
         fuel at most :data:`FUEL_MAX`."""
-        hard_s = limits.wall_ms * scale * max(1, limits.liveness_factor) / 1000.0
+        hard_ms = float(limits.wall_ms * scale * max(1, limits.liveness_factor))
         return cls(
-            min(limits.fuel_per_call * scale, FUEL_MAX), float(limits.wall_ms * scale), time.monotonic() + hard_s,
+            min(limits.fuel_per_call * scale, FUEL_MAX), float(limits.wall_ms * scale), hard_ms,
             limits.wall_ms * scale, scale,
         )
 
     def remaining_ms(self) -> float:
         """Milliseconds the next crossing may run: the smaller of CPU time and hard wall time left."""
-        return min(self.cpu_left_ms, (self.deadline - time.monotonic()) * 1000.0)
+        return min(self.cpu_left_ms, self.wall_left_ms)
 
 
 class CallStats(NamedTuple):
@@ -169,7 +172,7 @@ class Guest:
         self._raw: RawStore | None = None
         self._armed_cpu = 0.0  # thread CPU seconds when the current crossing was armed
         self._armed_left_ms = 0.0  # the budget's cpu_left_ms at that moment
-        self._armed_deadline = 0.0  # the hard liveness deadline (monotonic seconds)
+        self._armed_deadline = 0.0  # the hard liveness deadline of that crossing (monotonic seconds)
         self._wall_expired = False
         if module.info.initial_memory_bytes > limits.memory_bytes:
             raise BudgetExceeded(
@@ -303,12 +306,13 @@ class Guest:
                 budget="fuel", op=op_name,
             )
         assert self._raw is not None
+        crossing = _Crossing(self, op_name)  # allocated before the clocks start: a collection it triggers is the host's
+        self._armed_deadline = time.monotonic() + budget.wall_left_ms / 1000.0
         self._armed_cpu = time.thread_time()
         self._armed_left_ms = budget.cpu_left_ms
-        self._armed_deadline = budget.deadline
         self._wall_expired = False
         self._raw.arm(budget.fuel, TICKER.deadline_ticks(remaining_ms))
-        return _Crossing(self, op_name)
+        return crossing
 
     def _on_deadline(self) -> int | None:
         """The epoch deadline came (on the wasm thread): more ticks while budget is left, else ``None``."""
@@ -358,9 +362,9 @@ class Guest:
         """Arm a host-initiated call (the panic report) with its own fresh budget."""
         assert self._raw is not None
         fresh = CallBudget.start(self.limits)
+        self._armed_deadline = time.monotonic() + fresh.wall_left_ms / 1000.0
         self._armed_cpu = time.thread_time()
         self._armed_left_ms = fresh.cpu_left_ms
-        self._armed_deadline = fresh.deadline
         self._raw.arm(fuel, TICKER.deadline_ticks(self.limits.wall_ms))
 
     def _charge(self) -> None:
@@ -413,6 +417,7 @@ class _Crossing:
         guest = self.guest
         budget = guest._budget
         budget.cpu_left_ms = guest._armed_left_ms - (time.thread_time() - guest._armed_cpu) * 1000.0
+        budget.wall_left_ms = (guest._armed_deadline - time.monotonic()) * 1000.0
         guest._charge()
         self.errors.__exit__(kind, exc, traceback)
         if exc is None and budget.cpu_left_ms < 0:
