@@ -71,10 +71,15 @@ from tablehost.api._pb import tablehost_pb2_grpc as pb_grpc
 
 
 def start_server(
-    data_dir: Path, sync: str, store: str | None, processes: int, max_workers: int | None = None
+    data_dir: Path,
+    sync: str,
+    store: str | None,
+    processes: int,
+    max_workers: int | None = None,
+    extra: tuple[str, ...] = (),
 ) -> tuple[subprocess.Popen[str], str, str, str | None]:
-    """Start ``tablehost serve``; return the process, its address, the admin token and (one
-    process only) the URL of its Prometheus metrics."""
+    """Start ``tablehost serve`` (``extra``: more ``serve`` arguments); return the process, its
+    address, the admin token and (one process only) the URL of its Prometheus metrics."""
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(ROOT / "runtime"), os.environ.get("PYTHONPATH", "")]),
@@ -96,6 +101,7 @@ def start_server(
         *(["--processes", str(processes)] if processes > 1 else []),
         *(["--max-workers", str(max_workers)] if max_workers else []),
         *(["--metrics-port", "0"] if processes == 1 else []),
+        *extra,
     ]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
     assert proc.stdout is not None

@@ -42,6 +42,12 @@ MAX_RATE_BURST = 1_000_000
 MAX_GIVE_UP_S = 7 * 24 * 3600.0
 """``bots --timeout``: seconds without a change before the bots give up (a week)."""
 
+MAX_EVICT_AFTER_S = 30 * 24 * 3600.0
+"""``serve --evict-after``: seconds an unused match stays in memory (0 never evicts; 30 days)."""
+
+MAX_LIVE_MATCHES = 10_000_000
+"""``serve --max-live-matches``: started matches kept in memory."""
+
 
 def require_in_range(option: str, value: float, least: float, most: float, unit: str = "") -> None:
     """Refuse ``value`` unless ``least <= value <= most`` (and finite).

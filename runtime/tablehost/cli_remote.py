@@ -28,7 +28,9 @@ from tablehost.bots import SearchBot, is_search_bot, make_bot, parse_bot_list
 from tablehost.cli_budgets import add_budget_options, budget_argv, limits_from_args
 from tablehost.cli_ranges import (
     MAX_CHECK_GAMES,
+    MAX_EVICT_AFTER_S,
     MAX_GIVE_UP_S,
+    MAX_LIVE_MATCHES,
     MAX_PROCESSES,
     MAX_RATE_BURST,
     MAX_RATE_PER_S,
@@ -253,7 +255,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
             str(args.watches_per_token),
             "--check-uploads",
             str(args.check_uploads),
+            "--evict-after",
+            str(args.evict_after),
         ]
+        if args.max_live_matches is not None:
+            forwarded += ["--max-live-matches", str(args.max_live_matches)]
         if args.check_players is not None:
             forwarded += ["--check-players", str(args.check_players)]
         forwarded += budget_argv(args)
@@ -281,6 +287,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         rate_limits=rate_limits,
         watches_per_token=args.watches_per_token,
         http=args.http,
+        evict_after_s=args.evict_after or None,
+        max_live_matches=args.max_live_matches,
     )
 
 
@@ -297,6 +305,9 @@ def _check_serve_numbers(args: argparse.Namespace) -> None:
     require_in_range("--rate-burst", args.rate_burst, 1, MAX_RATE_BURST)
     require_in_range("--watches-per-token", args.watches_per_token, 1, MAX_WATCHES_PER_TOKEN)
     require_in_range("--check-uploads", args.check_uploads, 0, MAX_CHECK_GAMES)
+    require_in_range("--evict-after", args.evict_after, 0, MAX_EVICT_AFTER_S, " s")
+    if args.max_live_matches is not None:
+        require_in_range("--max-live-matches", args.max_live_matches, 1, MAX_LIVE_MATCHES)
     if args.check_players is not None:
         require_in_range("--check-players", args.check_players, 1, MAX_SEATS)
     if args.metrics_port is not None:  # process i of --processes N serves metrics on PORT+i
@@ -1021,6 +1032,17 @@ def register(commands: Any) -> None:
         type=int,
         default=128,
         help=f"request threads, watchers included, 1 to {MAX_REQUEST_THREADS} (default 128)",
+    )
+    serve.add_argument(
+        "--evict-after", type=float, default=300.0, metavar="SECONDS",
+        help="drop a finished or idle match from memory this long after its last request; its next request "
+        "reloads it from the store (0: never; default %(default)g). Never while a request, watch stream, "
+        "running clock, absent seat or server bot needs it",
+    )
+    serve.add_argument(
+        "--max-live-matches", type=int, default=None, metavar="N",
+        help="most started matches kept in memory: above it the least recently used evictable ones are "
+        "dropped even before --evict-after (default: no bound)",
     )
     serve.add_argument(
         "--sync",

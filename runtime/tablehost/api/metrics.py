@@ -17,6 +17,11 @@ metric                                 type       labels, meaning
                                                   :data:`ACTIVE_WINDOW_S`), waiting (not over,
                                                   idle longer), over
 ``watch_streams``                      gauge      open WatchMatch streams
+``matches_in_memory``                  gauge      started matches held in memory (evicted ones are
+                                                  reloaded from the store on their next request)
+``evictions_total``                    counter    ``reason`` (over, idle): matches dropped from
+                                                  memory (``serve --evict-after``,
+                                                  ``--max-live-matches``)
 ``store_commit_seconds``               histogram  one write transaction of the store
 ``store_up``                           gauge      1 while the store answers health pings
 ``requests_total``                     counter    ``method``, ``code``: gRPC requests by status
@@ -91,6 +96,12 @@ class Metrics:
             "tablehost_budget_refusals", "Guest calls stopped by a budget", ["module", "budget"], registry=r
         )
         self.watch_streams = Gauge("tablehost_watch_streams", "Open WatchMatch streams", registry=r)
+        self.matches_in_memory = Gauge(
+            "tablehost_matches_in_memory", "Started matches held in memory", registry=r
+        )
+        self.evictions = Counter(
+            "tablehost_evictions", "Matches dropped from memory, by reason", ["reason"], registry=r
+        )
         self.store_commit = Histogram(
             "tablehost_store_commit_seconds", "Store write transactions", buckets=LATENCY_BUCKETS, registry=r
         )

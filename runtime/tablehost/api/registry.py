@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import secrets
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -77,6 +78,11 @@ dropped after ``keep_warm_ms`` idle); calls in flight stay capped at ``instances
 With only ``instances_per_module`` (4) instances, 100 live matches each instantiated afresh and
 resent their state on every move. Measured: 150-300 KiB of memory per warm instance
 (tic-tac-toe, hold'em, Risk)."""
+DEFAULT_EVICT_AFTER_S = 300.0
+"""Seconds a finished or idle match stays in memory after its last request (``serve
+--evict-after``); see :meth:`MatchRegistry.evict_idle`."""
+EVICT_INTERVAL_S = 1.0
+"""How often the timekeeper looks for matches to evict, seconds."""
 HOST_INTENTS = ("confirm", "choice")
 """The host's choice for an absent seat: the first offered action of intent ``confirm``, else
 the first of intent ``choice``; never ``cancel`` or ``undo`` (so it cannot go back and forth)."""
@@ -108,6 +114,11 @@ class LiveMatch:
     returned: dict[int, int] = field(default_factory=dict)
     """Seat -> the match version at which it last came back through this process (so a seat
     that came back is not taken for absent again when the stored match is re-read)."""
+    pins: int = 0
+    """Requests and watch streams using the match now (never evicted while above 0); only
+    touched under the registry's ``_lock``."""
+    used_at: float = field(default_factory=time.monotonic)
+    """When the last request or watch stream using the match ended (``time.monotonic()``, s)."""
 
 
 @dataclass
@@ -221,6 +232,10 @@ class MatchRegistry:
         store: a ``--store`` value (:func:`tablehost.store.open_store`): ``None`` for SQLite in
             ``data_dir``, ``sqlite:DIR``, or ``postgresql://...``.
         metrics: where moves, guest calls, matches and store commits are counted (none: not counted).
+        evict_after_s: seconds a finished or idle match stays in memory after its last request
+            (None: never evicted); see :meth:`evict_idle`.
+        max_live_matches: most matches kept in memory (None: no bound); above it the least
+            recently used evictable ones go first, idle or not.
 
     On construction the admin token is created if missing and every stored match is resumed;
     a match that cannot be resumed is logged (``match.resume_failed``) and left out.
@@ -241,8 +256,12 @@ class MatchRegistry:
         check_players: int | None = None,
         store: str | None = None,
         metrics: Metrics | None = None,
+        evict_after_s: float | None = DEFAULT_EVICT_AFTER_S,
+        max_live_matches: int | None = None,
     ) -> None:
         self.data_dir = Path(data_dir)
+        self.evict_after_s = evict_after_s
+        self.max_live_matches = max_live_matches
         self.limits = limits
         self.check_uploads = check_uploads
         self.check_players = check_players
@@ -251,6 +270,7 @@ class MatchRegistry:
         if metrics is not None:
             self.store.on_commit = metrics.store_commit.observe
             metrics.watch_matches(self._match_states)
+            metrics.matches_in_memory.set_function(lambda: len(self._matches))
         try:
             self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
             self.admin_token_path, admin_token = ensure_admin_token(self.data_dir)
@@ -270,6 +290,8 @@ class MatchRegistry:
         self._lobby: dict[str, LobbyEntry] = {}
         self._returns: dict[str, dict[int, int]] = {}
         """Match -> seat -> version: returns announced by other processes, not yet applied."""
+        self._summaries: dict[str, dict[str, Any]] = {}
+        """Evicted match -> its :meth:`list_matches` summary (so listing needs no reload)."""
         self._unadoptable: set[str] = set()
         """Stored matches :meth:`adopt_matches` skips: untimed, or they could not be resumed."""
         self.heartbeat = Heartbeat(self.data_dir)
@@ -817,7 +839,7 @@ class MatchRegistry:
         check_color(color)
         entry = self._lobby_entry(match_id)
         if entry is None:
-            if match_id in self._matches or (self.store.shared and self._load(match_id) is not None):
+            if match_id in self._matches or self._load(match_id) is not None:  # evicted or another process's
                 raise SeatTaken(f"match {match_id} has already started: every seat is taken", match_id=match_id)
             raise UnknownMatch(f"no match {match_id}", match_id=match_id)
         started: LiveMatch | None = None
@@ -895,10 +917,8 @@ class MatchRegistry:
                     entry.changed.notify_all()
                     log.info("match.aborted", match_id=match_id, status="waiting")
                     return self._pending_served(entry, None)
-        live = self._live(principal, match_id)
-        with live.changed, self._held(live):
-            live.match.end("aborted")
-            self._stop_clocks(live)
+        with self._using(principal, match_id) as live, live.changed, self._held(live):
+            self._stop_clocks(live, live.match.end("aborted"))
             live.changed.notify_all()
             log.info("match.aborted", match_id=match_id, version=live.match.version)
             return self._served(live, None)
@@ -912,22 +932,25 @@ class MatchRegistry:
             PermissionDenied: not a seat token.
             MatchOver: the match is over already.
         """
-        live = self._live(principal, match_id)
-        player_id = _require_seat(principal)
-        with live.changed, self._held(live):
-            live.match.resign(player_id)
-            if live.match.game_over:
-                self._stop_clocks(live)
-            else:  # resign rule "continue": the others play on, the host plays this seat
-                live.zombies.add(player_id)
-                self._play_for_absent(live)
-            live.changed.notify_all()
-            log.info("match.resigned", match_id=match_id, player_id=player_id)
-            return self._served(live, player_id)
+        with self._using(principal, match_id) as live:
+            player_id = _require_seat(principal)
+            with live.changed, self._held(live):
+                outcome = live.match.resign(player_id)
+                if live.match.game_over:
+                    self._stop_clocks(live, outcome)
+                else:  # resign rule "continue": the others play on, the host plays this seat
+                    live.zombies.add(player_id)
+                    self._play_for_absent(live)
+                live.changed.notify_all()
+                log.info("match.resigned", match_id=match_id, player_id=player_id)
+                return self._served(live, player_id)
 
-    def _stop_clocks(self, live: LiveMatch) -> None:
+    def _stop_clocks(self, live: LiveMatch, ending: dict[str, Any]) -> None:
+        """Stop ``live``'s clocks at ``ending``'s time (its ``at``), as a reload or restart rebuilds
+        them (:meth:`tablehost.clocks.Clocks.at_end`): an evicted match shows the same clocks."""
         if live.clocks is not None:
-            live.clocks = live.clocks.after(None, [], now_ms())
+            ended_ms = iso_to_ms(ending.get("at"))
+            live.clocks = live.clocks.after(None, [], now_ms() if ended_ms is None else ended_ms)
 
     # ------------------------------------------------------------ clocks and absent seats
 
@@ -983,6 +1006,72 @@ class MatchRegistry:
             return True
         return bool(live.match.bots) and next_bot(live.match) is not None
 
+    def evict_idle(self, now: float | None = None) -> int:
+        """Drop from memory the matches no one is using: after :attr:`evict_after_s` without a
+        request, or the least recently used first while more than :attr:`max_live_matches` are
+        in memory. The next request loads an evicted match from the store exactly as after a
+        restart (:meth:`_load`). Called by the timekeeper every :data:`EVICT_INTERVAL_S`.
+
+        Never evicted: a match a request or watch stream is using (pinned by :meth:`_using`),
+        a seat connected, a match whose lock is busy, and a match not over that the timekeeper
+        has work for or may soon have: a time control (its clocks run; a timed match is dropped
+        once over), an absent seat or a server bot to move. Waiting matches stay in the lobby.
+        On a shared store this process holds no lasting lease on a match (a change takes the
+        match's hold for its own transaction only, :meth:`_held`), so nothing is released:
+        another process serves an evicted match as any other, under the same version check.
+
+        Args:
+            now: ``time.monotonic()`` to judge idleness by (tests); None for now.
+
+        Returns:
+            How many matches were evicted.
+        """
+        if self.evict_after_s is None and self.max_live_matches is None:
+            return 0
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            by_use = sorted(self._matches.items(), key=lambda item: item[1].used_at)
+        excess = len(by_use) - self.max_live_matches if self.max_live_matches is not None else 0
+        evicted = 0
+        for match_id, live in by_use:
+            stale = self.evict_after_s is not None and now - live.used_at >= self.evict_after_s
+            if not (stale or excess > 0) or live.pins:
+                continue
+            reason = self._evict(match_id, live)
+            if reason is not None:
+                evicted += 1
+                excess -= 1
+                if self.metrics is not None:
+                    self.metrics.evictions.labels(reason).inc()
+        return evicted
+
+    def _evict(self, match_id: str, live: LiveMatch) -> str | None:
+        """Drop ``live`` if nothing uses it (see :meth:`evict_idle`); returns why (``over`` or
+        ``idle``) or None when it stays."""
+        if not live.changed.acquire(blocking=False):
+            return None  # a request is in it
+        try:
+            match = live.match
+            if live.connected:
+                return None
+            if not match.game_over and (live.clocks is not None or self._due(live, now_ms())):
+                return None
+            summary = _summary(match)
+            with self._lock:
+                if live.pins or self._matches.get(match_id) is not live:
+                    return None
+                del self._matches[match_id]
+                self._summaries[match_id] = summary
+                if live.returned:  # seats that came back through here, applied again on reload
+                    seats = self._returns.setdefault(match_id, {})
+                    for player_id, version in live.returned.items():
+                        seats[player_id] = max(version, seats.get(player_id, -1))
+            reason = "over" if match.game_over else "idle"
+            log.info("match.evicted", match_id=match_id, version=match.version, reason=reason)
+            return reason
+        finally:
+            live.changed.release()
+
     def adopt_matches(self) -> int:
         """On a shared store, take into memory the timed matches this process does not hold
         (created, or started from the lobby, by another process), so their clocks run here too
@@ -1004,7 +1093,8 @@ class MatchRegistry:
         for match_id in list(self._lobby):
             self._lobby_entry(match_id)  # re-read: started or aborted elsewhere leaves the lobby
         for match_id in self.store.match_ids():
-            if match_id in self._matches or match_id in self._lobby or match_id in self._unadoptable:
+            if (match_id in self._matches or match_id in self._lobby or match_id in self._unadoptable
+                    or match_id in self._summaries):  # evicted here: over, or idle without a clock
                 continue
             try:
                 record = self.store.load_record(match_id)
@@ -1030,8 +1120,7 @@ class MatchRegistry:
             if player_id in live.zombies:
                 continue
             if live.clocks.control.on_timeout == "forfeit":
-                match.end("timeout", player_id)
-                live.clocks = live.clocks.after(None, [], now)
+                self._stop_clocks(live, match.end("timeout", player_id))
                 log.info("clock.timeout", match_id=match.match_id, player_id=player_id, policy="forfeit")
                 return True
             live.zombies.add(player_id)
@@ -1098,19 +1187,38 @@ class MatchRegistry:
 
     # ------------------------------------------------------------ reading
 
-    def _live(self, principal: Principal, match_id: str) -> LiveMatch:
+    @contextmanager
+    def _using(self, principal: Principal, match_id: str) -> Iterator[LiveMatch]:
+        """The match ``match_id`` in memory (loaded from the store when it is not), pinned for the
+        block: :meth:`evict_idle` never drops a match a request or watch stream is using.
+
+        Raises:
+            PermissionDenied: another match's token.
+            UnknownMatch: no such match (a waiting match is in the lobby, not here).
+        """
         if principal.match_id is not None and principal.match_id != match_id:
             raise PermissionDenied(f"this token belongs to another match, not {match_id}", match_id=match_id)
-        live = self._matches.get(match_id)
-        if live is None and self.store.shared:
-            live = self._load(match_id)
+        with self._lock:
+            live = self._matches.get(match_id)
+            if live is not None:
+                live.pins += 1
+        if live is None:
+            # Made by another process, or evicted: loaded exactly as after a restart.
+            live = self._load(match_id, pin=True)
         if live is None:
             raise UnknownMatch(f"no match {match_id}", match_id=match_id)
-        return live
+        try:
+            yield live
+        finally:
+            with self._lock:
+                live.pins -= 1
+                live.used_at = time.monotonic()
 
-    def _load(self, match_id: str, record: dict[str, Any] | None = None) -> LiveMatch | None:
-        """A match another process created, loaded into memory (from ``record`` when the caller
-        read it already); ``None`` when it is not stored or still waiting (then in the lobby)."""
+    def _load(self, match_id: str, record: dict[str, Any] | None = None, *, pin: bool = False) -> LiveMatch | None:
+        """A match not in memory (created by another process, or evicted), loaded from the store
+        (from ``record`` when the caller read it already) with its clocks charged up to now;
+        ``None`` when it is not stored or still waiting (then in the lobby). ``pin``: counted as
+        used (:meth:`_using`) before another thread can evict it."""
         try:
             if record is None:
                 record = self.store.load_record(match_id)
@@ -1121,7 +1229,11 @@ class MatchRegistry:
         live = LiveMatch(self._resume(match_id, record), threading.Condition())
         self._resume_clocks(live, record, None)  # the clocks as stored, charged up to now
         with self._lock:
-            return self._matches.setdefault(match_id, live)
+            live = self._matches.setdefault(match_id, live)
+            self._summaries.pop(match_id, None)
+            if pin:
+                live.pins += 1
+            return live
 
     def view(self, principal: Principal, match_id: str) -> ServedView:
         """The caller's view: its seat's for a seat token, the spectator view otherwise (a waiting
@@ -1130,8 +1242,7 @@ class MatchRegistry:
         if entry is not None:
             with entry.changed:
                 return self._pending_served(entry, principal.viewer)
-        live = self._live(principal, match_id)
-        with live.changed:
+        with self._using(principal, match_id) as live, live.changed:
             self._catch_up(live)
             self._come_back(live, principal.viewer)
             return self._served(live, principal.viewer)
@@ -1197,8 +1308,11 @@ class MatchRegistry:
                     served = self._pending_served(entry, principal.viewer)
                 yield served
                 return
-        live = self._live(principal, match_id)
-        viewer = principal.viewer
+        with self._using(principal, match_id) as live:
+            yield from self._follow(live, principal.viewer, is_active)
+
+    def _follow(self, live: LiveMatch, viewer: int | None, is_active: Callable[[], bool]) -> Iterator[ServedView]:
+        """The watch loop of :meth:`watch` on a started match (pinned by the caller)."""
         with live.changed:
             if viewer is not None:
                 live.connected[viewer] += 1
@@ -1236,21 +1350,21 @@ class MatchRegistry:
             StoreConflict: another process stored this version first (a shared store without
                 its hold, which the claim prevents); nothing changed.
         """
-        live = self._live(principal, match_id)
-        player_id = _require_seat(principal)
-        with live.changed, self._counted("move"), self._held(live):
-            self._come_back(live, player_id)
-            action = _offered_form(live.match, player_id, view_action)
-            live.next_clocks = None
-            move = live.match.submit_view_action(player_id, action, expected_version=expected_version)
-            self._commit_clocks(live)
-            if live.zombies:
-                self._play_for_absent(live)
-            self._play_bots(live)
-            live.changed.notify_all()
-            if move.printed:  # bounded by the gate's limits; for the admin, never for players
-                log.info("guest.printed", match_id=match_id, seq=move.seq, printed=move.printed)
-            return self._served(live, player_id)
+        with self._using(principal, match_id) as live:
+            player_id = _require_seat(principal)
+            with live.changed, self._counted("move"), self._held(live):
+                self._come_back(live, player_id)
+                action = _offered_form(live.match, player_id, view_action)
+                live.next_clocks = None
+                move = live.match.submit_view_action(player_id, action, expected_version=expected_version)
+                self._commit_clocks(live)
+                if live.zombies:
+                    self._play_for_absent(live)
+                self._play_bots(live)
+                live.changed.notify_all()
+                if move.printed:  # bounded by the gate's limits; for the admin, never for players
+                    log.info("guest.printed", match_id=match_id, seq=move.seq, printed=move.printed)
+                return self._served(live, player_id)
 
     def undo(self, principal: Principal, match_id: str, expected_version: int) -> ServedView:
         """Take back the caller's newest undoable move; durable before it returns.
@@ -1260,14 +1374,14 @@ class MatchRegistry:
             MatchOver, StaleVersion, UndoRefused: nothing changed.
             StoreUnavailable, StoreConflict: as for :meth:`submit`; nothing changed.
         """
-        live = self._live(principal, match_id)
-        player_id = _require_seat(principal)
-        with live.changed, self._counted("undo"), self._held(live):
-            live.match.undo(player_id, expected_version=expected_version)
-            if live.clocks is not None:
-                live.clocks = live.clocks.after(None, live.match.active_player_ids, now_ms())
-            live.changed.notify_all()
-            return self._served(live, player_id)
+        with self._using(principal, match_id) as live:
+            player_id = _require_seat(principal)
+            with live.changed, self._counted("undo"), self._held(live):
+                live.match.undo(player_id, expected_version=expected_version)
+                if live.clocks is not None:
+                    live.clocks = live.clocks.after(None, live.match.active_player_ids, now_ms())
+                live.changed.notify_all()
+                return self._served(live, player_id)
 
     def record(self, principal: Principal, match_id: str) -> dict[str, Any]:
         """The match record: for the admin any time, for the match's tokens after game over.
@@ -1276,8 +1390,7 @@ class MatchRegistry:
             PermissionDenied: a seat or spectator token before game over (the record holds
                 every hidden part of the table).
         """
-        live = self._live(principal, match_id)
-        with live.changed:
+        with self._using(principal, match_id) as live, live.changed:
             self._catch_up(live)
             if principal.kind != "admin" and not live.match.game_over:
                 raise PermissionDenied(
@@ -1301,17 +1414,17 @@ class MatchRegistry:
         """
         if self._waiting(principal, match_id) is not None:
             return [], 0
-        live = self._live(principal, match_id)
-        key = None if principal.viewer is None else str(principal.viewer)
-        with live.changed:
-            match = live.match
-            batches = [match.setup["patches"]] + [m.patches for m in match.history if not m.undone]
-            entries = [p["entry"] for batch in batches for p in batch if p.get("op") == "log"]
-        texts = [
-            (entry.get("for_player") or {}).get(key, entry.get("text", "")) if key else entry.get("text", "")
-            for entry in entries[offset : offset + limit]
-        ]
-        return texts, len(entries)
+        with self._using(principal, match_id) as live:
+            key = None if principal.viewer is None else str(principal.viewer)
+            with live.changed:
+                match = live.match
+                batches = [match.setup["patches"]] + [m.patches for m in match.history if not m.undone]
+                entries = [p["entry"] for batch in batches for p in batch if p.get("op") == "log"]
+            texts = [
+                (entry.get("for_player") or {}).get(key, entry.get("text", "")) if key else entry.get("text", "")
+                for entry in entries[offset : offset + limit]
+            ]
+            return texts, len(entries)
 
     def match_module(self, principal: Principal, match_id: str) -> StoredModule:
         """The module a match runs, bytes included, for anyone who may view the match.
@@ -1323,13 +1436,13 @@ class MatchRegistry:
             PermissionDenied: another match's token.
             UnknownMatch: no such match (a waiting match has no table yet).
         """
-        live = self._live(principal, match_id)
-        with live.changed:
-            sha256 = live.match.module_sha256
-        stored = self.store.get_module(sha256)
-        if stored is None:  # a live match's module is always stored; this guards a damaged store
-            raise UnknownModule(f"no module {sha256}", module_id=sha256)
-        return stored
+        with self._using(principal, match_id) as live:
+            with live.changed:
+                sha256 = live.match.module_sha256
+            stored = self.store.get_module(sha256)
+            if stored is None:  # a live match's module is always stored; this guards a damaged store
+                raise UnknownModule(f"no module {sha256}", module_id=sha256)
+            return stored
 
     def list_matches(
         self, principal: Principal, *, module_id: str = "", open_only: bool = False
@@ -1345,15 +1458,19 @@ class MatchRegistry:
             active_player_ids, created_at, status, result (MatchResult or None), open_seats,
             options, time_control}``.
         """
-        if self.store.shared:  # matches another process created
+        visible = lambda match_id: principal.match_id is None or principal.match_id == match_id
+        if self.store.shared:  # matches another process created or changed since their eviction here
+            with self._lock:
+                evicted = dict(self._summaries)
             for match_id in set(self.store.match_ids()) - set(self._matches):
-                if principal.match_id is None or principal.match_id == match_id:
+                known = evicted.get(match_id)
+                heard = self.store.latest_version(match_id)  # None: no change heard of since
+                if visible(match_id) and (known is None or (heard is not None and heard > known["version"])):
                     self._load(match_id)
         with self._lock:
-            visible = lambda match_id: principal.match_id is None or principal.match_id == match_id
             lives = [live for match_id, live in self._matches.items() if visible(match_id)]
             entries = [entry for match_id, entry in self._lobby.items() if visible(match_id)]
-        summaries = []
+            summaries = [dict(s) for match_id, s in self._summaries.items() if visible(match_id)]
         for entry in entries:
             with entry.changed:
                 p = entry.pending
@@ -1378,24 +1495,7 @@ class MatchRegistry:
             for live in lives:
                 with live.changed:
                     self._catch_up(live)
-                    m = live.match
-                    summaries.append(
-                        {
-                            "match_id": m.match_id,
-                            "module_id": m.module_sha256,
-                            "module_name": m.module_name,
-                            "players": list(m.players),
-                            "version": m.version,
-                            "game_over": m.game_over,
-                            "active_player_ids": [] if m.game_over else m.active_player_ids,
-                            "created_at": m.created_at,
-                            "status": m.status,
-                            "result": m.result,
-                            "open_seats": [],
-                            "options": dict(m.setup.get("options") or {}),
-                            "time_control": {k: v for k, v in m.time_control.items() if k != "started_at_ms"},
-                        }
-                    )
+                    summaries.append(_summary(live.match))
         summaries = [
             s
             for s in summaries
@@ -1449,6 +1549,25 @@ class MatchRegistry:
         view = _waiting_view("aborted" if entry.aborted else "waiting")
         extras = {"open_seats": [] if entry.aborted else pending.open_seats, "time_control": pending.time_control}
         return ServedView(pending.match_id, viewer, view, [], extras=extras)
+
+
+def _summary(m: Match) -> dict[str, Any]:
+    """A started match's :meth:`MatchRegistry.list_matches` entry."""
+    return {
+        "match_id": m.match_id,
+        "module_id": m.module_sha256,
+        "module_name": m.module_name,
+        "players": list(m.players),
+        "version": m.version,
+        "game_over": m.game_over,
+        "active_player_ids": [] if m.game_over else m.active_player_ids,
+        "created_at": m.created_at,
+        "status": m.status,
+        "result": m.result,
+        "open_seats": [],
+        "options": dict(m.setup.get("options") or {}),
+        "time_control": {k: v for k, v in m.time_control.items() if k != "started_at_ms"},
+    }
 
 
 def _require_admin(principal: Principal, what: str) -> None:

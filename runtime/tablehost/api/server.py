@@ -42,7 +42,7 @@ from tablehost.api.bind import bind_port
 from tablehost.api.interceptors import RequestInterceptor
 from tablehost.api.metrics import Metrics
 from tablehost.api.rate_limit import RateLimits
-from tablehost.api.registry import MatchRegistry
+from tablehost.api.registry import DEFAULT_EVICT_AFTER_S, MatchRegistry
 from tablehost.api.servicer import MatchServicer, ModuleServicer
 from tablehost.api.validation import MAX_RESPONSE_BYTES, check_address
 from tablehost.api.watch_slots import WATCHES_PER_TOKEN, WatchSlots, watch_share
@@ -225,6 +225,8 @@ def serve(
     rate_limits: RateLimits | None = None,
     watches_per_token: int = WATCHES_PER_TOKEN,
     http: str | None = None,
+    evict_after_s: float | None = DEFAULT_EVICT_AFTER_S,
+    max_live_matches: int | None = None,
 ) -> int:
     """Run a server until SIGINT or SIGTERM (``tablehost serve``).
 
@@ -240,6 +242,8 @@ def serve(
             shared store.
         metrics_port: serve Prometheus metrics on this port of the listen host (0 picks one).
         rate_limits, watches_per_token: the per-token limits (:func:`create_server`).
+        evict_after_s, max_live_matches: when finished and idle matches leave memory
+            (:meth:`MatchRegistry.evict_idle`; None: never, no bound).
 
     ``http`` (``host:port``, off when ``None``) also serves the web table
     (:mod:`tablehost.web`) on a thread of this process, over the same registry; its URL is
@@ -262,6 +266,7 @@ def serve(
         registry = MatchRegistry(
             data_dir, limits=limits, synchronous=synchronous, check_uploads=check_uploads,
             check_players=check_players, store=store, metrics=metrics,
+            evict_after_s=evict_after_s, max_live_matches=max_live_matches,
         )
     except (ValueError, StoreError) as exc:
         _remove_new_folders(created)

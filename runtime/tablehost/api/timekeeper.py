@@ -5,6 +5,8 @@ clock reached 0, plays for absent seats and beats the heartbeat the clocks' down
 reads after a restart (:mod:`tablehost.clocks`). On a shared store it also takes in, every
 :data:`~tablehost.api.registry.ADOPT_INTERVAL_S`, the matches other processes made
 (:meth:`MatchRegistry.adopt_matches`), so their clocks run here too if that process dies.
+Every :data:`~tablehost.api.registry.EVICT_INTERVAL_S` it drops finished and idle matches from
+memory (:meth:`MatchRegistry.evict_idle`).
 """
 
 from __future__ import annotations
@@ -49,10 +51,16 @@ class Timekeeper:
             self._thread.join(timeout=5)
 
     def _run(self) -> None:
-        from tablehost.api.registry import ADOPT_INTERVAL_S
+        from tablehost.api.registry import ADOPT_INTERVAL_S, EVICT_INTERVAL_S
 
-        adopted_at = time.monotonic()
+        adopted_at = evicted_at = time.monotonic()
         while not self._stop.wait(self.tick_s):
+            if time.monotonic() - evicted_at >= EVICT_INTERVAL_S:
+                evicted_at = time.monotonic()
+                try:
+                    self.registry.evict_idle()
+                except Exception:
+                    log.exception("match.evict_crashed")
             if time.monotonic() - adopted_at >= ADOPT_INTERVAL_S:
                 adopted_at = time.monotonic()
                 try:
