@@ -29,15 +29,20 @@ struct Node<M> {
     mv: Option<M>,
     /// The seat that made it.
     seat: usize,
+    /// Where `mv` was in the mover's moves when last seen: tested first,
+    /// so a game whose node always has the same moves needs no scan.
+    at: usize,
     children: Vec<usize>,
     visits: f64,
-    availability: f64,
+    /// Iterations this node was available in (a whole number: its `ln` is
+    /// looked up, not computed).
+    availability: u32,
     reward: f64,
 }
 
 impl<M> Node<M> {
-    fn new(mv: Option<M>, seat: usize, availability: f64) -> Node<M> {
-        Node { mv, seat, children: Vec::new(), visits: 0.0, availability, reward: 0.0 }
+    fn new(mv: Option<M>, seat: usize, at: usize, availability: u32) -> Node<M> {
+        Node { mv, seat, at, children: Vec::new(), visits: 0.0, availability, reward: 0.0 }
     }
 }
 
@@ -71,7 +76,7 @@ pub fn search<G: Game, S: SearchState>(
     }
     let rule = G::metadata().result;
     let mut rng = Rng::new(seed);
-    let mut nodes = vec![Node::new(None, seat, 0.0)];
+    let mut nodes = vec![Node::new(None, seat, 0, 0)];
     let mut ln_cache = Vec::new();
     let (mut path, mut moves, mut untried, mut rewards) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut available, mut taken) = (Vec::new(), Vec::new());
@@ -110,18 +115,27 @@ pub fn search<G: Game, S: SearchState>(
                 if made.seat != mover {
                     continue;
                 }
-                if let Some(at) = made.mv.and_then(|mv| moves.iter().position(|&m| m == mv)) {
+                // Moves are distinct (the `SearchState` contract): a hit at
+                // the remembered place is the one `position` would find.
+                let at = match made.mv {
+                    Some(mv) if moves.get(made.at) == Some(&mv) => Some(made.at),
+                    Some(mv) => moves.iter().position(|&m| m == mv),
+                    None => None,
+                };
+                if let Some(at) = at {
                     available.push((child, at));
                     taken[at] = true;
                 }
             }
-            for &(child, _) in &available {
-                nodes[child].availability += 1.0;
+            for &(child, at) in &available {
+                let made = &mut nodes[child];
+                made.availability += 1;
+                made.at = at;
             }
             untried.extend((0..moves.len()).filter(|&at| !taken[at]));
             let (child, at) = if !untried.is_empty() {
                 let at = untried[rng.below(untried.len())];
-                nodes.push(Node::new(Some(moves[at]), mover, 1.0));
+                nodes.push(Node::new(Some(moves[at]), mover, at, 1));
                 let child = nodes.len() - 1;
                 nodes[node].children.push(child);
                 (child, at)
@@ -175,7 +189,7 @@ fn best_child<M>(nodes: &[Node<M>], available: &[(usize, usize)], exploration: f
         let score = if c.visits == 0.0 {
             f64::INFINITY
         } else {
-            c.reward / c.visits + exploration * (ln(c.availability.max(1.0), ln_cache) / c.visits).sqrt()
+            c.reward / c.visits + exploration * (ln(c.availability.max(1), ln_cache) / c.visits).sqrt()
         };
         if score > best_score {
             best_score = score;
@@ -185,12 +199,12 @@ fn best_child<M>(nodes: &[Node<M>], available: &[(usize, usize)], exploration: f
     best
 }
 
-/// `count.ln()` for a whole number `count` >= 1, from `cache` below
-/// `LN_CACHE` (the same value: `ln` of the same double).
-fn ln(count: f64, cache: &mut Vec<f64>) -> f64 {
+/// `ln` of `count` (>= 1) as a double, from `cache` below `LN_CACHE`
+/// (the same value: `ln` of the same double).
+fn ln(count: u32, cache: &mut Vec<f64>) -> f64 {
     let at = count as usize;
-    if at >= LN_CACHE || at as f64 != count {
-        return count.ln();
+    if at >= LN_CACHE {
+        return f64::from(count).ln();
     }
     while cache.len() <= at {
         let next = cache.len() as f64;

@@ -39,6 +39,7 @@ impl Policy {
     }
 
     /// The index of the candidate this policy picks among `count` (>= 1).
+    #[inline(always)]
     pub fn pick(self, count: usize, rng: &mut Rng) -> usize {
         match self {
             Policy::Random => rng.below(count),

@@ -43,6 +43,7 @@ impl Rng {
     }
 
     /// The next raw 64-bit output of SplitMix64.
+    #[inline(always)]
     pub fn next_u64(&mut self) -> u64 {
         self.used = true;
         self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -54,6 +55,7 @@ impl Rng {
 
     /// A uniform integer in `0..n`, without modulo bias: raw outputs below
     /// `(2^64 - n) mod n` are rejected. Panics when `n < 1`.
+    #[inline(always)]
     pub fn below<N: Bound>(&mut self, n: N) -> N {
         let bound = n.to_bound();
         let threshold = bound.wrapping_neg() % bound;
