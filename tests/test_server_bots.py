@@ -35,7 +35,10 @@ def upload(host: Host, name: str) -> str:
 
 def replays(host: Host, match_id: str, name: str) -> bool:
     record = parse_record(host.admin.record(match_id))
-    return replay(record, GuestPool(load_module((DIST / f"{name}.wasm").read_bytes(), name=name))).ok
+    module = load_module((DIST / f"{name}.wasm").read_bytes(), name=name)
+    # Replay's widened wall clock, as `replay --verify` and a resuming server use: fuel decides,
+    # and this process's heap (a whole test session's) can make a collection land inside a call.
+    return replay(record, GuestPool(module, module.limits.for_replay())).ok
 
 
 def test_a_person_plays_tic_tac_toe_against_a_server_mcts_bot(host: Host) -> None:
