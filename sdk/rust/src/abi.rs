@@ -8,6 +8,7 @@ use std::ptr;
 use crate::cache::StateCache;
 use crate::dispatch::dispatch_into;
 use crate::game::Game;
+use crate::json_out::{name, ObjectWriter};
 use crate::printing::peek_printed;
 
 /// What `tablehost_abi_v1` returns: the minor version of ABI v1.
@@ -89,9 +90,19 @@ pub fn panic_message() -> i64 {
     })
 }
 
+/// `{"message": message|null, "printed": printed}` as JSON bytes, written by
+/// `json_out` (serde_json's serializer would add its own copy of the value
+/// writer to every module, for a path taken only after a panic).
 fn panic_report(message: Option<&str>, printed: &str) -> Vec<u8> {
-    serde_json::to_vec(&serde_json::json!({ "message": message, "printed": printed }))
-        .unwrap_or_else(|_| b"{\"message\":null,\"printed\":\"\"}".to_vec())
+    let mut out = Vec::new();
+    let mut report = ObjectWriter::begin(&mut out);
+    match message {
+        Some(text) => report.member(name!("message"), text),
+        None => report.member(name!("message"), &None::<String>),
+    };
+    report.member(name!("printed"), printed);
+    report.end();
+    out
 }
 
 /// Keep each panic's message, location and printed text for `panic_message`

@@ -178,6 +178,15 @@ fn write_bool(out: &mut Vec<u8>, value: bool) {
     out.extend_from_slice(if value { b"true" } else { b"false" });
 }
 
+/// `value` as compact JSON text (what `value.to_string()` gives), for
+/// messages: through this writer, so a module carries no serde_json
+/// serializer for the rare paths that quote a value.
+pub(crate) fn json_text(value: &Value) -> String {
+    let mut out = Vec::new();
+    value.write_json(&mut out);
+    String::from_utf8(out).expect("the writer only appends whole UTF-8 strings and ASCII")
+}
+
 /// Whether `text` can go between quotes as it is (no byte needs an escape).
 fn is_plain(text: &str) -> bool {
     !text.bytes().any(needs_escape)

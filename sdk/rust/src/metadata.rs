@@ -16,6 +16,7 @@
 
 use serde_json::{json, Map, Value};
 
+use crate::json_out::json_text;
 use crate::table::Table;
 
 /// The `meta_data` key under which the SDK records the chosen options at
@@ -130,7 +131,7 @@ impl GameOption {
             }
             OptionKind::Choice(values) => {
                 out.insert("type".into(), json!("choice"));
-                out.insert("values".into(), json!(values));
+                out.insert("values".into(), Value::Array(values.iter().cloned().map(Value::String).collect()));
             }
         }
         out.insert("default".into(), self.default.clone());
@@ -215,7 +216,7 @@ impl Metadata {
             "hidden_information": self.hidden_information,
             "result": self.result.wire(),
             "resign": match self.resign { ResignRule::Ends => "ends", ResignRule::Continue => "continue" },
-            "options": self.options.iter().map(GameOption::to_json).collect::<Vec<_>>(),
+            "options": Value::Array(self.options.iter().map(GameOption::to_json).collect()),
         })
     }
 
@@ -228,7 +229,7 @@ impl Metadata {
             match self.options.iter().find(|o| &o.name == name) {
                 None => return Err(format!("unknown option {:?}", name)),
                 Some(option) if !option.allows(value) => {
-                    return Err(format!("option {:?} does not allow {}", name, value))
+                    return Err(format!("option {:?} does not allow {}", name, json_text(value)))
                 }
                 Some(_) => {}
             }

@@ -248,3 +248,55 @@ pub fn assert_summary_agrees<G: Game>(player_ids: &[PlayerId], seed: u64, plies:
     }
     plies
 }
+
+/// Random midgames of `player_ids` (seeds 0 to 5; 0, 7, 40 and 150 random
+/// moves in): for every seat, [`assert_sample_fits_view`] holds, and sampling
+/// twice with the same seed gives the same state.
+///
+/// Panics (test failure) on the first sample that does not fit or repeat.
+pub fn assert_samples_fit_every_view<G: Game>(player_ids: &[PlayerId]) {
+    for seed in 0..6u64 {
+        for plies in [0u32, 7, 40, 150] {
+            let table = random_midgame::<G>(player_ids, seed, plies);
+            for &viewer in player_ids {
+                let first = assert_sample_fits_view::<G>(&table, viewer, seed);
+                let again = assert_sample_fits_view::<G>(&table, viewer, seed);
+                assert_eq!(first, again, "the same seed samples the same state");
+            }
+        }
+    }
+}
+
+/// For random midgames of `player_ids` (seeds 0 to 2, 25 random moves in) that
+/// are not over and whose first active player has a move: an ISMCTS search (12
+/// iterations, playouts cut at 60 moves) from that player's view answers one of
+/// the actions the game offers them, and plain MCTS refuses the view (the game
+/// hides information). Returns how many midgames were searched.
+///
+/// Panics (test failure) when a search fails or answers something not offered,
+/// when plain MCTS does not refuse, or when no midgame had a move to search.
+pub fn assert_ismcts_answers_an_offer<G: Game>(player_ids: &[PlayerId]) -> u32 {
+    use crate::mcts::{search, Budget, Search};
+    let mut searched = 0;
+    for seed in 0..3u64 {
+        let table = random_midgame::<G>(player_ids, seed, 25);
+        let scores = G::scores(&table);
+        if G::is_game_over(&table, &scores) {
+            continue;
+        }
+        let player = table.active_players()[0];
+        if crate::playout::candidates::<G>(&table, player).is_empty() {
+            continue;
+        }
+        let view = crate::view_of(table.state(), Some(player));
+        let budget = Budget { iterations: 12, exploration: 1.0, max_playout_plies: 60 };
+        let decision = search::<G>(&view, player, Search::Ismcts, budget, seed).expect("a decision");
+        let offered = G::available_actions(&table, player);
+        assert!(offered.iter().any(|offer| offer.action == decision.offer.action), "{:?}", decision.offer);
+        let mcts = search::<G>(&view, player, Search::Mcts, budget, seed);
+        assert!(mcts.is_err(), "plain mcts refuses a game that hides information");
+        searched += 1;
+    }
+    assert!(searched > 0, "some midgame had a move to search");
+    searched
+}
