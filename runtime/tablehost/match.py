@@ -587,7 +587,8 @@ class Match:
     ) -> MoveRecord:
         """Gate, journal and apply the guest's answer to a move; raises (changing nothing) to refuse it."""
         response = self.gate.check_step(answer, self.table)  # also runs Table.check on the patches
-        _check_ranks(response, self.metadata, [p.player_id for p in self.players])
+        if self.metadata.result == "ranks":
+            _check_ranks(response, self.metadata, self._seat_ids())
         move = MoveRecord(
             seq=self.version + 1,
             player_id=player_id,
