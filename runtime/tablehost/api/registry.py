@@ -40,7 +40,14 @@ import structlog
 from tablehost.api.auth import ADMIN, Principal, ensure_admin_token, hash_token, new_token
 from tablehost.api.faults import InvalidRequest, PermissionDenied, Unauthenticated, UnknownModule
 from tablehost.api.metrics import Metrics
-from tablehost.api.server_bots import BOT_MOVES_PER_CALL, check_bot_fits, check_bot_name, next_bot, play_bots
+from tablehost.api.server_bots import (
+    BOT_MOVES_PER_CALL,
+    check_bot_fits,
+    check_bot_name,
+    needs_sampler,
+    next_bot,
+    play_bots,
+)
 from tablehost.api.stored_matches import LOBBY_STATUSES, live_summary, must_run, started_summary, waiting_summary
 from tablehost.api.timekeeper import Timekeeper
 from tablehost.api.validation import check_color, check_module_name, check_username
@@ -55,6 +62,7 @@ from tablehost.match import Match, MatchView
 from tablehost.metadata import GameMetadata, check_player_count, parse_metadata, resolve_options
 from tablehost.module import GameModule, load_module
 from tablehost.record import parse_record, resume_match
+from tablehost.sampler_probe import samples_hidden
 from tablehost.store import Claim, MatchStore, SeatRow, StoredModule, StoreError, open_store
 from tablehost.view import view_actions
 
@@ -84,6 +92,8 @@ DEFAULT_EVICT_AFTER_S = 300.0
 --evict-after``); see :meth:`MatchRegistry.evict_idle`."""
 EVICT_INTERVAL_S = 1.0
 """How often the timekeeper looks for matches to evict, seconds."""
+EMPTY_MODULE = "the module is empty (0 bytes): send the .wasm file's bytes"
+"""UploadModule's refusal of no bytes, the same over gRPC and HTTP."""
 HOST_INTENTS = ("confirm", "choice")
 """The host's choice for an absent seat: the first offered action of intent ``confirm``, else
 the first of intent ``choice``; never ``cancel`` or ``undo`` (so it cannot go back and forth)."""
@@ -295,6 +305,8 @@ class MatchRegistry:
         """Set once :meth:`close` ran (background checks stop then)."""
         self._pools: dict[str, GuestPool] = {}
         self._metadata: dict[str, GameMetadata] = {}
+        self._samplers: dict[str, bool] = {}
+        """Module -> whether it implements ``Game::sample_hidden`` (asked once, :meth:`_samples_hidden`)."""
         self._resume_pools: dict[str, GuestPool] = {}
         self._matches: dict[str, LiveMatch] = {}
         self._lobby: dict[str, LobbyEntry] = {}
@@ -606,6 +618,20 @@ class MatchRegistry:
         with self._lock:
             return self._metadata.setdefault(sha256, metadata)
 
+    def _samples_hidden(self, sha256: str, metadata: GameMetadata, players: int, options: dict[str, Any]) -> bool | None:
+        """Whether the module implements ``Game::sample_hidden`` (:mod:`tablehost.sampler_probe`),
+        asked once per module and kept (an answer of "cannot tell" is asked again next time)."""
+        with self._lock:
+            known = self._samplers.get(sha256)
+        if known is not None:
+            return known
+        answer = samples_hidden(self._pool(sha256), metadata, players, options)
+        log.info("module.sampler_probed", module_id=sha256, samples_hidden=answer)
+        if answer is not None:
+            with self._lock:
+                self._samplers[sha256] = answer
+        return answer
+
     def upload_module(self, principal: Principal, data: bytes, name: str) -> StoredModule:
         """Validate, compile and store a module (admin only); identical bytes return the stored module.
 
@@ -615,12 +641,15 @@ class MatchRegistry:
 
         Raises:
             PermissionDenied: not the admin token.
-            InvalidRequest: the name is over 200 characters or has a control character.
+            InvalidRequest: no bytes (:data:`EMPTY_MODULE`), or the name is over 200 characters
+                or has a control character.
             ModuleError: not a valid ABI v1 module, its validation and compilation went over
                 ``compile_ms`` or ``compile_memory_bytes`` (they run in a capped child process),
                 or (``check_uploads``) it failed ``tablehost check``.
         """
         _require_admin(principal, "upload modules")
+        if not data:  # one wording over gRPC and HTTP (the validator would say "not wasm")
+            raise InvalidRequest(EMPTY_MODULE)
         check_module_name(name)
         module = load_module(
             data, limits=self.limits, cache_dir=self.data_dir / "cache", name=name or None, isolated=True
@@ -713,9 +742,12 @@ class MatchRegistry:
             check_color(color)
         metadata = self.metadata_of(module_id)  # UnknownModule first
         check_player_count(metadata, len(specs))
-        for name in bots.values():
-            check_bot_fits(name, metadata.hidden_information)
         resolved = resolve_options(metadata, options or {})
+        for name in bots.values():
+            samples = None
+            if needs_sampler(name, metadata.hidden_information):
+                samples = self._samples_hidden(module_id, metadata, len(specs), resolved)
+            check_bot_fits(name, metadata.hidden_information, samples)
         control = time_control or TimeControl()
         stored = self.store.get_module(module_id)
         assert stored is not None

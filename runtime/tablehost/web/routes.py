@@ -70,20 +70,26 @@ def bearer(request: Request) -> str:
     return token.strip()
 
 
+class BodyTooLarge(InvalidRequest):
+    """The request body is over its cap: HTTP 413 Content Too Large (RFC 9110, 15.5.14)."""
+
+    code = "request/too_large"
+
+
 async def capped_body(request: Request, limit_bytes: int) -> bytes:
     """The request body, read no further than ``limit_bytes`` (a larger body is never buffered).
 
     Raises:
-        InvalidRequest: the body is over ``limit_bytes``.
+        BodyTooLarge: the body is over ``limit_bytes`` (by its Content-Length, before reading).
     """
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit_bytes:
-        raise InvalidRequest(f"the request body is over {limit_bytes} bytes")
+        raise BodyTooLarge(f"the request body is over {limit_bytes} bytes")
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > limit_bytes:
-            raise InvalidRequest(f"the request body is over {limit_bytes} bytes")
+            raise BodyTooLarge(f"the request body is over {limit_bytes} bytes")
         chunks.append(chunk)
     return b"".join(chunks)
 
