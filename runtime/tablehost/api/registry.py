@@ -92,6 +92,9 @@ DEFAULT_EVICT_AFTER_S = 300.0
 --evict-after``); see :meth:`MatchRegistry.evict_idle`."""
 EVICT_INTERVAL_S = 1.0
 """How often the timekeeper looks for matches to evict, seconds."""
+WAKE_LEAD_MS = 10_000
+"""How long before its next timeout an evicted timed match is loaded again (:meth:`MatchRegistry.wake_timed`),
+ms; a timed match whose timeout is nearer than this (plus one eviction interval) is not evicted."""
 EMPTY_MODULE = "the module is empty (0 bytes): send the .wasm file's bytes"
 """UploadModule's refusal of no bytes, the same over gRPC and HTTP."""
 HOST_INTENTS = ("confirm", "choice")
@@ -315,6 +318,9 @@ class MatchRegistry:
         self._summaries: dict[str, dict[str, Any]] = {}
         """Stored match not in memory (evicted, or not loaded since startup; started or waiting)
         -> its :meth:`list_matches` summary (so listing needs no load)."""
+        self._wake_at: dict[str, int] = {}
+        """Evicted timed match -> when (wall ms) its next timeout falls; :meth:`wake_timed` loads
+        it again :data:`WAKE_LEAD_MS` before."""
         self._unadoptable: set[str] = set()
         """Stored matches :meth:`adopt_matches` skips: untimed, or they could not be resumed."""
         self.heartbeat = Heartbeat(self.data_dir)
@@ -438,6 +444,11 @@ class MatchRegistry:
                     live.zombies.discard(player_id)
 
     def _derive_zombies(self, live: LiveMatch) -> None:
+        """Set ``live.zombies`` from the stored moves (:meth:`_stored_zombies`)."""
+        live.zombies = self._stored_zombies(live)
+
+    @staticmethod
+    def _stored_zombies(live: LiveMatch) -> set[int]:
         """Absent seats from the stored moves: those that resigned, and those whose newest own
         move the host played, unless the seat came back since (``live.returned``)."""
         match = live.match
@@ -448,7 +459,7 @@ class MatchRegistry:
                 continue
             if own and own[-1].by_host:
                 zombies.add(player.player_id)
-        live.zombies = zombies
+        return zombies
 
     def _catch_up(self, live: LiveMatch, claim: Claim | None = None) -> None:
         """Reload ``live`` when the store holds a newer version; call under ``live.changed``.
@@ -1079,8 +1090,19 @@ class MatchRegistry:
 
         Never evicted: a match a request or watch stream is using (pinned by :meth:`_using`),
         a seat connected, a match whose lock is busy, and a match not over that the timekeeper
-        has work for or may soon have: a time control (its clocks run; a timed match is dropped
-        once over), an absent seat or a server bot to move.
+        has work for now: a running clock at 0, an absent seat the host can move for, or a
+        server bot to move.
+
+        A timed match not over (an abandoned one: nobody connected or asking, its clocks
+        running down) is evicted only when all of this holds: the store is not shared (another
+        process could move it and bring its next timeout forward unseen), reloading it rebuilds
+        exactly the clocks and absent seats in memory (:meth:`_reloads_alike`: not after an
+        undo, whose clocks are not journaled), and its next timeout of a present seat is more
+        than :data:`WAKE_LEAD_MS` plus one interval away. Its timeout is remembered and
+        :meth:`wake_timed` (run first here) loads it :data:`WAKE_LEAD_MS` before, so the
+        timekeeper applies the timeout on time, as if it had stayed. A timed match whose only
+        running clocks are absent seats' with nothing the host can play has no timeout to wait
+        for: it stays out until a request.
 
         A waiting match (or one aborted while it waited) leaves the lobby after
         :attr:`evict_after_s` without a request or watch stream (:meth:`_lobby_using` pins it),
@@ -1096,6 +1118,7 @@ class MatchRegistry:
         Returns:
             How many matches were evicted.
         """
+        self.wake_timed()
         if self.evict_after_s is None and self.max_live_matches is None:
             return 0
         now = time.monotonic() if now is None else now
@@ -1131,23 +1154,83 @@ class MatchRegistry:
             match = live.match
             if live.connected:
                 return None
-            if not match.game_over and (live.clocks is not None or self._due(live, now_ms())):
-                return None
+            wake_at: int | None = None
+            if not match.game_over:
+                now = now_ms()
+                if self._due(live, now):
+                    return None
+                if live.clocks is not None:
+                    if not self._reloads_alike(live, now):
+                        return None
+                    wake_at = self._next_timeout_ms(live)
+                    if wake_at is not None and wake_at - now <= WAKE_LEAD_MS + EVICT_INTERVAL_S * 1000:
+                        return None  # its timeout is near: it stays for the timekeeper
             summary = live_summary(match)
             with self._lock:
                 if live.pins or self._matches.get(match_id) is not live:
                     return None
                 del self._matches[match_id]
                 self._summaries[match_id] = summary
+                if wake_at is not None:
+                    self._wake_at[match_id] = wake_at
                 if live.returned:  # seats that came back through here, applied again on reload
                     seats = self._returns.setdefault(match_id, {})
                     for player_id, version in live.returned.items():
                         seats[player_id] = max(version, seats.get(player_id, -1))
-            reason = "over" if match.game_over else "idle"
-            log.info("match.evicted", match_id=match_id, version=match.version, reason=reason)
+            reason = "over" if match.game_over else ("timed" if live.clocks is not None else "idle")
+            log.info("match.evicted", match_id=match_id, version=match.version, reason=reason, wake_at_ms=wake_at)
             return reason
         finally:
             live.changed.release()
+
+    def _reloads_alike(self, live: LiveMatch, now: int) -> bool:
+        """Whether loading the timed match ``live`` from the store now rebuilds what is in memory:
+        its absent seats (:meth:`_stored_zombies`) and its clocks (:meth:`_resume_clocks`: the
+        newest journaled clocks, charged up to now). Not so after an undo (its clocks are not
+        journaled) or a timeout the host has not played a move for yet. Call under ``live.changed``."""
+        if self.store.shared or live.clocks is None or live.zombies != self._stored_zombies(live):
+            return False
+        match = live.match
+        saved = next((m.clocks for m in reversed(match.history) if m.clocks is not None), None)
+        if saved is None:
+            started = int(match.time_control.get("started_at_ms", now))
+            saved = Clocks.start(live.clocks.control, [p.player_id for p in match.players], [], started).to_json()
+        rebuilt = Clocks.restore(live.clocks.control, saved, match.active_player_ids, now, now)
+        later = now + 3_600_000
+        return all(rebuilt.view(at) == live.clocks.view(at) for at in (now, later))
+
+    @staticmethod
+    def _next_timeout_ms(live: LiveMatch) -> int | None:
+        """When the first running clock of a seat that is not absent reaches 0 (wall ms), or None
+        when none runs (an absent seat's clock times nothing out)."""
+        clocks = live.clocks
+        if clocks is None:
+            return None
+        due = [clocks.since_ms + clocks.remaining[p] for p in clocks.running if p not in live.zombies]
+        return min(due) if due else None
+
+    def wake_timed(self, now: int | None = None) -> int:
+        """Load again the evicted timed matches whose next timeout is within
+        :data:`WAKE_LEAD_MS` (wall ms ``now``, default now), so the timekeeper applies it on time
+        exactly as if they had stayed. Called with :meth:`evict_idle`.
+
+        Returns:
+            How many were loaded.
+        """
+        now = now_ms() if now is None else now
+        with self._lock:
+            due = [match_id for match_id, at in self._wake_at.items() if at - now <= WAKE_LEAD_MS]
+        woken = 0
+        for match_id in due:
+            try:
+                if self._load(match_id) is not None:
+                    woken += 1
+            except TablehostError as exc:  # logged; tried again next time unless it is gone
+                log.error("match.wake_failed", match_id=match_id, code=exc.code, error=str(exc))
+                if isinstance(exc, UnknownMatch):
+                    with self._lock:
+                        self._wake_at.pop(match_id, None)
+        return woken
 
     def _evict_waiting(self, match_id: str, entry: LobbyEntry) -> bool:
         """Drop the lobby entry ``entry`` unless a request or watch stream uses it; its summary
@@ -1351,6 +1434,7 @@ class MatchRegistry:
         with self._lock:
             live = self._matches.setdefault(match_id, live)
             self._summaries.pop(match_id, None)
+            self._wake_at.pop(match_id, None)
             if pin:
                 live.pins += 1
             return live

@@ -318,7 +318,9 @@ def serve(
     )
     log.info("server.started", address=f"{host}:{port}", store=registry.store.description, pid=os.getpid())
     stopping = _stop_on_signals()
-    stopping.wait()
+    while not stopping.wait(SIGNAL_POLL_S):
+        pass
+    _force_exit_after(STOP_DEADLINE_S)
     registry.close_watchers()
     if web is not None:
         web.stop()
@@ -438,8 +440,35 @@ def _http_url(address: str) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
+SIGNAL_POLL_S = 0.2
+"""How often the main thread wakes while it waits for SIGINT or SIGTERM, seconds. A process
+signal may be delivered to any thread (grpc's, wasmtime's); Python then runs its handler only
+when the main thread next runs Python code, which a wait without a timeout never does: a
+server stuck at ``Event.wait()`` after SIGTERM was seen under load. Waking regularly bounds the
+delay to this."""
+STOP_DEADLINE_S = 12.0
+"""Longest a stop may take after the signal, seconds: past it the process logs
+``server.stop_forced`` and exits at once (status 0: every change was committed before it was
+answered; a request still running gets no answer, as on a crash). Normal stops take the grpc
+grace (2 s) plus the timekeeper's last tick."""
+
+
+def _force_exit_after(seconds: float) -> None:
+    """Exit the process (``os._exit(0)``) if it is still running ``seconds`` from now: a handler
+    stuck in a long guest call or a thread that never ends must not keep a stopped server alive."""
+
+    def force() -> None:
+        time.sleep(seconds)
+        log.warning("server.stop_forced", after_s=seconds, threads=sorted(t.name for t in threading.enumerate()))
+        sys.stderr.flush()
+        os._exit(0)
+
+    threading.Thread(target=force, name="tablehost-stop-deadline", daemon=True).start()
+
+
 def _stop_on_signals() -> threading.Event:
-    """An event set (and logged as ``server.stopping``) when SIGINT or SIGTERM arrives.
+    """An event set (and logged as ``server.stopping``) when SIGINT or SIGTERM arrives; wait for
+    it with a timeout (:data:`SIGNAL_POLL_S`), never without.
 
     Installs the handlers, so call it from the main thread.
     """
