@@ -89,7 +89,7 @@ def test_only_the_admin_creates_matches_and_uploads(web: WebTable) -> None:
         big = admin.post("/api/matches", content=b" " * (70 * 1024))
         assert big.status_code == 413 and "over" in big.json()["error"]["message"]
         huge = admin.post("/api/modules?name=huge", content=b"\0" * (web.registry.limits.module_bytes + 1))
-        assert huge.status_code == 413 and huge.json()["error"]["code"] == "request/too_large"
+        assert huge.status_code == 413 and huge.json()["error"]["code"] == "request/invalid"
         assert "over" in huge.json()["error"]["message"]
         from tablehost.api.registry import EMPTY_MODULE
 

@@ -371,7 +371,8 @@ class MatchRegistry:
                 continue
             self._resume_clocks(live, record, charged_until)
             self._matches[match_id] = live
-        log.info("store.loaded", in_memory=len(self._matches), summaries=len(self._summaries))
+        if self._matches or self._summaries:
+            log.info("store.loaded", in_memory=len(self._matches), summaries=len(self._summaries))
 
     def _hold_waiting(self, record: dict[str, Any]) -> bool:
         """Keep a waiting (or aborted while waiting) match in the lobby; false for a started one."""

@@ -307,6 +307,7 @@ def serve(
             return EXIT_CANNOT_START
     _tune_gc()
     metrics.follow_gc()
+    stopping = _stop_on_signals()  # before the address is announced: a SIGTERM right after it stops cleanly
     server.start()
     if web is not None:
         web.start()
@@ -317,7 +318,6 @@ def serve(
         *([f"web table on {web.url}/ (tablehost web prints the admin link)"] if web else []),
     )
     log.info("server.started", address=f"{host}:{port}", store=registry.store.description, pid=os.getpid())
-    stopping = _stop_on_signals()
     while not stopping.wait(SIGNAL_POLL_S):
         pass
     _force_exit_after(STOP_DEADLINE_S)

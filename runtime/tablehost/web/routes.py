@@ -71,9 +71,10 @@ def bearer(request: Request) -> str:
 
 
 class BodyTooLarge(InvalidRequest):
-    """The request body is over its cap: HTTP 413 Content Too Large (RFC 9110, 15.5.14)."""
+    """The request body is over its cap: code ``request/invalid`` as every malformed request
+    (gRPC: INVALID_ARGUMENT), HTTP status 413 Content Too Large (RFC 9110, 15.5.14)."""
 
-    code = "request/too_large"
+    http_status = 413
 
 
 async def capped_body(request: Request, limit_bytes: int) -> bytes:
@@ -159,7 +160,7 @@ class Api:
                 principal = self.registry.authenticate(bearer(request))
                 return await handler(request, principal)
             except TablehostError as exc:
-                status = http_status(exc.code)
+                status = getattr(exc, "http_status", None) or http_status(exc.code)
                 if status >= 500 or exc.code.startswith("guest/"):
                     log.warning("http.refused", path=request.url.path, code=exc.code, error=exc.message)
                 admin = principal is not None and principal.kind == "admin"

@@ -34,7 +34,6 @@ HTTP_STATUS_BY_CODE: dict[str, int] = {
     "match/unknown": 404,
     "module/invalid": 400,
     "request/too_many_watchers": 429,
-    "request/too_large": 413,
     "store/unusable": 503,
     "store/in_use": 503,
 }
