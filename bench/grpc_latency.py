@@ -19,13 +19,17 @@ Two loads are measured:
   next move, so ``matches`` matches offer about ``matches * 1000 / pace_ms`` moves/s. The
   default 500 ms is a brisk bot or a very fast human (people think for seconds); 100 matches
   then offer about 200 moves/s, around half of what the server carries saturated on two
-  shared cores. The p99 target (under 10 ms at 100 matches) is about this load.
+  shared cores. The p99 target (under 5 ms at 100 matches) is about this load.
 
 Usage::
 
     PYTHONPATH=runtime python bench/grpc_latency.py [--levels 1,10,100] [--loads saturated,paced]
         [--pace-ms 500] [--games 3] [--sync full] [--store sqlite|postgresql|postgresql://...]
-        [--processes N] [--channels C] [--clients K] [--max-workers W]
+        [--processes N] [--channels C] [--clients K] [--max-workers W] [--trace DIR]
+
+``--trace DIR`` (one serve process, one client process) runs the server through
+bench/latency_trace.py and writes every call's times to ``DIR``; ``python3
+bench/latency_trace.py analyse DIR`` then says what the SubmitActions over 5 ms waited for.
 
 Prints one line per load and level: matches, moves, offered moves/s (paced), p50 and p99
 SubmitAction latency in ms, moves/s, and the CPU use (percent of one core) of the server

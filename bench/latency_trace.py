@@ -6,10 +6,13 @@ patches the running server, without changing its behaviour, to record in memory
 - every request of ``tablehost.v1``: method, match id, handler start and end
   (``time.perf_counter()``, which on Linux is ``CLOCK_MONOTONIC`` and so comparable with the
   client's clock), the serving thread's CPU;
-- every garbage collection: generation, start, end;
-- every store commit: start, end, entries, and the WAL file's size before and after (a
-  shrinking WAL means SQLite checkpointed inside this commit);
-- every guest step's queue wait and run (the pool's observer);
+- every garbage collection: generation, start, end, and the collecting thread's CPU time (the
+  pause's own length, which a busy machine does not stretch);
+- every SQLite store commit: start, end, entries, and the WAL frames checkpointed so far
+  (``nBackfill`` in the ``-shm`` file) before and after: a rise means a checkpoint ran during
+  this commit;
+- at the end: the types of the tracked objects not frozen at start (what the collector scans)
+  and the CPU time of the threads still running;
 
 and writes them to ``DIR/server.json`` when it stops. The bench writes each client call (method,
 match id, sent, answered) to ``DIR/client.json``. ``analyse`` mode joins them::
@@ -22,13 +25,17 @@ lock), the handler and after it (serialising the reply, grpc's send, the client'
 what overlapped each slow request: a garbage collection, a store commit over 2 ms, a WAL
 checkpoint. The tracing costs a few microseconds per request; it is a diagnostic, not a bench
 figure.
+
+Two environment variables try other settings without editing the server:
+``TABLEHOST_TRACE_GC=700,10,10`` (the garbage collector's thresholds instead of
+``server.GC_THRESHOLDS``) and ``TABLEHOST_TRACE_CHECKPOINT=writer`` (SQLite's own checkpoints
+inside the commit that crosses 1,000 WAL pages, as before ``store/wal_checkpoint.py``).
 """
 
 from __future__ import annotations
 
 import argparse
 import atexit
-import bisect
 import gc
 import json
 import os
@@ -43,7 +50,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def install(out: Path) -> None:
     """Patch the server's request path to record timings; write them to ``out`` at exit."""
-    from tablehost.api import interceptors, registry, server
+    from tablehost.api import interceptors, server
     from tablehost.store import sqlite
 
     if os.environ.get("TABLEHOST_TRACE_GC"):  # try other thresholds: "700,10,10"
@@ -55,7 +62,6 @@ def install(out: Path) -> None:
     requests: list[tuple[str, str, float, float, float, int]] = []
     gcs: list[tuple[int, float, float, float]] = []
     commits: list[tuple[float, float, int, int, int]] = []
-    guest: list[tuple[str, float, float, float]] = []
 
     original_unary = interceptors.RequestInterceptor._unary
 
@@ -107,42 +113,29 @@ def install(out: Path) -> None:
 
     sqlite.SqliteStore._commit_queued = traced_commit  # type: ignore[method-assign]
 
-    original_init = registry.MatchRegistry.__init__
-
-    def traced_init(self: Any, *args: Any, **kwargs: Any) -> None:
-        original_init(self, *args, **kwargs)
-        previous_pool = self._pool
-
-        def pool(sha256: str) -> Any:
-            found = previous_pool(sha256)
-            observer = found.observer
-            if not getattr(observer, "traced", False):
-
-                def observe(timing: Any) -> None:
-                    now = time.perf_counter()
-                    guest.append((timing.op, now, timing.queue_ms, timing.run_ms))
-                    if observer is not None:
-                        observer(timing)
-
-                observe.traced = True  # type: ignore[attr-defined]
-                found.observer = observe
-            return found
-
-        self._pool = pool
-
-    registry.MatchRegistry.__init__ = traced_init  # type: ignore[method-assign]
-
     def dump() -> None:
         from collections import Counter
 
         heap = Counter(type(o).__qualname__ for o in gc.get_objects())  # not the frozen start-up
-        out.write_text(json.dumps({"requests": requests, "gcs": gcs, "commits": commits, "guest": guest,
-                                   "heap": heap.most_common(25), "frozen": gc.get_freeze_count()}))
+        names = {t.native_id: t.name for t in threading.enumerate()}
+        threads: Counter[str] = Counter()
+        for tid in os.listdir("/proc/self/task"):
+            try:
+                stat = Path(f"/proc/self/task/{tid}/stat").read_text()
+            except OSError:
+                continue
+            fields = stat.rsplit(")", 1)[1].split()
+            comm = stat[stat.index("(") + 1 : stat.rindex(")")]
+            name = names.get(int(tid), f"native {comm}").rstrip("0123456789").rstrip("_")
+            threads[name] += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        out.write_text(json.dumps({"requests": requests, "gcs": gcs, "commits": commits,
+                                   "heap": heap.most_common(25), "frozen": gc.get_freeze_count(),
+                                   "threads": threads.most_common()}))
 
     atexit.register(dump)
 
 
-def analyse(folder: Path, slow_ms: float) -> None:
+def analyse(folder: Path, slow_ms: float, rows_shown: int = 40) -> None:
     """Print where the SubmitActions slower than ``slow_ms`` spent their time (see the module docstring)."""
     server = json.loads((folder / "server.json").read_text())
     client = json.loads((folder / "client.json").read_text())
@@ -168,12 +161,15 @@ def analyse(folder: Path, slow_ms: float) -> None:
         print(f"tracked objects at the end: {sum(n for _, n in server['heap'])} in the top types "
               f"(frozen at start {server['frozen']}): "
               + ", ".join(f"{name} {n}" for name, n in server["heap"][:15]))
+    if "threads" in server:
+        print("CPU seconds by thread, whole run: "
+              + ", ".join(f"{name} {seconds:.2f}" for name, seconds in server["threads"] if seconds >= 0.01))
     calls = [c for c in client if c[0] == "SubmitAction"]
     print(f"{len(calls)} SubmitActions; {len(gcs)} collections "
           f"({sum(1 for g in gcs if (g[2] - g[1]) > 0.005)} over 5 ms, longest "
           f"{max([(g[2] - g[1]) * 1e3 for g in gcs], default=0):.1f} ms); {len(commits)} commits "
           f"({len(slow_commits)} over 2 ms, longest {max([(c[1] - c[0]) * 1e3 for c in commits], default=0):.1f} ms); "
-          f"{len(checkpoints)} WAL checkpoints inside a commit "
+          f"{len(checkpoints)} commits during which a WAL checkpoint ran "
           f"({', '.join(f'{(c[1] - c[0]) * 1e3:.1f}' for c in checkpoints)} ms)")
     rows = []
     for method, match_id, sent, answered in calls:
@@ -205,17 +201,21 @@ def analyse(folder: Path, slow_ms: float) -> None:
           "ms; other requests in the handlers meanwhile; what overlapped)")
     totals = [0.0, 0.0, 0.0]
     explained = 0
-    for latency, parts in rows:
+    for shown, (latency, parts) in enumerate(rows):
+        if shown == rows_shown:
+            print(f"  ... {len(rows) - rows_shown} more")
         if parts is None:
-            print(f"  {latency:7.2f}  (no server record)")
+            if shown < rows_shown:
+                print(f"  {latency:7.2f}  (no server record)")
             continue
         before, handler, cpu, after, busy, overlaps = parts
         totals[0] += before
         totals[1] += handler
         totals[2] += after
         explained += bool(overlaps)
-        print(f"  {latency:7.2f} = {before:6.2f} / {handler:6.2f} ({cpu:5.2f}) / {after:6.2f}   "
-              f"{busy:3d} busy  {', '.join(overlaps)}")
+        if shown < rows_shown:
+            print(f"  {latency:7.2f} = {before:6.2f} / {handler:6.2f} ({cpu:5.2f}) / {after:6.2f}   "
+                  f"{busy:3d} busy  {', '.join(overlaps)}")
     if rows:
         n = len(rows)
         print(f"mean of the slow: before {totals[0] / n:.2f}, handler {totals[1] / n:.2f}, "
@@ -234,8 +234,9 @@ def main() -> int:
     parser.add_argument("mode", choices=("analyse",))
     parser.add_argument("folder", type=Path)
     parser.add_argument("--slow-ms", type=float, default=5.0)
+    parser.add_argument("--rows", type=int, default=40, help="slow requests listed one by one (the slowest)")
     args = parser.parse_args()
-    analyse(args.folder, args.slow_ms)
+    analyse(args.folder, args.slow_ms, args.rows)
     return 0
 
 
