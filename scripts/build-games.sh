@@ -15,6 +15,9 @@
 # byte loops; wasmtime enables the feature by default), path prefixes remapped
 # so the bytes do not depend on the checkout folder, then `wasm-opt -O3`
 # (speed over size; bench/guest_fuel.py measures both).
+# Size: the cap is 400 KiB (docs/abi.md); most of a module is the SDK's and
+# serde's shared code (tic-tac-toe is 346 KB), the sizes of each game and
+# what was measured to cut them are in sdk/rust/README.md ("Module size").
 # Toolchain: Debian's /usr/bin/cargo + rustc with its cargo registry when
 # present (see scripts/install-toolchain.sh), else `cargo` from PATH.
 set -euo pipefail
