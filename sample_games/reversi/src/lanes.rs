@@ -10,6 +10,10 @@
 //! (native tests) it is two u64s with the same meaning, so the algorithm is
 //! tested natively and the wasm instructions by the host's tests
 //! (tests/test_inguest.py plays compact games against the table path).
+//!
+//! The wasm operations are `simd128` functions, inlined only into callers
+//! that enable the feature too (`compact::placements`, `compact::flips`);
+//! from any other caller each would be a call.
 
 /// Two boards, `[first, second]`.
 #[derive(Clone, Copy)]
@@ -36,11 +40,13 @@ impl Boards {
         Boards(imp::splat(mask))
     }
 
+    /// `self & other`, board by board.
     #[inline(always)]
     pub fn and(self, other: Boards) -> Boards {
         Boards(imp::and(self.0, other.0))
     }
 
+    /// `self | other`, board by board.
     #[inline(always)]
     pub fn or(self, other: Boards) -> Boards {
         Boards(imp::or(self.0, other.0))
@@ -235,5 +241,29 @@ mod imp {
     #[inline(always)]
     pub fn merged(a: Lanes) -> u64 {
         a[0] | a[1].reverse_bits()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tablehost_sdk::Rng;
+
+    #[test]
+    fn a_step_up_the_turned_board_is_a_step_down_the_board() {
+        let mut rng = Rng::new(11);
+        for _ in 0..1000 {
+            let (a, b) = (rng.next_u64(), rng.next_u64());
+            let (x, y) = Boards::turned(a, b);
+            assert_eq!(x.merged(), a);
+            assert_eq!(x.and(y).merged(), a & b);
+            assert_eq!(x.and_not(y).merged(), a & !b);
+            assert_eq!(x.up(8).merged(), a << 8 | a >> 8);
+            assert_eq!(Boards::new(a, 0).lowest().merged(), a & a.wrapping_neg());
+            let below = |x: u64| x.wrapping_sub(1) & !x;
+            assert_eq!(Boards::new(a, b).below_lowest().merged(), below(a) | below(b).reverse_bits());
+            assert_eq!(below(0), !0);
+            assert_eq!(Boards::new(a, 0).nonzero().merged(), if a == 0 { 0 } else { !0 });
+        }
     }
 }
