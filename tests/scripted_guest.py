@@ -64,7 +64,7 @@ MOVE = {"type": "space_click", "space_id": "a"}
 """The action :data:`SETUP` offers player 1."""
 
 NO_PANIC = b'{"message":null,"printed":""}'
-OP_SETUP, OP_ACTIONS, OP_STEP, OP_SCORES, OP_GAME_OVER = 1, 2, 3, 4, 5
+OP_SETUP, OP_ACTIONS, OP_STEP, OP_SCORES, OP_GAME_OVER, OP_METADATA = 1, 2, 3, 4, 5, 6
 
 
 def answer(base: dict[str, Any], **changes: Any) -> dict[str, Any]:
@@ -89,6 +89,7 @@ def scripted_guest(
     actions: dict[str, Any] | bytes | None = None,
     game_over: dict[str, Any] | bytes | None = None,
     step_panics: bytes | None = None,
+    more: dict[int, dict[str, Any] | bytes] | None = None,
 ) -> bytes:
     """The wasm bytes of a guest answering ``setup``/``step``/``actions``/``game_over`` with these bytes.
 
@@ -98,6 +99,9 @@ def scripted_guest(
         game_over: the ``game_over`` answer; default: not over, :data:`SCORES`.
         step_panics: when given, ``step`` traps after leaving this panic report
             (``{"message", "printed"}`` JSON bytes) for ``tablehost_panic_message``.
+        more: answers of further ops (op number -> answer), e.g. ``metadata`` (6) or ``search`` (8);
+            an op with no answer gets a null result (the ABI's "unknown op"). With a metadata
+            answer the module reports ABI minor 1 (else 0).
     """
     answers = {
         OP_SETUP: encode(setup),
@@ -105,7 +109,9 @@ def scripted_guest(
         OP_ACTIONS: encode(actions if actions is not None else {"actions": STEP["actions"]["2"]}),
         OP_SCORES: encode({"scores": SCORES}),
         OP_GAME_OVER: encode(game_over if game_over is not None else {"game_over": False, "scores": SCORES}),
+        **{op: encode(value) for op, value in (more or {}).items()},
     }
+    minor = 1 if OP_METADATA in answers else 0  # the metadata op exists from ABI minor 1
     panic = step_panics if step_panics is not None else NO_PANIC
     offset, placed, data = 1024, {}, ""
     for op, payload in [*answers.items(), (0, panic)]:
@@ -127,7 +133,7 @@ def scripted_guest(
   (memory (export "memory") {pages})
   (global $heap (mut i32) (i32.const {heap}))
 {data}
-  (func (export "tablehost_abi_v1") (result i32) (i32.const 0))
+  (func (export "tablehost_abi_v1") (result i32) (i32.const {minor}))
   (func (export "tablehost_alloc") (param $len i32) (result i32)
     (local $ptr i32) (local $pages i32)
     (local.set $ptr (global.get $heap))

@@ -519,3 +519,10 @@ def test_bots_play_a_match_to_the_end(host: Host) -> None:
     created = host.admin.create_match(host.module_id, ["ann", "bob"])
     finals = run_bots(host.address, created["match_id"], [s["token"] for s in created["seats"]], seed=3)
     assert [f["game_over"] for f in finals] == [True, True] and [f["viewer"] for f in finals] == [1, 2]
+
+
+def test_an_empty_upload_is_refused_with_the_same_words_as_over_http(host: Host) -> None:
+    from tablehost.api.registry import EMPTY_MODULE
+
+    refusal = refused(host.admin.upload_module, b"", "empty")
+    assert refusal.status == grpc.StatusCode.INVALID_ARGUMENT and EMPTY_MODULE in str(refusal), refusal

@@ -106,7 +106,7 @@ def test_simulate_is_reproducible_whatever_the_workers(capsys: pytest.CaptureFix
             ["simulate", TTT, "--bots", "random", "--games", "3"],
             "this game seats exactly 2 players, not 1 (simulate seats one player per --bots name)",
         ),
-        (["play", TTT, "--bots", "ismcts:5,random", "--seed", "1"], "sample_hidden"),
+        (["play", TTT, "--bots", "ismcts:5,random", "--seed", "1"], "no hidden information to sample: use mcts:5"),
         (["simulate", TTT, "--in-guest", "--bots", "mcts:5,random"], "--in-guest plays only"),
         (["simulate", TTT, "--in-guest", "--batch", "0"], "--batch must be 1 to 4096, got 0"),
     ],

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from tablehost.api.auth import ADMIN, Principal
 from tablehost.api.metrics import Metrics
-from tablehost.api.registry import MatchRegistry
+from tablehost.api.registry import WAKE_LEAD_MS, MatchRegistry
 from tablehost.clocks import TimeControl
 from tablehost.errors import StaleVersion, TablehostError
 from tablehost.store.sqlite import DB_FILENAME
@@ -222,11 +222,11 @@ def test_a_request_racing_eviction_never_acts_on_a_dropped_copy(
     assert reg.view(Principal("spectator", match_id), match_id).view.version == accepted
 
 
-def test_a_timed_match_stays_while_its_clock_runs_and_leaves_once_over(
+def test_a_timed_match_stays_while_its_timeout_is_near_and_leaves_once_over(
     ttt_registry: tuple[MatchRegistry, str, Metrics],
 ) -> None:
     reg, module, _ = ttt_registry
-    control = TimeControl(main_ms=60_000, on_timeout="forfeit")
+    control = TimeControl(main_ms=WAKE_LEAD_MS, on_timeout="forfeit")  # nearer than the wake lead
     match_id = reg.create_match(ADMIN, module, [("ann", ""), ("bob", "")], time_control=control).match_id
     live = reg._matches[match_id]
     assert reg.evict_idle(now=live.used_at + 10_000) == 0
@@ -237,6 +237,55 @@ def test_a_timed_match_stays_while_its_clock_runs_and_leaves_once_over(
     assert reg.evict_idle(now=reg._matches[match_id].used_at + 10_000) == 1
     again = reg.view(Principal("seat", match_id, 2), match_id)
     assert (again.view, again.extras) == (over.view, over.extras)  # stopped clocks, as stored
+
+
+@pytest.mark.parametrize("policy", ["forfeit", "zombie"])
+def test_an_abandoned_timed_match_leaves_memory_and_is_back_before_its_timeout(
+    ttt_registry: tuple[MatchRegistry, str, Metrics], policy: str
+) -> None:
+    reg, module, metrics = ttt_registry
+    control = TimeControl(main_ms=600_000, on_timeout=policy)
+    match_id = reg.create_match(ADMIN, module, [("ann", ""), ("bob", "")], time_control=control).match_id
+    play(reg, match_id, "move", 0)  # ann moved; bob's clock runs, then nobody comes back
+    clocks = reg._matches[match_id].clocks
+    assert clocks is not None
+    timeout_at = clocks.since_ms + clocks.remaining[2]
+    assert reg.evict_idle(now=reg._matches[match_id].used_at + 61) == 1
+    assert match_id not in reg._matches and reg._wake_at[match_id] == timeout_at
+    assert metrics.registry.get_sample_value("tablehost_evictions_total", {"reason": "timed"}) == 1
+    # A request loads it with the very clocks it left with.
+    with reg._using(ADMIN, match_id) as live:
+        assert live.clocks is not None and live.clocks.view(timeout_at - 1) == clocks.view(timeout_at - 1)
+    assert match_id not in reg._wake_at
+    assert reg.evict_idle(now=reg._matches[match_id].used_at + 61) == 1
+    assert reg.wake_timed(now=timeout_at - WAKE_LEAD_MS - 1) == 0 and match_id not in reg._matches
+    assert reg.wake_timed(now=timeout_at - WAKE_LEAD_MS) == 1 and match_id in reg._matches
+    reg.tick_clocks(at_ms=timeout_at)
+    served = reg.view(Principal("spectator", match_id), match_id)
+    if policy == "forfeit":
+        assert served.view.result is not None and served.view.result.ended_by == "timeout"
+    else:  # the host plays for bob from his timeout on
+        assert served.view.version >= 2 and 2 in reg._matches[match_id].zombies
+
+
+def test_a_timed_match_is_kept_when_a_reload_would_rebuild_other_clocks(
+    ttt_registry: tuple[MatchRegistry, str, Metrics],
+) -> None:
+    """Clocks changed without a journaled move (as an undo that hands the turn back does) would
+    not come back from the store: such a match stays; so does one with an unjournaled absent seat."""
+    reg, module, _ = ttt_registry
+    control = TimeControl(main_ms=600_000)
+    match_id = reg.create_match(ADMIN, module, [("ann", ""), ("bob", "")], time_control=control).match_id
+    live = reg._matches[match_id]
+    journaled = live.clocks
+    assert journaled is not None
+    live.clocks = journaled.after(None, [2], journaled.since_ms + 5_000)  # bob's clock, not stored
+    assert reg.evict_idle(now=live.used_at + 61) == 0
+    live.clocks = journaled
+    live.zombies = {2}  # timed out, but the host has not moved for bob yet: not in the store
+    assert reg.evict_idle(now=live.used_at + 61) == 0
+    live.zombies = set()
+    assert reg.evict_idle(now=live.used_at + 61) == 1
 
 
 def test_a_running_clock_still_times_out_on_time_with_eviction_on(

@@ -59,3 +59,35 @@ def test_a_json_action_within_64_bits_is_kept_exact() -> None:
     assert action == {"type": "space_click", "n": 2**64 - 1}
     assert cli_remote._chosen_action("0", VIEW) == {"type": "space_click", "space_id": "a"}
     assert cli_remote._chosen_action("undo", VIEW) == UNDO_ACTION
+
+
+@pytest.mark.parametrize("command", [["play"], ["simulate", "--games", "1"], ["check"], ["inspect"]])
+def test_a_huge_module_file_is_refused_by_its_size_before_it_is_read(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import tracemalloc
+
+    from tablehost import cli
+    from tablehost.limits import DEFAULT_LIMITS
+
+    huge = tmp_path / "huge.wasm"
+    with huge.open("wb") as handle:  # sparse: 300 MB on paper, nothing on disk
+        handle.truncate(300 * 1000 * 1000)
+    tracemalloc.start()
+    try:
+        status = cli.main([command[0], str(huge), *command[1:]])
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert status == 2
+    assert f"module is 300000000 bytes, over the {DEFAULT_LIMITS.module_bytes}-byte limit" in capsys.readouterr().err
+    assert peak < 20 * 1024 * 1024  # the file was never read into memory
+
+
+def test_a_module_file_without_a_size_is_read_only_up_to_the_cap() -> None:
+    from tablehost.errors import ModuleError
+    from tablehost.module_file import read_module_file
+
+    with pytest.raises(ModuleError, match="over the 4096-byte limit"):
+        read_module_file("/dev/zero", 4096)  # reports size 0 and never ends
+    assert read_module_file(DIST / "tic_tac_toe.wasm", 16 * 1024 * 1024) == (DIST / "tic_tac_toe.wasm").read_bytes()

@@ -87,9 +87,14 @@ def test_only_the_admin_creates_matches_and_uploads(web: WebTable) -> None:
         assert admin.post("/api/modules?name=junk", content=b"not wasm").status_code == 400
         assert admin.post("/api/matches", content=b"{").status_code == 400
         big = admin.post("/api/matches", content=b" " * (70 * 1024))
-        assert big.status_code == 400 and "over" in big.json()["error"]["message"]
+        assert big.status_code == 413 and "over" in big.json()["error"]["message"]
         huge = admin.post("/api/modules?name=huge", content=b"\0" * (web.registry.limits.module_bytes + 1))
-        assert huge.status_code == 400 and "over" in huge.json()["error"]["message"]
+        assert huge.status_code == 413 and huge.json()["error"]["code"] == "request/invalid"
+        assert "over" in huge.json()["error"]["message"]
+        from tablehost.api.registry import EMPTY_MODULE
+
+        empty = admin.post("/api/modules?name=empty", content=b"")
+        assert empty.status_code == 400 and empty.json()["error"]["message"] == EMPTY_MODULE
 
 
 def test_a_seat_gets_exactly_the_registry_view_of_its_seat(web: WebTable) -> None:

@@ -21,7 +21,7 @@ import orjson
 
 from tablehost import logs
 from tablehost._stacks import on_big_stack
-from tablehost.bots import MAX_PLAYERS, parse_bot_list
+from tablehost.bots import MAX_PLAYERS, is_search_bot, parse_bot_list
 from tablehost.cli_budgets import add_budget_options, describe_limits, limits_from_args
 from tablehost.cli_ranges import MAX_CHECK_GAMES, MAX_GAMES, MAX_PLIES, require_in_range
 from tablehost.conformance import check_module, format_report
@@ -29,10 +29,11 @@ from tablehost.errors import TablehostError
 from tablehost.guest import GuestPool, check_instantiates
 from tablehost.history import MoveRecord
 from tablehost.inguest import MAX_GAMES_PER_CALL
-from tablehost.limits import Limits
+from tablehost.limits import DEFAULT_LIMITS, Limits
 from tablehost.match import Match
 from tablehost.metadata import SetupRefused, check_player_count
 from tablehost.module import GameModule, load_module, validate_module
+from tablehost.module_file import read_module_file
 from tablehost.record import load_record, replay, state_at, view_at
 from tablehost.selfplay import module_metadata, play_game
 from tablehost.simulate import MAX_WORKERS, simulate
@@ -42,17 +43,23 @@ EXIT_USAGE = 2
 EXIT_FAILED = 1
 
 
-def _read_module_bytes(path: str) -> bytes:
+def _read_module_bytes(path: str, limits: Limits = DEFAULT_LIMITS) -> bytes:
+    """The module file's bytes, refused from its size before it is read when over
+    ``limits.module_bytes`` (:func:`tablehost.module_file.read_module_file`: ModuleError).
+
+    Raises:
+        SystemExit: the file cannot be read (with the reason).
+    """
     try:
-        return Path(path).read_bytes()
+        return read_module_file(path, limits.module_bytes)
     except OSError as exc:
         raise SystemExit(f"tablehost: cannot read module {path}: {exc.strerror}") from None
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
     """Validate a module and print its exports, sizes, initial memory and the budgets."""
-    data = _read_module_bytes(args.module)
     limits = limits_from_args(args)
+    data = _read_module_bytes(args.module, limits)
     info = validate_module(data, limits)
     module = load_module(data, limits=limits)
     check_instantiates(module)  # it must also compile and instantiate within the budgets
@@ -172,13 +179,14 @@ def cmd_play(args: argparse.Namespace) -> int:
     bots = parse_bot_list(args.bots, args.players)
     if args.record and not Path(args.record).resolve().parent.is_dir():
         raise SystemExit(f"tablehost: cannot write the record: no folder {Path(args.record).parent}")
-    data = _read_module_bytes(args.module)
     limits = limits_from_args(args)
+    data = _read_module_bytes(args.module, limits)
     module = load_module(data, limits=limits, name=Path(args.module).stem)
     seed = args.seed if args.seed is not None else secrets.randbits(64)
     pool = GuestPool(module, limits)
     options = parse_options(args.option)
     try:
+        _check_search_bots(pool, bots, options)
         # The whole game on one big-stack thread: guest calls then need no hop each.
         result = on_big_stack(
             limits.stack_bytes,
@@ -234,17 +242,23 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     require_in_range("--games", args.games, 1, MAX_GAMES)
     require_in_range("--workers", args.workers, 1, MAX_WORKERS)
     require_in_range("--max-plies", args.max_plies, 1, MAX_PLIES)
-    data = _read_module_bytes(args.module)  # a clear message for a missing or unreadable file
     if args.batch is not None:
         require_in_range("--batch", args.batch, 1, MAX_GAMES_PER_CALL)
     limits = limits_from_args(args)
+    data = _read_module_bytes(args.module, limits)  # a clear message for a missing, unreadable or huge file
     # A seat count the game does not take is one line now, not a failure in every game.
+    module = load_module(data, limits=limits, name=Path(args.module).stem)
     try:
-        _check_players(load_module(data, limits=limits, name=Path(args.module).stem), limits, len(bots))
+        _check_players(module, limits, len(bots))
     except SetupRefused as exc:  # --bots sets the seats: say so (one name is one seat, not all)
         raise SystemExit(
             f"tablehost: {exc.code}: {exc} (simulate seats one player per --bots name)"
         ) from None
+    pool = GuestPool(module, limits)
+    try:
+        _check_search_bots(pool, bots, {})
+    finally:
+        pool.close()
     seed = args.seed if args.seed is not None else secrets.randbits(64)
     summary = simulate(
         args.module,
@@ -312,7 +326,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if not args.module:
         raise SystemExit("tablehost: --verify needs the module: pass --module FILE.wasm")
     limits = limits_from_args(args)
-    module = load_module(_read_module_bytes(args.module), limits=limits)
+    module = load_module(_read_module_bytes(args.module, limits), limits=limits)
     if record.module_sha256 and module.sha256 != record.module_sha256:
         raise SystemExit(
             f"tablehost: {args.module} has sha256 {module.sha256}, the record needs {record.module_sha256}"
@@ -333,6 +347,30 @@ def cmd_replay(args: argparse.Namespace) -> int:
         return 0
     print(escape_controls(f"MISMATCH at version {result.first_difference}: {result.detail}"))
     return EXIT_FAILED
+
+
+def _check_search_bots(pool: GuestPool, bots: list[str], options: dict[str, Any]) -> None:
+    """Refuse a search bot that cannot play this game before the first game, in the server's
+    words (:func:`tablehost.api.server_bots.check_bot_fits`): ``mcts`` on a game with hidden
+    information, ``ismcts`` on one without, or ``ismcts`` of a module without
+    ``Game::sample_hidden`` (asked once, :mod:`tablehost.sampler_probe`).
+
+    Raises:
+        InvalidRequest: naming the bot and what fits (exit 2).
+        SetupRefused: ``options`` the module does not declare (as the game itself would).
+    """
+    from tablehost.api.server_bots import check_bot_fits, needs_sampler
+    from tablehost.metadata import resolve_options
+    from tablehost.sampler_probe import samples_hidden
+
+    if not any(is_search_bot(name) for name in bots):
+        return
+    metadata = module_metadata(pool)
+    samples: bool | None = None
+    for name in bots:
+        if needs_sampler(name, metadata.hidden_information) and samples is None:
+            samples = samples_hidden(pool, metadata, len(bots), resolve_options(metadata, options))
+        check_bot_fits(name, metadata.hidden_information, samples)
 
 
 def _check_players(module: GameModule, limits: Limits, given: int | None) -> int:
@@ -361,7 +399,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         require_in_range("--players", args.players, 1, MAX_PLAYERS)
     require_in_range("--max-plies", args.max_plies, 1, MAX_PLIES)
     limits = limits_from_args(args)
-    module = load_module(_read_module_bytes(args.module), limits=limits, name=Path(args.module).stem)
+    module = load_module(_read_module_bytes(args.module, limits), limits=limits, name=Path(args.module).stem)
     players = _check_players(module, limits, args.players)
     seed = args.seed if args.seed is not None else 1
     report = check_module(

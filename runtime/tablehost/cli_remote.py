@@ -41,6 +41,7 @@ from tablehost.cli_ranges import (
 from tablehost.client import ApiError, ServerUnreachable, TablehostClient
 from tablehost.limits import DEFAULT_LIMITS
 from tablehost.match import UNDO_ACTION
+from tablehost.module_file import read_module_file
 from tablehost.terminal import escape_controls
 
 if TYPE_CHECKING:  # loaded only for search bots: a client needs no wasm engine otherwise
@@ -357,7 +358,7 @@ def cmd_upload(args: argparse.Namespace) -> int:
                 f"tablehost: {args.file} is {size} bytes; a module is at most "
                 f"{DEFAULT_LIMITS.module_bytes} bytes"
             )
-        data = Path(args.file).read_bytes()
+        data = read_module_file(args.file, DEFAULT_LIMITS.module_bytes)  # bounded: a device has no size
     except OSError as exc:
         raise SystemExit(f"tablehost: cannot read {args.file}: {exc.strerror}") from None
     with TablehostClient(args.address, _token(args)) as client:
@@ -952,7 +953,7 @@ def cmd_bots(args: argparse.Namespace) -> int:
         from tablehost.module import load_module
 
         try:
-            data = Path(args.module).read_bytes()
+            data = read_module_file(args.module, DEFAULT_LIMITS.module_bytes)
         except OSError as exc:
             raise SystemExit(f"tablehost: cannot read module {args.module}: {exc.strerror}") from None
         pool = GuestPool(load_module(data, name=Path(args.module).stem))

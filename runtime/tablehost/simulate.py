@@ -32,6 +32,7 @@ from tablehost.inguest import POLICIES, playouts
 from tablehost.limits import DEFAULT_LIMITS, Limits
 from tablehost.metadata import read_metadata
 from tablehost.module import load_module
+from tablehost.module_file import read_module_file
 from tablehost.results import compute_result
 from tablehost.rng import Rng
 from tablehost.selfplay import default_players, play_game
@@ -271,7 +272,7 @@ def run_games(
         ModuleError: the module is not valid (before any game starts).
         ImportError: ``use_ray`` without the ``ray`` package (``pip install tablehost[ray]``).
     """
-    data = Path(module_path).read_bytes()
+    data = read_module_file(module_path, limits.module_bytes)
     load_module(data, limits=limits)  # fail fast, warm the compiled cache
     if games < 1 or workers < 1 or (batch_size is not None and batch_size < 1):
         raise ValueError(f"games, workers and batch size must be at least 1 (got {games}, {workers}, {batch_size})")

@@ -40,12 +40,20 @@ import structlog
 from tablehost.api.auth import ADMIN, Principal, ensure_admin_token, hash_token, new_token
 from tablehost.api.faults import InvalidRequest, PermissionDenied, Unauthenticated, UnknownModule
 from tablehost.api.metrics import Metrics
-from tablehost.api.server_bots import BOT_MOVES_PER_CALL, check_bot_fits, check_bot_name, next_bot, play_bots
+from tablehost.api.server_bots import (
+    BOT_MOVES_PER_CALL,
+    check_bot_fits,
+    check_bot_name,
+    needs_sampler,
+    next_bot,
+    play_bots,
+)
+from tablehost.api.stored_matches import LOBBY_STATUSES, live_summary, must_run, started_summary, waiting_summary
 from tablehost.api.timekeeper import Timekeeper
 from tablehost.api.validation import check_color, check_module_name, check_username
 from tablehost.clocks import Clocks, Heartbeat, TimeControl, iso_to_ms, now_ms
 from tablehost.conformance import check_module
-from tablehost.errors import GuestError, ModuleError, TablehostError, UnknownMatch
+from tablehost.errors import GuestError, ModuleError, PatchError, RecordError, TablehostError, UnknownMatch
 from tablehost.guest import GuestPool, check_instantiates
 from tablehost.history import MoveRecord, PlayerInfo
 from tablehost.limits import DEFAULT_LIMITS, Limits
@@ -53,7 +61,8 @@ from tablehost.lobby import PendingMatch, PendingSeat, SeatTaken, is_pending
 from tablehost.match import Match, MatchView
 from tablehost.metadata import GameMetadata, check_player_count, parse_metadata, resolve_options
 from tablehost.module import GameModule, load_module
-from tablehost.record import resume_match
+from tablehost.record import parse_record, resume_match
+from tablehost.sampler_probe import samples_hidden
 from tablehost.store import Claim, MatchStore, SeatRow, StoredModule, StoreError, open_store
 from tablehost.view import view_actions
 
@@ -83,6 +92,11 @@ DEFAULT_EVICT_AFTER_S = 300.0
 --evict-after``); see :meth:`MatchRegistry.evict_idle`."""
 EVICT_INTERVAL_S = 1.0
 """How often the timekeeper looks for matches to evict, seconds."""
+WAKE_LEAD_MS = 10_000
+"""How long before its next timeout an evicted timed match is loaded again (:meth:`MatchRegistry.wake_timed`),
+ms; a timed match whose timeout is nearer than this (plus one eviction interval) is not evicted."""
+EMPTY_MODULE = "the module is empty (0 bytes): send the .wasm file's bytes"
+"""UploadModule's refusal of no bytes, the same over gRPC and HTTP."""
 HOST_INTENTS = ("confirm", "choice")
 """The host's choice for an absent seat: the first offered action of intent ``confirm``, else
 the first of intent ``choice``; never ``cancel`` or ``undo`` (so it cannot go back and forth)."""
@@ -128,6 +142,11 @@ class LobbyEntry:
     pending: PendingMatch
     changed: threading.Condition
     aborted: bool = False
+    pins: int = 0
+    """Requests and watch streams using the entry now (never evicted while above 0); only
+    touched under the registry's ``_lock``."""
+    used_at: float = field(default_factory=time.monotonic)
+    """When the last request or watch stream using the entry ended (``time.monotonic()``, s)."""
 
 
 @dataclass(frozen=True)
@@ -237,8 +256,12 @@ class MatchRegistry:
         max_live_matches: most matches kept in memory (None: no bound); above it the least
             recently used evictable ones go first, idle or not.
 
-    On construction the admin token is created if missing and every stored match is resumed;
-    a match that cannot be resumed is logged (``match.resume_failed``) and left out.
+    On construction the admin token is created if missing and every stored match is read once
+    (:meth:`_load_at_start`): only the matches that must run without a request are resumed
+    into memory (timed ones not over, and those where a server bot or an absent seat is to
+    move); every other match is kept as its list summary (:mod:`tablehost.api.stored_matches`)
+    and loaded on its first request, exactly as an evicted one. A match that cannot be read or
+    resumed is logged (``match.resume_failed``) and left out.
 
     Raises:
         DataDirUnusable: ``data_dir`` is a file or cannot be created (:mod:`tablehost.store`).
@@ -285,13 +308,19 @@ class MatchRegistry:
         """Set once :meth:`close` ran (background checks stop then)."""
         self._pools: dict[str, GuestPool] = {}
         self._metadata: dict[str, GameMetadata] = {}
+        self._samplers: dict[str, bool] = {}
+        """Module -> whether it implements ``Game::sample_hidden`` (asked once, :meth:`_samples_hidden`)."""
         self._resume_pools: dict[str, GuestPool] = {}
         self._matches: dict[str, LiveMatch] = {}
         self._lobby: dict[str, LobbyEntry] = {}
         self._returns: dict[str, dict[int, int]] = {}
         """Match -> seat -> version: returns announced by other processes, not yet applied."""
         self._summaries: dict[str, dict[str, Any]] = {}
-        """Evicted match -> its :meth:`list_matches` summary (so listing needs no reload)."""
+        """Stored match not in memory (evicted, or not loaded since startup; started or waiting)
+        -> its :meth:`list_matches` summary (so listing needs no load)."""
+        self._wake_at: dict[str, int] = {}
+        """Evicted timed match -> when (wall ms) its next timeout falls; :meth:`wake_timed` loads
+        it again :data:`WAKE_LEAD_MS` before."""
         self._unadoptable: set[str] = set()
         """Stored matches :meth:`adopt_matches` skips: untimed, or they could not be resumed."""
         self.heartbeat = Heartbeat(self.data_dir)
@@ -299,7 +328,7 @@ class MatchRegistry:
         for seat in self.store.load_seats():
             kind = "spectator" if seat.player_id is None else "seat"
             self._tokens[seat.token_sha256] = Principal(kind, seat.match_id, seat.player_id)
-        self._resume_all()
+        self._load_at_start()
         self.heartbeat.beat(force=True)
         self._timekeeper: Timekeeper | None = None
 
@@ -313,14 +342,26 @@ class MatchRegistry:
 
     # ------------------------------------------------------------ lifecycle
 
-    def _resume_all(self) -> None:
+    def _load_at_start(self) -> None:
+        """Read every stored match once: resume those that must run without a request
+        (:func:`~tablehost.api.stored_matches.must_run`: their clocks run, or the server moves
+        for a seat), keep only the summary of every other one (loaded on its first request by
+        :meth:`_load`). Logs ``store.loaded`` with the counts."""
         # A shared store's clocks are a function of the stored match and the time: every process
         # must charge a seat alike, so this process's own heartbeat cannot grant downtime there.
         charged_until = None if self.store.shared else self.heartbeat.read()
         for match_id in self.store.match_ids():
             try:
                 record = self.store.load_record(match_id)
-                if self._hold_waiting(record):
+                if is_pending(record) or record.get("status") == "aborted":
+                    self._summaries[match_id] = waiting_summary(
+                        PendingMatch.from_json(record), record.get("status") == "aborted"
+                    )
+                    continue
+                parsed = parse_record(record)
+                summary = started_summary(parsed, self.metadata_of(parsed.module_sha256))
+                if summary is not None and not must_run(parsed, summary):
+                    self._summaries[match_id] = summary
                     continue
                 live = LiveMatch(self._resume(match_id, record), threading.Condition())
             except Exception as exc:  # noqa: BLE001 - one broken match must not keep the others from being served
@@ -330,6 +371,8 @@ class MatchRegistry:
                 continue
             self._resume_clocks(live, record, charged_until)
             self._matches[match_id] = live
+        if self._matches or self._summaries:
+            log.info("store.loaded", in_memory=len(self._matches), summaries=len(self._summaries))
 
     def _hold_waiting(self, record: dict[str, Any]) -> bool:
         """Keep a waiting (or aborted while waiting) match in the lobby; false for a started one."""
@@ -340,6 +383,7 @@ class MatchRegistry:
         entry.aborted = record.get("status") == "aborted"
         with self._lock:
             self._lobby.setdefault(match_id, entry)
+            self._summaries.pop(match_id, None)
         log.info("match.resumed", match_id=match_id, status="aborted" if entry.aborted else "waiting")
         return True
     def _resume(self, match_id: str, record: dict[str, Any] | None = None) -> Match:
@@ -401,6 +445,11 @@ class MatchRegistry:
                     live.zombies.discard(player_id)
 
     def _derive_zombies(self, live: LiveMatch) -> None:
+        """Set ``live.zombies`` from the stored moves (:meth:`_stored_zombies`)."""
+        live.zombies = self._stored_zombies(live)
+
+    @staticmethod
+    def _stored_zombies(live: LiveMatch) -> set[int]:
         """Absent seats from the stored moves: those that resigned, and those whose newest own
         move the host played, unless the seat came back since (``live.returned``)."""
         match = live.match
@@ -411,7 +460,7 @@ class MatchRegistry:
                 continue
             if own and own[-1].by_host:
                 zombies.add(player.player_id)
-        live.zombies = zombies
+        return zombies
 
     def _catch_up(self, live: LiveMatch, claim: Claim | None = None) -> None:
         """Reload ``live`` when the store holds a newer version; call under ``live.changed``.
@@ -581,6 +630,20 @@ class MatchRegistry:
         with self._lock:
             return self._metadata.setdefault(sha256, metadata)
 
+    def _samples_hidden(self, sha256: str, metadata: GameMetadata, players: int, options: dict[str, Any]) -> bool | None:
+        """Whether the module implements ``Game::sample_hidden`` (:mod:`tablehost.sampler_probe`),
+        asked once per module and kept (an answer of "cannot tell" is asked again next time)."""
+        with self._lock:
+            known = self._samplers.get(sha256)
+        if known is not None:
+            return known
+        answer = samples_hidden(self._pool(sha256), metadata, players, options)
+        log.info("module.sampler_probed", module_id=sha256, samples_hidden=answer)
+        if answer is not None:
+            with self._lock:
+                self._samplers[sha256] = answer
+        return answer
+
     def upload_module(self, principal: Principal, data: bytes, name: str) -> StoredModule:
         """Validate, compile and store a module (admin only); identical bytes return the stored module.
 
@@ -590,12 +653,15 @@ class MatchRegistry:
 
         Raises:
             PermissionDenied: not the admin token.
-            InvalidRequest: the name is over 200 characters or has a control character.
+            InvalidRequest: no bytes (:data:`EMPTY_MODULE`), or the name is over 200 characters
+                or has a control character.
             ModuleError: not a valid ABI v1 module, its validation and compilation went over
                 ``compile_ms`` or ``compile_memory_bytes`` (they run in a capped child process),
                 or (``check_uploads``) it failed ``tablehost check``.
         """
         _require_admin(principal, "upload modules")
+        if not data:  # one wording over gRPC and HTTP (the validator would say "not wasm")
+            raise InvalidRequest(EMPTY_MODULE)
         check_module_name(name)
         module = load_module(
             data, limits=self.limits, cache_dir=self.data_dir / "cache", name=name or None, isolated=True
@@ -688,9 +754,12 @@ class MatchRegistry:
             check_color(color)
         metadata = self.metadata_of(module_id)  # UnknownModule first
         check_player_count(metadata, len(specs))
-        for name in bots.values():
-            check_bot_fits(name, metadata.hidden_information)
         resolved = resolve_options(metadata, options or {})
+        for name in bots.values():
+            samples = None
+            if needs_sampler(name, metadata.hidden_information):
+                samples = self._samples_hidden(module_id, metadata, len(specs), resolved)
+            check_bot_fits(name, metadata.hidden_information, samples)
         control = time_control or TimeControl()
         stored = self.store.get_module(module_id)
         assert stored is not None
@@ -837,11 +906,22 @@ class MatchRegistry:
             )
         check_username(username)
         check_color(color)
-        entry = self._lobby_entry(match_id)
-        if entry is None:
-            if match_id in self._matches or self._load(match_id) is not None:  # evicted or another process's
-                raise SeatTaken(f"match {match_id} has already started: every seat is taken", match_id=match_id)
-            raise UnknownMatch(f"no match {match_id}", match_id=match_id)
+        with self._lobby_using(match_id) as entry:
+            if entry is None:
+                if match_id in self._matches or self._load(match_id) is not None:  # evicted or another process's
+                    raise SeatTaken(f"match {match_id} has already started: every seat is taken", match_id=match_id)
+                raise UnknownMatch(f"no match {match_id}", match_id=match_id)
+            player, token, status, started = self._join_waiting(entry, match_id, username, color, player_id)
+        if started is not None:  # outside the lobby's claim: the moves take the match's own hold
+            self._move_bots(started)
+        log.info("match.joined", match_id=match_id, player_id=player.player_id, status=status)
+        return player, token, status
+
+    def _join_waiting(
+        self, entry: LobbyEntry, match_id: str, username: str, color: str, player_id: int | None
+    ) -> tuple[PlayerInfo, str, str, LiveMatch | None]:
+        """Take a seat of the (pinned) waiting ``entry`` for :meth:`join`; returns the seat, its
+        token, the status after, and the started match when this join filled the last seat."""
         started: LiveMatch | None = None
         # The claim holds the match in a shared store (another process's join waits), and the
         # waiting form is re-read under it; on SQLite this process is the only writer.
@@ -893,10 +973,7 @@ class MatchRegistry:
                 status = live.match.status
             self._register([row], match_id)
             entry.changed.notify_all()
-        if started is not None:  # outside the lobby's claim: the moves take the match's own hold
-            self._move_bots(started)
-        log.info("match.joined", match_id=match_id, player_id=taken.player_id, status=status)
-        return player, token, status
+        return player, token, status, started
 
     def abort(self, principal: Principal, match_id: str) -> ServedView:
         """End a match at once, result ``aborted`` (admin only); a waiting match stops waiting.
@@ -907,16 +984,16 @@ class MatchRegistry:
             MatchOver: the match is over already.
         """
         _require_admin(principal, "abort matches")
-        entry = self._lobby.get(match_id)
-        if entry is not None:
-            with entry.changed:
-                if match_id in self._lobby and not entry.aborted:
-                    stored = entry.pending.to_json() | {"status": "aborted"}
-                    self.store.update_pending(match_id, stored, [])
-                    entry.aborted = True
-                    entry.changed.notify_all()
-                    log.info("match.aborted", match_id=match_id, status="waiting")
-                    return self._pending_served(entry, None)
+        with self._lobby_using(match_id, reread=False) as entry:
+            if entry is not None:
+                with entry.changed:
+                    if match_id in self._lobby and not entry.aborted:
+                        stored = entry.pending.to_json() | {"status": "aborted"}
+                        self.store.update_pending(match_id, stored, [])
+                        entry.aborted = True
+                        entry.changed.notify_all()
+                        log.info("match.aborted", match_id=match_id, status="waiting")
+                        return self._pending_served(entry, None)
         with self._using(principal, match_id) as live, live.changed, self._held(live):
             self._stop_clocks(live, live.match.end("aborted"))
             live.changed.notify_all()
@@ -1014,8 +1091,24 @@ class MatchRegistry:
 
         Never evicted: a match a request or watch stream is using (pinned by :meth:`_using`),
         a seat connected, a match whose lock is busy, and a match not over that the timekeeper
-        has work for or may soon have: a time control (its clocks run; a timed match is dropped
-        once over), an absent seat or a server bot to move. Waiting matches stay in the lobby.
+        has work for now: a running clock at 0, an absent seat the host can move for, or a
+        server bot to move.
+
+        A timed match not over (an abandoned one: nobody connected or asking, its clocks
+        running down) is evicted only when all of this holds: the store is not shared (another
+        process could move it and bring its next timeout forward unseen), reloading it rebuilds
+        exactly the clocks and absent seats in memory (:meth:`_reloads_alike`: not after an
+        undo, whose clocks are not journaled), and its next timeout of a present seat is more
+        than :data:`WAKE_LEAD_MS` plus one interval away. Its timeout is remembered and
+        :meth:`wake_timed` (run first here) loads it :data:`WAKE_LEAD_MS` before, so the
+        timekeeper applies the timeout on time, as if it had stayed. A timed match whose only
+        running clocks are absent seats' with nothing the host can play has no timeout to wait
+        for: it stays out until a request.
+
+        A waiting match (or one aborted while it waited) leaves the lobby after
+        :attr:`evict_after_s` without a request or watch stream (:meth:`_lobby_using` pins it),
+        its summary kept for listing; the next request, join or abort loads it again from the
+        store. Lobby entries are not counted against :attr:`max_live_matches`.
         On a shared store this process holds no lasting lease on a match (a change takes the
         match's hold for its own transaction only, :meth:`_held`), so nothing is released:
         another process serves an evicted match as any other, under the same version check.
@@ -1026,13 +1119,21 @@ class MatchRegistry:
         Returns:
             How many matches were evicted.
         """
+        self.wake_timed()
         if self.evict_after_s is None and self.max_live_matches is None:
             return 0
         now = time.monotonic() if now is None else now
         with self._lock:
             by_use = sorted(self._matches.items(), key=lambda item: item[1].used_at)
+            waiting = list(self._lobby.items())
         excess = len(by_use) - self.max_live_matches if self.max_live_matches is not None else 0
         evicted = 0
+        for match_id, entry in waiting:
+            if self.evict_after_s is not None and now - entry.used_at >= self.evict_after_s:
+                if self._evict_waiting(match_id, entry):
+                    evicted += 1
+                    if self.metrics is not None:
+                        self.metrics.evictions.labels("waiting").inc()
         for match_id, live in by_use:
             stale = self.evict_after_s is not None and now - live.used_at >= self.evict_after_s
             if not (stale or excess > 0) or live.pins:
@@ -1054,23 +1155,100 @@ class MatchRegistry:
             match = live.match
             if live.connected:
                 return None
-            if not match.game_over and (live.clocks is not None or self._due(live, now_ms())):
-                return None
-            summary = _summary(match)
+            wake_at: int | None = None
+            if not match.game_over:
+                now = now_ms()
+                if self._due(live, now):
+                    return None
+                if live.clocks is not None:
+                    if not self._reloads_alike(live, now):
+                        return None
+                    wake_at = self._next_timeout_ms(live)
+                    if wake_at is not None and wake_at - now <= WAKE_LEAD_MS + EVICT_INTERVAL_S * 1000:
+                        return None  # its timeout is near: it stays for the timekeeper
+            summary = live_summary(match)
             with self._lock:
                 if live.pins or self._matches.get(match_id) is not live:
                     return None
                 del self._matches[match_id]
                 self._summaries[match_id] = summary
+                if wake_at is not None:
+                    self._wake_at[match_id] = wake_at
                 if live.returned:  # seats that came back through here, applied again on reload
                     seats = self._returns.setdefault(match_id, {})
                     for player_id, version in live.returned.items():
                         seats[player_id] = max(version, seats.get(player_id, -1))
-            reason = "over" if match.game_over else "idle"
-            log.info("match.evicted", match_id=match_id, version=match.version, reason=reason)
+            reason = "over" if match.game_over else ("timed" if live.clocks is not None else "idle")
+            log.info("match.evicted", match_id=match_id, version=match.version, reason=reason, wake_at_ms=wake_at)
             return reason
         finally:
             live.changed.release()
+
+    def _reloads_alike(self, live: LiveMatch, now: int) -> bool:
+        """Whether loading the timed match ``live`` from the store now rebuilds what is in memory:
+        its absent seats (:meth:`_stored_zombies`) and its clocks (:meth:`_resume_clocks`: the
+        newest journaled clocks, charged up to now). Not so after an undo (its clocks are not
+        journaled) or a timeout the host has not played a move for yet. Call under ``live.changed``."""
+        if self.store.shared or live.clocks is None or live.zombies != self._stored_zombies(live):
+            return False
+        match = live.match
+        saved = next((m.clocks for m in reversed(match.history) if m.clocks is not None), None)
+        if saved is None:
+            started = int(match.time_control.get("started_at_ms", now))
+            saved = Clocks.start(live.clocks.control, [p.player_id for p in match.players], [], started).to_json()
+        rebuilt = Clocks.restore(live.clocks.control, saved, match.active_player_ids, now, now)
+        later = now + 3_600_000
+        return all(rebuilt.view(at) == live.clocks.view(at) for at in (now, later))
+
+    @staticmethod
+    def _next_timeout_ms(live: LiveMatch) -> int | None:
+        """When the first running clock of a seat that is not absent reaches 0 (wall ms), or None
+        when none runs (an absent seat's clock times nothing out)."""
+        clocks = live.clocks
+        if clocks is None:
+            return None
+        due = [clocks.since_ms + clocks.remaining[p] for p in clocks.running if p not in live.zombies]
+        return min(due) if due else None
+
+    def wake_timed(self, now: int | None = None) -> int:
+        """Load again the evicted timed matches whose next timeout is within
+        :data:`WAKE_LEAD_MS` (wall ms ``now``, default now), so the timekeeper applies it on time
+        exactly as if they had stayed. Called with :meth:`evict_idle`.
+
+        Returns:
+            How many were loaded.
+        """
+        now = now_ms() if now is None else now
+        with self._lock:
+            due = [match_id for match_id, at in self._wake_at.items() if at - now <= WAKE_LEAD_MS]
+        woken = 0
+        for match_id in due:
+            try:
+                if self._load(match_id) is not None:
+                    woken += 1
+            except TablehostError as exc:  # logged; tried again next time unless it is gone
+                log.error("match.wake_failed", match_id=match_id, code=exc.code, error=str(exc))
+                if isinstance(exc, UnknownMatch):
+                    with self._lock:
+                        self._wake_at.pop(match_id, None)
+        return woken
+
+    def _evict_waiting(self, match_id: str, entry: LobbyEntry) -> bool:
+        """Drop the lobby entry ``entry`` unless a request or watch stream uses it; its summary
+        stays for listing. Returns whether it was dropped."""
+        if not entry.changed.acquire(blocking=False):
+            return False  # a join or abort is in it
+        try:
+            summary = waiting_summary(entry.pending, entry.aborted)
+            with self._lock:
+                if entry.pins or self._lobby.get(match_id) is not entry:
+                    return False
+                del self._lobby[match_id]
+                self._summaries[match_id] = summary
+            log.info("match.evicted", match_id=match_id, version=0, reason="waiting")
+            return True
+        finally:
+            entry.changed.release()
 
     def adopt_matches(self) -> int:
         """On a shared store, take into memory the timed matches this process does not hold
@@ -1092,6 +1270,10 @@ class MatchRegistry:
         adopted = 0
         for match_id in list(self._lobby):
             self._lobby_entry(match_id)  # re-read: started or aborted elsewhere leaves the lobby
+        with self._lock:
+            waiting = [m for m, summary in self._summaries.items() if summary["status"] in LOBBY_STATUSES]
+        for match_id in waiting:  # evicted from the lobby here: its summary re-read likewise
+            self._refresh_waiting_summary(match_id)
         for match_id in self.store.match_ids():
             if (match_id in self._matches or match_id in self._lobby or match_id in self._unadoptable
                     or match_id in self._summaries):  # evicted here: over, or idle without a clock
@@ -1111,6 +1293,24 @@ class MatchRegistry:
                 self._unadoptable.add(match_id)  # logged once, not every interval
                 log.error("match.adopt_failed", match_id=match_id, error=str(exc), error_type=type(exc).__name__)
         return adopted
+
+    def _refresh_waiting_summary(self, match_id: str) -> None:
+        """Re-read the summary of a waiting match that is not in the lobby here (shared store):
+        seats taken through another process show; once started (or gone) the summary is
+        dropped, so the match is adopted or loaded like any other."""
+        try:
+            record = self.store.load_record(match_id)
+        except UnknownMatch:
+            record = None
+        with self._lock:
+            if self._summaries.get(match_id, {}).get("status") not in LOBBY_STATUSES:
+                return  # loaded into the lobby meanwhile
+            if record is not None and (is_pending(record) or record.get("status") == "aborted"):
+                self._summaries[match_id] = waiting_summary(
+                    PendingMatch.from_json(record), record.get("status") == "aborted"
+                )
+            else:
+                del self._summaries[match_id]
 
     def _apply_timeouts(self, live: LiveMatch, now: int) -> bool:
         if live.clocks is None:
@@ -1226,11 +1426,16 @@ class MatchRegistry:
             return None
         if self._hold_waiting(record):
             return None
-        live = LiveMatch(self._resume(match_id, record), threading.Condition())
+        try:
+            live = LiveMatch(self._resume(match_id, record), threading.Condition())
+        except (RecordError, PatchError) as exc:  # a damaged record: said once per request, in the log too
+            log.error("match.resume_failed", match_id=match_id, error=str(exc), error_type=type(exc).__name__)
+            raise
         self._resume_clocks(live, record, None)  # the clocks as stored, charged up to now
         with self._lock:
             live = self._matches.setdefault(match_id, live)
             self._summaries.pop(match_id, None)
+            self._wake_at.pop(match_id, None)
             if pin:
                 live.pins += 1
             return live
@@ -1238,25 +1443,62 @@ class MatchRegistry:
     def view(self, principal: Principal, match_id: str) -> ServedView:
         """The caller's view: its seat's for a seat token, the spectator view otherwise (a waiting
         match: no table yet, status ``waiting`` and its open seats)."""
-        entry = self._waiting(principal, match_id)
-        if entry is not None:
-            with entry.changed:
-                return self._pending_served(entry, principal.viewer)
+        with self._waiting(principal, match_id) as entry:
+            if entry is not None:
+                with entry.changed:
+                    return self._pending_served(entry, principal.viewer)
         with self._using(principal, match_id) as live, live.changed:
             self._catch_up(live)
             self._come_back(live, principal.viewer)
             return self._served(live, principal.viewer)
 
-    def _waiting(self, principal: Principal, match_id: str) -> LobbyEntry | None:
+    @contextmanager
+    def _waiting(self, principal: Principal, match_id: str) -> Iterator[LobbyEntry | None]:
+        """:meth:`_lobby_using` after the token check (PermissionDenied for another match's token)."""
         if principal.match_id is not None and principal.match_id != match_id:
             raise PermissionDenied(f"this token belongs to another match, not {match_id}", match_id=match_id)
-        return self._lobby_entry(match_id)
+        with self._lobby_using(match_id) as entry:
+            yield entry
 
-    def _lobby_entry(self, match_id: str) -> LobbyEntry | None:
-        """The waiting match ``match_id`` or ``None``; on a shared store, as stored now (another
-        process may have created it, taken seats or started it)."""
+    @contextmanager
+    def _lobby_using(self, match_id: str, *, reread: bool = True) -> Iterator[LobbyEntry | None]:
+        """The waiting match ``match_id`` (:meth:`_lobby_entry`), or None, pinned for the block:
+        :meth:`evict_idle` never drops a lobby entry a request or watch stream is using."""
+        entry = None
+        for _ in range(3):  # an entry evicted between finding and pinning it is loaded again
+            entry = self._lobby_entry(match_id, reread=reread)
+            if entry is None:
+                break
+            with self._lock:
+                if self._lobby.get(match_id) is entry:
+                    entry.pins += 1
+                    break
+            entry = None
+        try:
+            yield entry
+        finally:
+            if entry is not None:
+                with self._lock:
+                    entry.pins -= 1
+                    entry.used_at = time.monotonic()
+
+    def _lobby_entry(self, match_id: str, *, reread: bool = True) -> LobbyEntry | None:
+        """The waiting match ``match_id`` or ``None``, loaded into the lobby if only its summary
+        is in memory; on a shared store, as stored now unless ``reread`` is false for an entry in
+        memory (another process may have created it, taken seats or started it)."""
         entry = self._lobby.get(match_id)
-        if not self.store.shared or (entry is None and match_id in self._matches):
+        if entry is None and match_id in self._matches:
+            return None
+        if not self.store.shared:
+            if entry is None and self._summaries.get(match_id, {}).get("status") in LOBBY_STATUSES:
+                try:
+                    record = self.store.load_record(match_id)
+                except UnknownMatch:
+                    return None
+                self._hold_waiting(record)
+                return self._lobby.get(match_id)
+            return entry
+        if entry is not None and not reread:
             return entry
         try:
             record = self.store.load_record(match_id)
@@ -1288,26 +1530,26 @@ class MatchRegistry:
         closes. A seat watching counts as connected (``extras["connected"]``) and, if the host
         was playing for it, as back.
         """
-        entry = self._waiting(principal, match_id)
-        if entry is not None:
-            sent = False
-            while is_active() and not self._closing:
-                if self.store.shared:  # a join through another process
-                    self._lobby_entry(match_id)
-                with entry.changed:
-                    if match_id not in self._lobby or entry.aborted:
-                        break
-                    if sent:
-                        entry.changed.wait(WATCH_POLL_S)
-                        continue
-                    served = self._pending_served(entry, principal.viewer)
-                yield served
-                sent = True
-            if entry.aborted:
-                with entry.changed:
-                    served = self._pending_served(entry, principal.viewer)
-                yield served
-                return
+        with self._waiting(principal, match_id) as entry:  # pinned while the stream waits
+            if entry is not None:
+                sent = False
+                while is_active() and not self._closing:
+                    if self.store.shared:  # a join through another process
+                        self._lobby_entry(match_id)
+                    with entry.changed:
+                        if match_id not in self._lobby or entry.aborted:
+                            break
+                        if sent:
+                            entry.changed.wait(WATCH_POLL_S)
+                            continue
+                        served = self._pending_served(entry, principal.viewer)
+                    yield served
+                    sent = True
+                if entry.aborted:
+                    with entry.changed:
+                        served = self._pending_served(entry, principal.viewer)
+                    yield served
+                    return
         with self._using(principal, match_id) as live:
             yield from self._follow(live, principal.viewer, is_active)
 
@@ -1412,8 +1654,9 @@ class MatchRegistry:
         Raises:
             PermissionDenied: another match's token. UnknownMatch: no such match.
         """
-        if self._waiting(principal, match_id) is not None:
-            return [], 0
+        with self._waiting(principal, match_id) as entry:
+            if entry is not None:
+                return [], 0
         with self._using(principal, match_id) as live:
             key = None if principal.viewer is None else str(principal.viewer)
             with live.changed:
@@ -1473,29 +1716,12 @@ class MatchRegistry:
             summaries = [dict(s) for match_id, s in self._summaries.items() if visible(match_id)]
         for entry in entries:
             with entry.changed:
-                p = entry.pending
-                summaries.append(
-                    {
-                        "match_id": p.match_id,
-                        "module_id": p.module_sha256,
-                        "module_name": p.module_name,
-                        "players": [PlayerInfo(s.player_id, s.username or "", s.color) for s in p.seats],
-                        "version": 0,
-                        "game_over": entry.aborted,
-                        "active_player_ids": [],
-                        "created_at": p.created_at,
-                        "status": "aborted" if entry.aborted else "waiting",
-                        "result": None,
-                        "open_seats": [] if entry.aborted else p.open_seats,
-                        "options": p.options,
-                        "time_control": p.time_control,
-                    }
-                )
+                summaries.append(waiting_summary(entry.pending, entry.aborted))
         if not open_only:
             for live in lives:
                 with live.changed:
                     self._catch_up(live)
-                    summaries.append(_summary(live.match))
+                    summaries.append(live_summary(live.match))
         summaries = [
             s
             for s in summaries
@@ -1549,25 +1775,6 @@ class MatchRegistry:
         view = _waiting_view("aborted" if entry.aborted else "waiting")
         extras = {"open_seats": [] if entry.aborted else pending.open_seats, "time_control": pending.time_control}
         return ServedView(pending.match_id, viewer, view, [], extras=extras)
-
-
-def _summary(m: Match) -> dict[str, Any]:
-    """A started match's :meth:`MatchRegistry.list_matches` entry."""
-    return {
-        "match_id": m.match_id,
-        "module_id": m.module_sha256,
-        "module_name": m.module_name,
-        "players": list(m.players),
-        "version": m.version,
-        "game_over": m.game_over,
-        "active_player_ids": [] if m.game_over else m.active_player_ids,
-        "created_at": m.created_at,
-        "status": m.status,
-        "result": m.result,
-        "open_seats": [],
-        "options": dict(m.setup.get("options") or {}),
-        "time_control": {k: v for k, v in m.time_control.items() if k != "started_at_ms"},
-    }
 
 
 def _require_admin(principal: Principal, what: str) -> None:

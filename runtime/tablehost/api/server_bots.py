@@ -26,6 +26,7 @@ from tablehost.api.faults import InvalidRequest
 from tablehost.bots import SearchBot, make_bot
 from tablehost.errors import GuestError
 from tablehost.match import Match
+from tablehost.sampler_probe import no_sampler_refusal
 from tablehost.types import PlayerId
 
 log = structlog.get_logger("tablehost.server_bots")
@@ -55,21 +56,25 @@ def check_bot_name(name: str) -> str:
     return name
 
 
-def check_bot_fits(name: str, hidden_information: bool) -> None:
+def check_bot_fits(name: str, hidden_information: bool, samples_hidden: bool | None = None) -> None:
     """Refuse a search bot of the wrong kind for the game, before the match is created.
 
     ``mcts`` searches the whole state, so it cannot play a game with hidden information (the
     guest would refuse every decision with ``hidden_information``); ``ismcts`` samples what its
     seat cannot see, and a game without hidden information has nothing to sample (the guest
-    refuses with ``no_sampler``). A hidden-information game whose module has no
-    ``Game::sample_hidden`` is only found out at its first decision (the module alone knows).
+    refuses with ``no_sampler``). Whether a hidden-information game's module has
+    ``Game::sample_hidden`` only the module knows: the caller asks it once
+    (:func:`tablehost.sampler_probe.samples_hidden`) and passes the answer.
 
     Args:
         name: a bot name :func:`check_bot_name` accepted.
         hidden_information: the module metadata's ``hidden_information``.
+        samples_hidden: whether the module implements ``Game::sample_hidden`` (None: not known,
+            not asked, or the probe could not tell; then only the metadata decides).
 
     Raises:
-        InvalidRequest: the search kind does not fit the game, naming the one that does.
+        InvalidRequest: the search kind does not fit the game, naming the one that does, or
+            ``ismcts`` of a module without a sampler (``samples_hidden`` False).
     """
     bot = make_bot(name)
     if not isinstance(bot, SearchBot):
@@ -83,6 +88,15 @@ def check_bot_fits(name: str, hidden_information: bool) -> None:
         raise InvalidRequest(
             f"bot {name!r}: this game has no hidden information to sample: use mcts:{bot.iterations}"
         )
+    if bot.algorithm == "ismcts" and samples_hidden is False:
+        raise InvalidRequest(no_sampler_refusal(name))
+
+
+def needs_sampler(name: str, hidden_information: bool) -> bool:
+    """Whether :func:`check_bot_fits` needs the module's ``samples_hidden`` answer for ``name``:
+    an ``ismcts`` bot on a hidden-information game."""
+    bot = make_bot(name)
+    return isinstance(bot, SearchBot) and bot.algorithm == "ismcts" and hidden_information
 
 
 def decision_seed(match_id: str, version: int, player_id: PlayerId) -> int:

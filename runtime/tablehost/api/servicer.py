@@ -126,8 +126,6 @@ class ModuleServicer(pb_grpc.ModuleServiceServicer):
         self.registry = registry
 
     def UploadModule(self, request: pb.UploadModuleRequest, context: grpc.ServicerContext) -> pb.Module:
-        if not request.wasm:
-            raise InvalidRequest("wasm is empty: send the module bytes")
         stored = self.registry.upload_module(current_principal.get(), request.wasm, request.name)
         message = _module(stored, self.registry.metadata_of(stored.sha256))
         message.already_stored = not stored.newly_stored

@@ -70,20 +70,27 @@ def bearer(request: Request) -> str:
     return token.strip()
 
 
+class BodyTooLarge(InvalidRequest):
+    """The request body is over its cap: code ``request/invalid`` as every malformed request
+    (gRPC: INVALID_ARGUMENT), HTTP status 413 Content Too Large (RFC 9110, 15.5.14)."""
+
+    http_status = 413
+
+
 async def capped_body(request: Request, limit_bytes: int) -> bytes:
     """The request body, read no further than ``limit_bytes`` (a larger body is never buffered).
 
     Raises:
-        InvalidRequest: the body is over ``limit_bytes``.
+        BodyTooLarge: the body is over ``limit_bytes`` (by its Content-Length, before reading).
     """
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit_bytes:
-        raise InvalidRequest(f"the request body is over {limit_bytes} bytes")
+        raise BodyTooLarge(f"the request body is over {limit_bytes} bytes")
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > limit_bytes:
-            raise InvalidRequest(f"the request body is over {limit_bytes} bytes")
+            raise BodyTooLarge(f"the request body is over {limit_bytes} bytes")
         chunks.append(chunk)
     return b"".join(chunks)
 
@@ -153,7 +160,7 @@ class Api:
                 principal = self.registry.authenticate(bearer(request))
                 return await handler(request, principal)
             except TablehostError as exc:
-                status = http_status(exc.code)
+                status = getattr(exc, "http_status", None) or http_status(exc.code)
                 if status >= 500 or exc.code.startswith("guest/"):
                     log.warning("http.refused", path=request.url.path, code=exc.code, error=exc.message)
                 admin = principal is not None and principal.kind == "admin"
