@@ -19,13 +19,17 @@ Two loads are measured:
   next move, so ``matches`` matches offer about ``matches * 1000 / pace_ms`` moves/s. The
   default 500 ms is a brisk bot or a very fast human (people think for seconds); 100 matches
   then offer about 200 moves/s, around half of what the server carries saturated on two
-  shared cores. The p99 target (under 10 ms at 100 matches) is about this load.
+  shared cores. The p99 target (under 5 ms at 100 matches) is about this load.
 
 Usage::
 
     PYTHONPATH=runtime python bench/grpc_latency.py [--levels 1,10,100] [--loads saturated,paced]
         [--pace-ms 500] [--games 3] [--sync full] [--store sqlite|postgresql|postgresql://...]
-        [--processes N] [--channels C] [--clients K] [--max-workers W]
+        [--processes N] [--channels C] [--clients K] [--max-workers W] [--trace DIR]
+
+``--trace DIR`` (one serve process, one client process) runs the server through
+bench/latency_trace.py and writes every call's times to ``DIR``; ``python3
+bench/latency_trace.py analyse DIR`` then says what the SubmitActions over 5 ms waited for.
 
 Prints one line per load and level: matches, moves, offered moves/s (paced), p50 and p99
 SubmitAction latency in ms, moves/s, and the CPU use (percent of one core) of the server
@@ -49,6 +53,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import multiprocessing
 import os
 import random
@@ -77,17 +82,20 @@ def start_server(
     processes: int,
     max_workers: int | None = None,
     extra: tuple[str, ...] = (),
+    trace: Path | None = None,
 ) -> tuple[subprocess.Popen[str], str, str, str | None]:
-    """Start ``tablehost serve`` (``extra``: more ``serve`` arguments); return the process, its
-    address, the admin token and (one process only) the URL of its Prometheus metrics."""
+    """Start ``tablehost serve`` (``extra``: more ``serve`` arguments; ``trace``: through
+    bench/latency_trace.py, writing ``trace/server.json``); return the process, its address,
+    the admin token and (one process only) the URL of its Prometheus metrics."""
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(ROOT / "runtime"), os.environ.get("PYTHONPATH", "")]),
     }
+    if trace is not None:
+        env["TABLEHOST_TRACE_OUT"] = str(trace / "server.json")
     command = [
         sys.executable,
-        "-m",
-        "tablehost",
+        *([str(ROOT / "bench" / "latency_trace.py")] if trace is not None else ["-m", "tablehost"]),
         "serve",
         "--listen",
         "127.0.0.1:0",
@@ -179,7 +187,9 @@ async def play_match(
     view = created.view
     while not view.game_over:
         player = view.active_player_ids[0]
+        asked = time.perf_counter()
         view = await stub.GetView(pb.GetViewRequest(match_id=created.match_id), metadata=auth(tokens[player]))
+        TRACE.append(("GetView", created.match_id, asked, time.perf_counter()))
         offered = [a for a in view.actions if a.intent != pb.INTENT_UNDO]
         request = pb.SubmitActionRequest(
             match_id=created.match_id, action=rng.choice(offered).action, expected_version=view.version
@@ -194,6 +204,7 @@ async def play_match(
             await asyncio.sleep(0.01)
             continue
         latencies.append(time.perf_counter() - started)
+        TRACE.append(("SubmitAction", created.match_id, started, started + latencies[-1]))
         view = reply.view
         if think_s:
             await asyncio.sleep(think_s * rng.uniform(0.5, 1.5))
@@ -286,6 +297,8 @@ def run_level(
     return len(latencies), p50, p99, len(latencies) / elapsed, client_cpu
 
 
+TRACE: list[tuple[str, str, float, float]] = []
+"""Every call of this client process: method, match id, sent and answered (``perf_counter``)."""
 REFUSED: list[int] = []
 """SubmitActions refused as RESOURCE_EXHAUSTED and retried, per lane group of this process."""
 
@@ -343,6 +356,12 @@ def main() -> int:
     parser.add_argument("--channels", type=int, default=16, help="gRPC connections the lanes share")
     parser.add_argument("--clients", type=int, default=1, help="client processes the lanes are spread over")
     parser.add_argument("--max-workers", type=int, default=None, help="the server's request threads (serve's default)")
+    parser.add_argument(
+        "--trace",
+        type=Path,
+        default=None,
+        help="record every call in this folder (server through bench/latency_trace.py; one client process)",
+    )
     args = parser.parse_args()
     loads = [load.strip() for load in args.loads.split(",")]
     if not set(loads) <= {"saturated", "paced"}:
@@ -361,7 +380,7 @@ def main() -> int:
         elif args.store.startswith("postgresql://"):
             store = args.store
         proc, address, admin, metrics_url = start_server(
-            Path(tmp) / "data", args.sync, store, args.processes, args.max_workers
+            Path(tmp) / "data", args.sync, store, args.processes, args.max_workers, trace=args.trace
         )
         try:
             module_id = asyncio.run(upload(address, admin, Path(args.module).read_bytes()))
@@ -421,6 +440,8 @@ def main() -> int:
         finally:
             proc.terminate()
             proc.wait(timeout=30)
+            if args.trace is not None:
+                (args.trace / "client.json").write_text(json.dumps(TRACE))
     return 0
 
 

@@ -66,6 +66,22 @@ The guest stage fell less than its instructions: timed alone (the host's raw cal
 fuel on, best of 40 rounds), a reversi step's crossing went from 13.4 to 11.8 µs; the rest
 of the stage is the crossing's bookkeeping (request copy, budgets, response copy).
 
+Setup states remembered by the gate, bot games without undo positions, fewer pool hops, and
+cheaper reversi/checkers display hints and reversi log lines (issue 12, item 6), ``--before
+main`` at 98ee487, best of 3 rounds, load 6-8::
+
+    reversi   main      8941   111.9 |    5.9  31.5   13.3 17.2    8.7   2.4    12.1 14.3   6.5 21.7
+    reversi   this     10718    93.3 |    6.0  30.8   14.4 17.1    8.5   2.5    11.7 12.8   6.5 15.8
+    checkers  main      9755   102.5 |    5.5  28.1    8.8 10.7    7.6   2.0    28.4 16.0   5.9  9.5
+    checkers  this     11655    85.8 |    5.8  28.8   11.8 11.5    8.3   2.0    11.7 14.7   6.2 10.6
+    plain Python reversi 24851 moves/s: host-driven / plain 0.36x before, 0.43x after
+
+What is left is spread thin: the wasm step itself (55,849 instructions, about 15-18 µs of the
+``guest`` stage; a minimal crossing costs under 1 µs), then a few microseconds each for JSON
+parsing (orjson on cache-cold memory after the call), the patch and offers checks, the move
+record and the pool's slots. The 1.5x target (about 26 µs a move in all) needs a step answer the
+host need not parse and check field by field, and a guest step that builds no strings per offer.
+
 Usage: python bench/host_throughput.py [--seconds S] [--rounds N] [--before REF] [--wall] [GAME ...]
 """
 

@@ -40,6 +40,7 @@ from tablehost.store import (
     StoreUnusable,
     open_store,
 )
+from tablehost.store.wal_checkpoint import WRITER_CHECKPOINT_PAGES
 
 RUNTIME = Path(__file__).resolve().parents[1] / "runtime"
 
@@ -450,6 +451,70 @@ def test_every_acknowledged_append_survives_sigkill(backend: Backend) -> None:
     proc.wait()
     proc.stdout.close()
     seqs = [m["seq"] for m in backend.open().load_record("m-1")["moves"]]
+    assert seqs == list(range(1, len(seqs) + 1))
+    assert len(seqs) >= acknowledged
+
+
+def test_wal_checkpoints_run_on_their_own_thread_not_in_the_writers_commit(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path, checkpoint_every=10)
+    store.put_module("a" * 64, "ttt", b"\0asm", [], "t")
+    store.create_match(setup_record(), [])
+    for seq in range(1, 31):
+        store.append("m-1", "move", move(seq))
+    deadline = time.monotonic() + 10
+    while store._checkpointer.checkpoints == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert store._checkpointer.checkpoints > 0
+    # The writer would checkpoint only past WRITER_CHECKPOINT_PAGES: far beyond 30 moves.
+    assert store._db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == WRITER_CHECKPOINT_PAGES
+    # The database file alone (no WAL) holds the checkpointed moves.
+    alone = tmp_path / "alone.sqlite3"
+    alone.write_bytes((tmp_path / "tablehost.sqlite3").read_bytes())
+    with sqlite3.connect(alone) as copy:
+        assert copy.execute("SELECT COUNT(*) FROM moves").fetchone()[0] >= 10
+    store.close()
+
+
+CHECKPOINTING_WRITER = """
+import sys
+from tablehost.store import SqliteStore
+sys.path.insert(0, sys.argv[2])
+from test_store import move, setup_record
+store = SqliteStore(sys.argv[1], synchronous=sys.argv[3], checkpoint_every=2)
+store.put_module("a" * 64, "ttt", b"\\0asm", [], "t")
+store.create_match(setup_record(), [])
+seq = 0
+while True:
+    seq += 1
+    store.append("m-1", "move", move(seq))
+    print(seq, store._checkpointer.checkpoints, flush=True)
+"""
+
+
+@pytest.mark.parametrize("synchronous", ["FULL", "NORMAL"])
+def test_every_acknowledged_append_survives_sigkill_amid_background_checkpoints(
+    tmp_path: Path, synchronous: str
+) -> None:
+    env = {**os.environ, "PYTHONPATH": str(RUNTIME)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CHECKPOINTING_WRITER, str(tmp_path), str(Path(__file__).parent), synchronous],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert proc.stdout is not None
+    acknowledged = checkpoints = 0
+    for line in proc.stdout:
+        acknowledged, checkpoints = map(int, line.split())
+        if acknowledged >= 300:
+            break
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    proc.stdout.close()
+    assert checkpoints > 0  # the kill came while checkpoints were being made
+    store = SqliteStore(tmp_path)
+    seqs = [m["seq"] for m in store.load_record("m-1")["moves"]]
+    store.close()
     assert seqs == list(range(1, len(seqs) + 1))
     assert len(seqs) >= acknowledged
 

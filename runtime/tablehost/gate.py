@@ -37,6 +37,8 @@ import hashlib
 import json
 import math
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
@@ -185,6 +187,41 @@ _KEYED_OPS = frozenset(
 """Bytes the size estimate adds per JSON node (punctuation and short scalars)."""
 
 
+CHECKED_STATE_BYTES_MAX = 256 * 1024
+"""Setup states up to this many JSON bytes are remembered once checked (:class:`_CheckedStates`)."""
+
+
+class _CheckedStates:
+    """Setup states that passed the gate, by ``(limits, seats, state JSON bytes)``: their size
+    estimate and normalised snapshot. Bounded (least recently used out), thread-safe."""
+
+    def __init__(self, capacity: int) -> None:
+        self._capacity = capacity
+        self._entries: OrderedDict[tuple[Any, ...], tuple[int, bytes]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[Any, ...]) -> tuple[int, bytes] | None:
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None:
+                self._entries.move_to_end(key)
+            return entry
+
+    def put(self, key: tuple[Any, ...], entry: tuple[int, bytes]) -> None:
+        with self._lock:
+            self._entries[key] = entry
+            self._entries.move_to_end(key)
+            while len(self._entries) > self._capacity:
+                self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+_CHECKED_STATES = _CheckedStates(16)
+
+
 class _Bad(Exception):
     """A refusal on its way out: ``path`` is collected innermost first while unwinding."""
 
@@ -278,8 +315,7 @@ class Gate:
                 raise
             state = _member(answer, "state", dict)
             try:
-                size = self._state(state, player_ids)
-                table = Table(state)
+                size, table = self._starting_table(state, player_ids)
             except PatchError as exc:
                 raise _Bad(exc.message) from None
             except _Bad as exc:
@@ -298,6 +334,31 @@ class Gate:
             return answer, table
         except _Bad as exc:
             _refuse("setup", exc)
+
+    def _starting_table(self, state: dict[str, Any], player_ids: Sequence[PlayerId]) -> tuple[int, Table]:
+        """:meth:`_state`'s checks and size of a setup ``state``, and its normalised table.
+
+        Both are a pure function of the state's JSON text, the seats and the limits, so a state
+        that passed before (every match of a game usually starts from the same one) is served
+        from :data:`_CHECKED_STATES` by its exact JSON bytes: the same answer, without walking
+        every value again. A state that does not pass is never kept.
+
+        Raises:
+            _Bad, PatchError: as :meth:`_state` and :class:`Table` do.
+        """
+        try:
+            text = orjson.dumps(state)
+        except TypeError:  # not JSON (an integer out of range): the checks name it
+            text = b""
+        key = (self.limits, self._ids, tuple(player_ids), text)
+        kept = _CHECKED_STATES.get(key) if text else None
+        if kept is not None:
+            return kept[0], Table.restore(kept[1])
+        size = self._state(state, player_ids)
+        table = Table(state)
+        if text and len(text) <= CHECKED_STATE_BYTES_MAX:
+            _CHECKED_STATES.put(key, (size, table.snapshot()))
+        return size, table
 
     def check_step(self, answer: Any, table: Table) -> StepAnswer:
         """Check a ``step`` answer against ``table``, the state the move starts from.

@@ -161,6 +161,10 @@ class Match:
     (``random``, ``first``, ``mcts:N``, ``ismcts:N``); recorded as ``bots``."""
     stamp_clocks: Callable[[MoveRecord], dict[str, Any] | None] | None = None
     """Called with each new move before it is journaled; returns the clocks recorded with it."""
+    undo_enabled: bool = True
+    """Keep the position before each undoable move so its player may take it back (platform
+    rule 3). Off for bot games (:func:`tablehost.selfplay.play_game`), whose bots never undo:
+    no state snapshot and reveal judgement per move, and undo is never offered."""
     resignations: list[dict[str, Any]] = field(default_factory=list)
     """Seats that resigned while the others play on (resign rule ``continue``), in order:
     ``{"seq", "player_id", "at"}``. The host plays for them; they rank last."""
@@ -194,6 +198,7 @@ class Match:
         time_control: dict[str, Any] | None = None,
         answer_limits: AnswerLimits = DEFAULT_ANSWER_LIMITS,
         bots: dict[PlayerId, str] | None = None,
+        undo: bool = True,
     ) -> Match:
         """Seat ``players`` and run the game's ``config`` and ``prepare``.
 
@@ -210,6 +215,7 @@ class Match:
             time_control: the time control's JSON form, recorded as ``time_control``.
             answer_limits: what the gate lets through of every answer of this match.
             bots: seats the server plays (player id -> bot name), recorded as ``bots``.
+            undo: keep positions for undo (:attr:`undo_enabled`; off only for bot games).
 
         Returns:
             The match at version 0.
@@ -261,6 +267,7 @@ class Match:
             metadata=metadata,
             time_control=dict(time_control or {}),
             bots=dict(bots or {}),
+            undo_enabled=undo,
         )
         match._take_outcome(response)
         if journal is not None:
@@ -587,7 +594,8 @@ class Match:
     ) -> MoveRecord:
         """Gate, journal and apply the guest's answer to a move; raises (changing nothing) to refuse it."""
         response = self.gate.check_step(answer, self.table)  # also runs Table.check on the patches
-        _check_ranks(response, self.metadata, [p.player_id for p in self.players])
+        if self.metadata.result == "ranks":
+            _check_ranks(response, self.metadata, self._seat_ids())
         move = MoveRecord(
             seq=self.version + 1,
             player_id=player_id,
@@ -609,7 +617,7 @@ class Match:
             # Gate (patches checked), make durable, then apply: the apply cannot fail after
             # the check, and a failed journal write leaves the match as it was.
             self.journal("move", move.to_json())
-        self._commit_move(move, self._position() if move.undoable else None)
+        self._commit_move(move, self._position() if move.undoable and self.undo_enabled else None)
         self._take_outcome(response)
         if self.check_mirror:
             self._compare_mirror(response)
@@ -679,6 +687,8 @@ class Match:
         live = self._last_live_move()
         if live is None:
             return "there is no move to take back"
+        if not self.undo_enabled:
+            return "this match keeps no undo (a bot game)"
         if live.player_id != player_id:
             # The same words whatever that move was: whether it revealed something or drew
             # randomness may depend on what this player cannot see.

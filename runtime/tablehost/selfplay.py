@@ -98,6 +98,7 @@ def play_game(
     via_views: bool = False,
     on_move: Callable[[Match, MoveRecord], None] | None = None,
     options: dict[str, Any] | None = None,
+    undo: bool = False,
 ) -> GameResult:
     """Play one game with one bot per seat.
 
@@ -112,6 +113,8 @@ def play_game(
             :meth:`Match.submit_view_action`, as a client of the server does (slower).
         on_move: called after each move (printing, leak checks).
         options: game options by name (checked against the module's metadata; defaults filled in).
+        undo: keep positions for undo (:attr:`Match.undo_enabled`). Bots never undo, so by default
+            the match keeps none: no state snapshot per undoable move, and undo is never offered.
 
     Raises:
         SetupRefused: the seat count or an option is outside what the module declares.
@@ -137,6 +140,7 @@ def play_game(
         check_mirror=check_mirror,
         metadata=metadata,
         options=resolved,
+        undo=undo,
     )
     seat_bots = {p.player_id: make_bot(name, rng.next_u64()) for p, name in zip(players, bots)}
     plies = 0

@@ -170,14 +170,26 @@ def _follow_store_health(
     threading.Thread(target=loop, name="tablehost-health", daemon=True).start()
 
 
-GC_THRESHOLDS = (20_000, 50, 100)
-"""The serving process's ``gc.set_threshold``: a request allocates a few thousand container
-objects (views, protos, records), so the default 700 ran a young collection every few requests
-and an old one over every live match far more often than the heap grew. Measured with
-bench/grpc_latency.py (tic-tac-toe, 100 matches saturated, load average 8): 3.31 and 3.11 ->
-2.93 and 2.59 ms of server CPU per move. The trade: collections are rare but each takes longer
-(100 paced matches: 5 pauses of about 18 ms against 222 of which 9 over 5 ms; see
-``tablehost_gc_pause_seconds``)."""
+GC_THRESHOLDS = (1_000, 2, 1_000)
+"""The serving process's ``gc.set_threshold``, chosen by the pauses they cause (every thread
+waits for a collection: it holds the interpreter lock). Measured with bench/latency_trace.py
+(tic-tac-toe, 100 paced matches, 6 games each: 4,578 moves, 600 matches in memory; pauses in
+CPU ms of the collecting thread, which a loaded machine does not inflate):
+
+- (20000, 50, 100), the previous choice: 26 young collections of 6.2 ms (median), 16 over
+  5 ms; about 10 ms of wall time each on a quiet machine, each delaying several requests
+  past 5 ms.
+- (700, 10, 10), Python's default: young ones of 0.3 ms, 59 middle ones of 3.3 ms, but 6 full
+  collections of 93 to 158 ms: a full collection scans every match in memory, and at this
+  threshold it comes every few hundred moves.
+- (1000, 2, 1000): 351 young of 0.5 ms, 116 middle of 2.2 ms (12 over 5 ms), no full
+  collection while serving (a thousand middle ones, and the heap grown by a quarter, first).
+  About 0.07 ms more CPU per move than (20000, 50, 100) (total collection CPU 0.12 against
+  0.05 ms per move), within the run-to-run spread of the server's 2.2 to 2.9 ms per move.
+
+Most of what survives a young collection is the journal of the matches in memory (about 25
+dicts and 16 lists per move), so the middle collections cost the same whatever their spacing;
+short ones keep the requests they land on under the 5 ms target."""
 
 
 def _tune_gc() -> None:

@@ -62,7 +62,7 @@ from typing import Any
 
 import structlog
 
-from tablehost._stacks import on_big_stack
+from tablehost._stacks import current_stack_bytes, on_big_stack, stack_bytes_for
 from tablehost.errors import BudgetExceeded, GuestError, GuestTrap, ModuleBusy, ModuleQuarantined
 from tablehost.guest.instance import MEMORY_TRAPS, CallBudget, Guest
 from tablehost.guest.protocol import (
@@ -131,7 +131,8 @@ class CallTiming:
         run_ms: milliseconds from holding the run slot until the answer or the refusal
             (instantiation, every crossing, the failure report); 0 when the call never ran.
         cpu_ms: CPU milliseconds of the guest's thread during ``run_ms``; ``cpu_ms / run_ms``
-            is the share of a core the call got.
+            is the share of a core the call got. Measured only while the pool has an
+            observer (0 in the timing a refusal carries when nobody observes).
         fuel: fuel units the op burnt over all its crossings when it was answered; 0 when it
             was refused (after a failure the budget no longer says what the op burnt).
         outcome: :data:`OUTCOME_OK`, or the refusal's error code (``guest/budget``,
@@ -212,6 +213,7 @@ class GuestPool:
         self.limits = limits or module.limits
         if self.limits.stack_bytes != module.limits.stack_bytes:
             raise ValueError("stack_bytes is an engine setting: load the module with the limits you want")
+        self._native_stack_bytes = stack_bytes_for(self.limits.stack_bytes)
         self.keep_warm_ms = keep_warm_ms
         self.warm_instances = max(warm_instances or 0, self.limits.instances_per_module)
         self.run_slots = run_slots if run_slots is not None else RUN_SLOTS
@@ -509,6 +511,8 @@ class GuestPool:
         assert ref is not None
         key = match_key(ref)
         entered = time.perf_counter()
+        if current_stack_bytes() >= self._native_stack_bytes:  # already on a big stack (self-play, servers)
+            return self._run_bound(key, op, state_ref, get_state, fields, next_ref, entered)
         return on_big_stack(
             self.limits.stack_bytes, lambda: self._run_bound(key, op, state_ref, get_state, fields, next_ref, entered)
         )
@@ -553,7 +557,8 @@ class GuestPool:
                 self._release_unstarted(warm)
                 raise
             started = time.perf_counter()
-            cpu_started = time.thread_time()
+            if self.observer is not None:  # only an observer reads an answered call's CPU time
+                cpu_started = time.thread_time()
             try:
                 response, fuel = work(warm)
             finally:
@@ -590,7 +595,7 @@ class GuestPool:
             op=OP_NAMES.get(op, str(op)),
             queue_ms=(held - entered) * 1000.0,
             run_ms=(now - held) * 1000.0,
-            cpu_ms=(time.thread_time() - cpu_started) * 1000.0 if ran else 0.0,
+            cpu_ms=(time.thread_time() - cpu_started) * 1000.0 if ran and cpu_started else 0.0,
             fuel=fuel,
             outcome=outcome,
             budget=budget,

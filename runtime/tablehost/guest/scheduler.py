@@ -125,7 +125,8 @@ class RunSlots:
         with self._lock:
             if self._running < self._slots:
                 self._running += 1  # a free slot means nobody waits (grants happen on release)
-                self._running_by_owner[owner] += 1
+                by_owner = self._running_by_owner
+                by_owner[owner] = by_owner.get(owner, 0) + 1
                 return 0.0
             waiter = _Waiter(struggling)
             self._queues.setdefault(owner, deque()).append(waiter)

@@ -8,6 +8,10 @@ OS page cache) but may lose the newest commits on power loss; it costs about 0.0
 Each write commits before it returns: the match's journal hook calls it before a change
 becomes visible, so a move acknowledged to a client is on disk.
 
+Checkpoints: the WAL is copied back into the database file by a thread of its own
+(:mod:`tablehost.store.wal_checkpoint`), not inside the commit that crosses SQLite's threshold,
+so no request waits for a checkpoint's fsyncs.
+
 Group commit: journal writes of concurrent callers share one transaction, so one fsync covers
 many moves. A caller queues its statements, then takes the connection lock; whoever holds the
 lock commits everything queued so far (its own entry and the entries queued while the previous
@@ -59,6 +63,7 @@ from tablehost.store.errors import (
     StoreMissingRef,
     StoreUnavailable,
 )
+from tablehost.store.wal_checkpoint import CHECKPOINT_EVERY_COMMITS, WRITER_CHECKPOINT_PAGES, WalCheckpointer
 
 DB_FILENAME = "tablehost.sqlite3"
 LOCK_FILENAME = "tablehost.lock"
@@ -113,6 +118,8 @@ class SqliteStore(MatchStore):
             (durable across a killed process only); see the module docstring.
         chosen_by: the command-line option that named ``data_dir`` (``"--data"`` or
             ``"--store"``), so an error tells the user which option to change.
+        checkpoint_every: commits between two background WAL checkpoints
+            (:class:`~tablehost.store.wal_checkpoint.WalCheckpointer`).
 
     Raises:
         ValueError: an unknown ``synchronous`` mode.
@@ -123,7 +130,14 @@ class SqliteStore(MatchStore):
 
     shared = False
 
-    def __init__(self, data_dir: Path | str, *, synchronous: str = "FULL", chosen_by: str = "--data") -> None:
+    def __init__(
+        self,
+        data_dir: Path | str,
+        *,
+        synchronous: str = "FULL",
+        chosen_by: str = "--data",
+        checkpoint_every: int = CHECKPOINT_EVERY_COMMITS,
+    ) -> None:
         super().__init__()
         if synchronous not in ("FULL", "NORMAL"):
             raise ValueError(f"synchronous must be FULL or NORMAL, got {synchronous!r}")
@@ -142,7 +156,10 @@ class SqliteStore(MatchStore):
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute(f"PRAGMA synchronous={synchronous}")
             self._db.execute("PRAGMA foreign_keys=ON")
+            # Checkpoints run on their own thread, not inside a request's commit.
+            self._db.execute(f"PRAGMA wal_autocheckpoint={WRITER_CHECKPOINT_PAGES}")
             self._create_schema()
+            self._checkpointer = WalCheckpointer(self.path, synchronous, every_commits=checkpoint_every)
 
     def _create_schema(self) -> None:
         with self._lock:
@@ -203,6 +220,7 @@ class SqliteStore(MatchStore):
                     db.execute("RELEASE entry")
             db.execute("COMMIT")
             self._timed_commit(started, sum(1 for entry in group if entry.error is None))
+            self._checkpointer.committed()
         except BaseException as exc:
             if db.in_transaction:
                 db.execute("ROLLBACK")
@@ -229,6 +247,7 @@ class SqliteStore(MatchStore):
 
     def close(self) -> None:
         """Close the connection and release the data directory; the store is unusable afterwards."""
+        self._checkpointer.close()
         with self._lock:
             self._db.close()
             if self._lock_fd >= 0:

@@ -10,19 +10,31 @@ use crate::board::square_name;
 pub fn hints(players: &[PlayerId]) -> Value {
     let mut spaces = Map::new();
     for square in 0..64u8 {
-        spaces.insert(square_name(square).to_string(), json!({"board": "board", "row": square / 8, "col": square % 8}));
+        spaces.insert(square_name(square).to_string(), board_place(square / 8, square % 8));
     }
-    json!({
+    // `spaces` is moved in afterwards: as a `json!` value it would be serialised into a copy,
+    // which cost most of a setup's wasm instructions.
+    let mut hints = json!({
         "title": "Reversi",
         "boards": {"board": {"color": "#123d27"}},
         "space_kinds": {"square": {"color": "#2e8b57"}},
-        "spaces": spaces,
         "seat_kinds": {players[0].to_string(): "dark", players[1].to_string(): "light"},
         "kinds": {
             "dark": {"glyph": "", "color": "#1c1c1c", "shape": "disc"},
             "light": {"glyph": "", "color": "#f4f4f4", "shape": "disc"}
         }
-    })
+    });
+    hints["spaces"] = Value::Object(spaces);
+    hints
+}
+
+/// `{"board": "board", "row": row, "col": col}`: where a square space sits on the board.
+fn board_place(row: u8, col: u8) -> Value {
+    let mut place = Map::new();
+    place.insert("board".to_owned(), Value::from("board"));
+    place.insert("row".to_owned(), Value::from(row));
+    place.insert("col".to_owned(), Value::from(col));
+    Value::Object(place)
 }
 
 #[cfg(test)]
