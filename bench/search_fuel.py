@@ -6,6 +6,13 @@ as a share of the default per-call fuel budget, and the wall-clock milliseconds 
 ``--repeat`` runs; these depend on the machine and its load, printed with the load average).
 The guest runs the search on the game's compact state when it has one (docs/abi.md 8.4).
 
+Measured (mcts:1000, seed 1; fuel is deterministic): reversi 35.5 M fuel from the opening (0.71
+of the budget), 32.0 M after 10 plies, 27.5 M after 20, 18.2 M after 40, a few ms of wall
+clock; checkers 537 M from the opening (10.7 budgets: a checkers search needs fewer iterations
+or a bigger budget). Of reversi's opening figure, about 1.5 M is fixed cost per call (the view's
+JSON read into a table, the root's offers, the answer), about 27 M the random playouts (some 55
+moves an iteration at about 500 fuel each) and about 7 M the tree.
+
 Usage: python bench/search_fuel.py [--iterations N] [--repeat R] [GAME ...]
 """
 

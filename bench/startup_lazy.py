@@ -41,11 +41,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "runtime"))
 
-from tablehost.api.auth import ADMIN, Principal  # noqa: E402
-from tablehost.api.registry import MatchRegistry  # noqa: E402
-from tablehost.clocks import TimeControl  # noqa: E402
-from tablehost.client import TablehostClient  # noqa: E402
-from tablehost.logs import configure as configure_logs  # noqa: E402
+from tablehost.api.auth import ADMIN, Principal
+from tablehost.api.registry import MatchRegistry
+from tablehost.client import TablehostClient
+from tablehost.clocks import TimeControl
+from tablehost.logs import configure as configure_logs
 
 KINDS = ("finished", "idle", "waiting", "timed")
 
@@ -137,7 +137,7 @@ def measure(runtime: Path, source: Path, made: dict[str, list[tuple[str, str]]],
             proc.terminate()
             proc.wait(timeout=60)
     print(
-        f"{str(runtime):<40} matches={total} start={start_s:.2f}s cpu={cpu:.2f}s rss={rss / 1024:.1f}MiB "
+        f"{runtime!s:<40} matches={total} start={start_s:.2f}s cpu={cpu:.2f}s rss={rss / 1024:.1f}MiB "
         f"in_memory={in_memory:.0f} listed={listed} first_view_ms[{' '.join(first_ms)}] "
         f"rss_after={rss_after / 1024:.1f}MiB load={os.getloadavg()[0]:.1f}",
         flush=True,

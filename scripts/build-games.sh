@@ -14,7 +14,9 @@
 # memset become single `memory.copy`/`memory.fill` instructions instead of
 # byte loops; wasmtime enables the feature by default), path prefixes remapped
 # so the bytes do not depend on the checkout folder, then `wasm-opt -O3`
-# (speed over size; bench/guest_fuel.py measures both).
+# (speed over size; bench/guest_fuel.py measures both). wasm-opt accepts
+# fixed-width SIMD, which the host allows (docs/abi.md section 1): reversi's
+# search routines enable it per function (sample_games/reversi/src/lanes.rs).
 # Size: the cap is 400 KiB (docs/abi.md); most of a module is the SDK's and
 # serde's shared code (tic-tac-toe is 346 KB), the sizes of each game and
 # what was measured to cut them are in sdk/rust/README.md ("Module size").
@@ -73,7 +75,7 @@ build() {
     "${cargo_cmd[@]}" build --release --target wasm32-unknown-unknown \
         --target-dir "$target_dir" "${packages[@]}"
     while read -r dir package; do
-        wasm-opt -O3 --enable-bulk-memory --strip-debug --strip-producers \
+        wasm-opt -O3 --enable-bulk-memory --enable-simd --strip-debug --strip-producers \
             "$target_dir/wasm32-unknown-unknown/release/${package//-/_}.wasm" -o "$out/$dir.wasm"
         echo "built $out/$dir.wasm ($(wc -c <"$out/$dir.wasm") bytes)"
     done < <(game_crates)

@@ -259,6 +259,8 @@ def test_a_move_that_draws_randomness_or_picks_a_hidden_piece_is_not_predicted(
     match_id = created["match_id"]
     live = web.registry._matches[match_id]
     for _ in range(40):  # find a position where the active seat must draw
+        if live.match.game_over:  # a random deal can end (a domino) before any draw came up
+            pytest.skip("this deal ended before a draw came up")
         active = live.match.active_player_ids[0]
         seat = next(s for s in created["seats"] if s["player_id"] == active)
         with web.client(seat["token"]) as client:

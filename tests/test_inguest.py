@@ -389,3 +389,15 @@ def test_in_guest_playouts_on_compact_states_equal_host_driven_play(name: str, s
     plies, over, scores = host_driven_playout(pool, seed, max_plies)
     assert (game.plies, game.game_over) == (plies, over)
     assert game.scores == scores
+
+
+def test_reversi_simd_routines_play_like_the_table_over_many_games() -> None:
+    """Reversi's compact placements and flips run as wasm SIMD only in the module (its native
+    tests run the same steps on two u64s), so the module itself is checked here: 40 whole games
+    from setup in one playout call equal the same seeds played move by move through the host."""
+    pool = pool_for("reversi")
+    seeds = [seed * 0x9E37_79B9_7F4A_7C15 % 2**64 for seed in range(1, 41)]
+    games = inguest.playouts(pool, seeds, ["random"], players=seats(2), max_plies=10_000)
+    for seed, game in zip(seeds, games):
+        assert (game.plies, game.game_over, game.scores) == host_driven_playout(pool, seed, 10_000), seed
+    assert sum(game.plies for game in games) > 40 * 50

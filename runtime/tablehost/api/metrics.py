@@ -19,9 +19,9 @@ metric                                 type       labels, meaning
 ``watch_streams``                      gauge      open WatchMatch streams
 ``matches_in_memory``                  gauge      started matches held in memory (evicted ones are
                                                   reloaded from the store on their next request)
-``evictions_total``                    counter    ``reason`` (over, idle): matches dropped from
-                                                  memory (``serve --evict-after``,
-                                                  ``--max-live-matches``)
+``evictions_total``                    counter    ``reason`` (over, idle, waiting, timed): matches
+                                                  and lobby entries dropped from memory
+                                                  (``serve --evict-after``, ``--max-live-matches``)
 ``store_commit_seconds``               histogram  one write transaction of the store
 ``store_up``                           gauge      1 while the store answers health pings
 ``requests_total``                     counter    ``method``, ``code``: gRPC requests by status

@@ -48,7 +48,13 @@ from tablehost.api.server_bots import (
     next_bot,
     play_bots,
 )
-from tablehost.api.stored_matches import LOBBY_STATUSES, live_summary, must_run, started_summary, waiting_summary
+from tablehost.api.stored_matches import (
+    LOBBY_STATUSES,
+    live_summary,
+    must_run,
+    started_summary,
+    waiting_summary,
+)
 from tablehost.api.timekeeper import Timekeeper
 from tablehost.api.validation import check_color, check_module_name, check_username
 from tablehost.clocks import Clocks, Heartbeat, TimeControl, iso_to_ms, now_ms
@@ -1129,11 +1135,11 @@ class MatchRegistry:
         excess = len(by_use) - self.max_live_matches if self.max_live_matches is not None else 0
         evicted = 0
         for match_id, entry in waiting:
-            if self.evict_after_s is not None and now - entry.used_at >= self.evict_after_s:
-                if self._evict_waiting(match_id, entry):
-                    evicted += 1
-                    if self.metrics is not None:
-                        self.metrics.evictions.labels("waiting").inc()
+            idle = self.evict_after_s is not None and now - entry.used_at >= self.evict_after_s
+            if idle and self._evict_waiting(match_id, entry):
+                evicted += 1
+                if self.metrics is not None:
+                    self.metrics.evictions.labels("waiting").inc()
         for match_id, live in by_use:
             stale = self.evict_after_s is not None and now - live.used_at >= self.evict_after_s
             if not (stale or excess > 0) or live.pins:

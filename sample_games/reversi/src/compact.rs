@@ -1,18 +1,23 @@
 //! The compact state in-guest playouts and search run on (the SDK's
 //! `SearchState`): two bitboards, the seats, who is to move and where they
-//! may place. A move costs a few hundred wasm instructions instead of a pass
+//! may place. A move costs about 500 wasm instructions instead of a pass
 //! over 64 JSON-shaped spaces.
 //!
-//! The rules are those of [`crate::rules`], computed a faster way: every
-//! line of opposing discs in one direction pair at once, by parallel prefix
-//! (a run grown by one, then by two twice, covers the longest possible run
-//! of six); the discs a placement turns, by walking its eight lines. `tests/compact.rs` plays random games both ways and compares
+//! The rules are those of [`crate::rules`], computed a faster way, on the
+//! board and the board turned half a circle side by side ([`Boards`]: one
+//! SIMD value in wasm), so that every line runs up on one of the two and a
+//! run grows by left shifts only: the runs of opposing discs, by parallel
+//! prefix (a run grown by one, then by two twice, covers the longest
+//! possible run of six); the discs a placement turns, from a table of its
+//! lines. `tests/compact.rs` plays random games both ways and compares
 //! them move by move; the tests below compare these routines with
-//! [`Board`]'s on random boards.
+//! [`Board`]'s on random boards (natively, where `Boards` is two u64s:
+//! tests/test_inguest.py compares the wasm build with the table path).
 
 use tablehost_sdk::{Action, PlayerId, Policy, Rng, Score, Scores, SearchState, Table};
 
 use crate::board::{square_name, squares, Board, Colour, Square};
+use crate::lanes::Boards;
 use crate::rules::{read_board, SQUARE_KIND};
 
 /// Files b..g: a run of discs along a line with an east-west part never
@@ -20,76 +25,99 @@ use crate::rules::{read_board, SQUARE_KIND};
 /// shift from wrapping onto the next rank.
 const INNER_FILES: u64 = 0x7E7E_7E7E_7E7E_7E7E;
 
-/// The bit shift of one step and the squares a run may cross, per pair of
-/// opposite directions: east/west, north/south, north-west/south-east,
-/// north-east/south-west (a left shift is the first of each pair).
+/// The bit shift of one step up a line and the squares a run may cross (the
+/// same on the turned board), per pair of opposite directions: east/west,
+/// north/south, north-west/south-east, north-east/south-west.
 const LINES: [(u32, u64); 4] = [(1, INNER_FILES), (8, !0), (7, INNER_FILES), (9, INNER_FILES)];
-
-/// The discs of `opponent` in runs that start next to a disc of `seeds`
-/// along the line of `shift` (both ways), each way apart: `(left, right)`.
-#[inline(always)]
-fn runs(seeds: u64, opponent: u64, shift: u32, crossable: u64) -> (u64, u64) {
-    let m = opponent & crossable;
-    let mut left = m & (seeds << shift);
-    let mut right = m & (seeds >> shift);
-    left |= m & (left << shift);
-    right |= m & (right >> shift);
-    let pairs_left = m & (m << shift);
-    let pairs_right = pairs_left >> shift;
-    let double = shift * 2;
-    left |= pairs_left & (left << double);
-    right |= pairs_right & (right >> double);
-    left |= pairs_left & (left << double);
-    right |= pairs_right & (right >> double);
-    (left, right)
-}
 
 /// Placement rule: the empty squares where the owner of `own` may place.
 /// Equal to [`Board::legal_placements`].
+///
+/// Per line, the runs of opposing discs next to a disc of `own`, grown
+/// up the line on the board and on the board turned (so down the line on
+/// the board) at once; the squares just past them.
+#[cfg_attr(target_arch = "wasm32", target_feature(enable = "simd128"))]
 pub fn placements(own: u64, opponent: u64) -> u64 {
-    let mut beyond = 0;
+    let (seeds, opponents) = Boards::turned(own, opponent);
+    let mut beyond = Boards::splat(0);
     for &(shift, crossable) in &LINES {
-        let (left, right) = runs(own, opponent, shift, crossable);
-        beyond |= (left << shift) | (right >> shift);
+        // A run of six at most: one disc, grown by one, then by two twice.
+        let crossed = opponents.and(Boards::splat(crossable));
+        let mut run = crossed.and(seeds.up(shift));
+        run = run.or(crossed.and(run.up(shift)));
+        let pairs = crossed.and(crossed.up(shift));
+        run = run.or(pairs.and(run.up(shift * 2)));
+        run = run.or(pairs.and(run.up(shift * 2)));
+        beyond = beyond.or(run.up(shift));
     }
-    beyond & !(own | opponent)
+    beyond.merged() & !(own | opponent)
 }
 
 /// Flipping rule: the discs of `opponent` a disc of `own`'s owner placed on
 /// the empty `square` turns over. Equal to [`Board::flips`] for an empty square.
 ///
-/// Walks the eight lines one square at a time: most lines leave the square
-/// through something other than an opposing disc and cost one test.
+/// Per line, from a table of the squares beyond `square` (up the line on
+/// the board, and on the turned board, so down it on the board): the
+/// nearest square that is not an opposing disc closes the line when it is
+/// one of `own`, and the line turns the discs before it. No loop, no branch.
+#[cfg_attr(target_arch = "wasm32", target_feature(enable = "simd128"))]
 pub fn flips(own: u64, opponent: u64, square: Square) -> u64 {
-    let placed = 1u64 << square;
-    line_flips(placed, own, opponent, |x| x << 8)
-        | line_flips(placed, own, opponent, |x| x >> 8)
-        | line_flips(placed, own, opponent, |x| (x << 1) & !FILE_A)
-        | line_flips(placed, own, opponent, |x| (x >> 1) & !FILE_H)
-        | line_flips(placed, own, opponent, |x| (x << 9) & !FILE_A)
-        | line_flips(placed, own, opponent, |x| (x << 7) & !FILE_H)
-        | line_flips(placed, own, opponent, |x| (x >> 7) & !FILE_A)
-        | line_flips(placed, own, opponent, |x| (x >> 9) & !FILE_H)
+    let (mine, theirs) = Boards::turned(own, opponent);
+    let mut flipped = Boards::splat(0);
+    for &(up, turned) in &RAYS_UP[usize::from(square) & 63] {
+        let ray = Boards::new(up, turned);
+        let stops = ray.and_not(theirs);
+        let closed = stops.lowest().and(mine).nonzero();
+        flipped = flipped.or(ray.and(stops.below_lowest()).and(closed));
+    }
+    flipped.merged()
 }
 
-const FILE_A: u64 = 0x0101_0101_0101_0101;
-const FILE_H: u64 = FILE_A << 7;
+/// The four lines from a square towards higher square numbers as (file,
+/// rank) steps: east, north-west, north, north-east.
+const STEPS: [(i32, i32); 4] = [(1, 0), (-1, 1), (0, 1), (1, 1)];
 
-/// The opposing discs on the line from `placed` one `step` at a time, when
-/// a disc of `own` closes it off; else nothing.
-#[inline(always)]
-fn line_flips(placed: u64, own: u64, opponent: u64, step: impl Fn(u64) -> u64) -> u64 {
-    let mut at = step(placed);
-    let mut run = 0;
-    while at & opponent != 0 {
-        run |= at;
-        at = step(at);
+/// Per square (rank * 8 + file), the squares beyond it along each of the
+/// four lines of `STEPS` towards higher squares, on the board and (the
+/// second of each pair) on the board turned half a circle, where the square
+/// is 63 - square and its lines up are the board's lines down (4 KiB).
+static RAYS_UP: [[(u64, u64); 4]; 64] = rays_up();
+
+const fn rays_up() -> [[(u64, u64); 4]; 64] {
+    let rays = rays();
+    let mut table = [[(0u64, 0u64); 4]; 64];
+    let mut square = 0;
+    while square < 64 {
+        let mut line = 0;
+        while line < 4 {
+            table[square][line] = (rays[square][line], rays[63 - square][line]);
+            line += 1;
+        }
+        square += 1;
     }
-    if at & own != 0 {
-        run
-    } else {
-        0
+    table
+}
+
+/// Per square, the squares beyond it along each line of `STEPS`, up to
+/// the edge of the board.
+const fn rays() -> [[u64; 4]; 64] {
+    let mut table = [[0u64; 4]; 64];
+    let mut square = 0;
+    while square < 64 {
+        let mut line = 0;
+        while line < 4 {
+            let (df, dr) = STEPS[line];
+            let (mut file, mut rank) = (square as i32 % 8 + df, square as i32 / 8 + dr);
+            while file >= 0 && file < 8 && rank >= 0 && rank < 8 {
+                table[square][line] |= 1u64 << (rank * 8 + file);
+                file += df;
+                rank += dr;
+            }
+            line += 1;
+        }
+        square += 1;
     }
+    table
 }
 
 /// A reversi table as the search sees it.

@@ -35,6 +35,7 @@
 pub mod board;
 pub mod compact;
 mod display;
+mod lanes;
 pub mod rules;
 
 use tablehost_sdk::{

@@ -78,8 +78,7 @@ pub fn search<G: Game, S: SearchState>(
     let mut rng = Rng::new(seed);
     let mut nodes = vec![Node::new(None, seat, 0, 0)];
     let mut ln_cache = Vec::new();
-    let (mut path, mut moves, mut untried, mut rewards) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let (mut available, mut taken) = (Vec::new(), Vec::new());
+    let (mut path, mut moves, mut rewards, mut taken) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for _ in 0..budget.iterations {
         let mut state = root.clone();
         path.clear();
@@ -104,14 +103,12 @@ pub fn search<G: Game, S: SearchState>(
             if moves.is_empty() {
                 break;
             }
-            // The children available now (in the order they were made) and the
-            // moves without one (in move order): one pass over the children.
-            available.clear();
-            untried.clear();
-            taken.clear();
-            taken.resize(moves.len(), false);
-            for &child in &nodes[node].children {
-                let made = &nodes[child];
+            // The children available now: each counts this iteration and
+            // remembers where its move is (so `is_available` can tell it).
+            let mut tried = 0;
+            for i in 0..nodes[node].children.len() {
+                let child = nodes[node].children[i];
+                let made = &mut nodes[child];
                 if made.seat != mover {
                     continue;
                 }
@@ -123,24 +120,21 @@ pub fn search<G: Game, S: SearchState>(
                     None => None,
                 };
                 if let Some(at) = at {
-                    available.push((child, at));
-                    taken[at] = true;
+                    made.availability += 1;
+                    made.at = at;
+                    tried += 1;
                 }
             }
-            for &(child, at) in &available {
-                let made = &mut nodes[child];
-                made.availability += 1;
-                made.at = at;
-            }
-            untried.extend((0..moves.len()).filter(|&at| !taken[at]));
-            let (child, at) = if !untried.is_empty() {
-                let at = untried[rng.below(untried.len())];
+            let (child, at) = if tried < moves.len() {
+                // A move without a child, drawn among those in move order.
+                let nth = rng.below(moves.len() - tried);
+                let at = if tried == 0 { nth } else { nth_untried(&nodes, node, mover, &moves, nth, &mut taken) };
                 nodes.push(Node::new(Some(moves[at]), mover, at, 1));
                 let child = nodes.len() - 1;
                 nodes[node].children.push(child);
                 (child, at)
             } else {
-                best_child(&nodes, &available, budget.exploration, &mut ln_cache)
+                best_child(&nodes, node, mover, &moves, budget.exploration, &mut ln_cache)
             };
             state.apply(moves[at], &mut Rng::new(rng.next_u64()));
             path.push(child);
@@ -178,14 +172,39 @@ pub fn search<G: Game, S: SearchState>(
     Some(Ok(Decision { offer: offers[at].clone(), visits, iterations: budget.iterations }))
 }
 
-/// Of the `available` (child, move position) pairs, in the order the
-/// children were made, the one with the best UCB1 score (the first of
-/// equals), as `mcts::best_child`.
-fn best_child<M>(nodes: &[Node<M>], available: &[(usize, usize)], exploration: f64, ln_cache: &mut Vec<f64>) -> (usize, usize) {
-    let mut best = available[0];
+/// Whether `made`, a child of a node where `mover` chooses among `moves`,
+/// is available there: its `at` was set by this descent's pass over the
+/// children when it is, and cannot name its move when it is not.
+#[inline(always)]
+fn is_available<M: PartialEq>(made: &Node<M>, mover: usize, moves: &[M]) -> bool {
+    made.seat == mover && made.mv.is_some() && moves.get(made.at) == made.mv.as_ref()
+}
+
+/// The position of the `nth` (0-based) of `moves` no available child of
+/// `node` stands for, in move order; `taken` is a buffer to reuse.
+fn nth_untried<M: Copy + PartialEq>(nodes: &[Node<M>], node: usize, mover: usize, moves: &[M], nth: usize, taken: &mut Vec<bool>) -> usize {
+    taken.clear();
+    taken.resize(moves.len(), false);
+    for &child in &nodes[node].children {
+        let made = &nodes[child];
+        if is_available(made, mover, moves) {
+            taken[made.at] = true;
+        }
+    }
+    taken.iter().enumerate().filter(|&(_, &t)| !t).nth(nth).map_or(0, |(at, _)| at)
+}
+
+/// Of `node`'s children available to `mover`, in the order they were made,
+/// the one with the best UCB1 score (the first of equals), with its move's
+/// position, as `mcts::best_child`.
+fn best_child<M: PartialEq>(nodes: &[Node<M>], node: usize, mover: usize, moves: &[M], exploration: f64, ln_cache: &mut Vec<f64>) -> (usize, usize) {
+    let mut best = (0, 0);
     let mut best_score = f64::NEG_INFINITY;
-    for &(child, at) in available {
+    for &child in &nodes[node].children {
         let c = &nodes[child];
+        if !is_available(c, mover, moves) {
+            continue;
+        }
         let score = if c.visits == 0.0 {
             f64::INFINITY
         } else {
@@ -193,7 +212,7 @@ fn best_child<M>(nodes: &[Node<M>], available: &[(usize, usize)], exploration: f
         };
         if score > best_score {
             best_score = score;
-            best = (child, at);
+            best = (child, c.at);
         }
     }
     best
@@ -201,8 +220,12 @@ fn best_child<M>(nodes: &[Node<M>], available: &[(usize, usize)], exploration: f
 
 /// `ln` of `count` (>= 1) as a double, from `cache` below `LN_CACHE`
 /// (the same value: `ln` of the same double).
+#[inline(always)]
 fn ln(count: u32, cache: &mut Vec<f64>) -> f64 {
     let at = count as usize;
+    if let Some(&known) = cache.get(at) {
+        return known;
+    }
     if at >= LN_CACHE {
         return f64::from(count).ln();
     }
@@ -230,8 +253,13 @@ fn rewards_into<S: SearchState>(state: &S, seats: &[PlayerId], rule: ResultRule,
             }
         }
     }
-    let low = out.iter().copied().fold(f64::INFINITY, f64::min);
-    let high = out.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    // Every value is finite here, so comparisons give what `f64::min` and
+    // `f64::max` would, without their calls.
+    let (mut low, mut high) = (f64::INFINITY, f64::NEG_INFINITY);
+    for &v in out.iter() {
+        low = if v < low { v } else { low };
+        high = if v > high { v } else { high };
+    }
     for v in out.iter_mut() {
         *v = if high > low { (*v - low) / (high - low) } else { 0.5 };
     }

@@ -21,12 +21,14 @@ pub trait Bound: Copy {
 macro_rules! impl_bound {
     ($($t:ty),*) => {$(
         impl Bound for $t {
+            #[inline]
             fn to_bound(self) -> u64 {
                 if self <= 0 {
                     panic!("Rng bound must be at least 1, got {}", self);
                 }
                 self as u64
             }
+            #[inline]
             fn from_drawn(value: u64) -> Self {
                 value as $t
             }
@@ -38,6 +40,7 @@ impl_bound!(u8, u16, u32, u64, usize, i32, i64);
 
 impl Rng {
     /// A generator whose state starts at `seed` (any u64).
+    #[inline]
     pub fn new(seed: u64) -> Rng {
         Rng { state: seed, used: false }
     }
