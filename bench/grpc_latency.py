@@ -379,6 +379,8 @@ def main() -> int:
             store, db_pid = cluster.new_database(), cluster.postmaster_pid()
         elif args.store.startswith("postgresql://"):
             store = args.store
+        if args.trace is not None:
+            args.trace.mkdir(parents=True, exist_ok=True)
         proc, address, admin, metrics_url = start_server(
             Path(tmp) / "data", args.sync, store, args.processes, args.max_workers, trace=args.trace
         )
