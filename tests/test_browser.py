@@ -255,21 +255,7 @@ def test_a_move_that_draws_randomness_or_picks_a_hidden_piece_is_not_predicted(
     browser: Any, web: WebTable
 ) -> None:
     """Dominoes: a draw from the boneyard is a click on hidden tiles the server picks among."""
-    created = web.create("dominoes")
-    match_id = created["match_id"]
-    live = web.registry._matches[match_id]
-    for _ in range(40):  # find a position where the active seat must draw
-        if live.match.game_over:  # a random deal can end (a domino) before any draw came up
-            pytest.skip("this deal ended before a draw came up")
-        active = live.match.active_player_ids[0]
-        seat = next(s for s in created["seats"] if s["player_id"] == active)
-        with web.client(seat["token"]) as client:
-            view = client.get(f"/api/matches/{match_id}/view").json()
-        if any(a["action"].get("space_id") == "boneyard" for a in view["actions"]):
-            break
-        web.play_randomly(created, 1, seed=len(live.match.history))
-    else:
-        pytest.skip("no draw came up in 40 moves of this deal")
+    match_id, seat = _dominoes_position_with_a_draw(web)
     page = _page(browser, web.url, match_id, seat["token"])
     page.wait_for_timeout(300)
     with SlowRegistry(web, delay_s=1.5):
@@ -277,6 +263,26 @@ def test_a_move_that_draws_randomness_or_picks_a_hidden_piece_is_not_predicted(
         page.wait_for_timeout(800)
         assert page.locator('.felt[data-predicted="true"]').count() == 0
     page.close()
+
+
+def _dominoes_position_with_a_draw(web: WebTable) -> tuple[str, dict[str, Any]]:
+    """A dominoes match whose active seat is offered a draw from the boneyard: its id and that
+    seat. A deal can end (a domino) before any draw comes up, so up to 10 deals are tried."""
+    for _ in range(10):
+        created = web.create("dominoes")
+        match_id = created["match_id"]
+        live = web.registry._matches[match_id]
+        for _ in range(40):
+            if live.match.game_over:
+                break
+            active = live.match.active_player_ids[0]
+            seat = next(s for s in created["seats"] if s["player_id"] == active)
+            with web.client(seat["token"]) as client:
+                view = client.get(f"/api/matches/{match_id}/view").json()
+            if any(a["action"].get("space_id") == "boneyard" for a in view["actions"]):
+                return match_id, seat
+            web.play_randomly(created, 1, seed=len(live.match.history))
+    raise AssertionError("no draw from the boneyard came up in 10 dominoes deals")
 
 
 @pytest.mark.parametrize("game", list(SEATS))
