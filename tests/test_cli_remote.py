@@ -273,5 +273,5 @@ def test_an_oversized_module_is_refused_before_it_is_read_or_sent(tmp_path: Path
     assert result.returncode == 2, result.stderr
     limit = DEFAULT_LIMITS.module_bytes
     assert result.stderr.splitlines() == [
-        f"tablehost: {huge} is {limit + 1} bytes; a module is at most {limit} bytes"
+        f"tablehost: {huge}: module is {limit + 1} bytes, over the {limit}-byte limit"
     ]

@@ -39,6 +39,7 @@ from tablehost.cli_ranges import (
     require_in_range,
 )
 from tablehost.client import ApiError, ServerUnreachable, TablehostClient
+from tablehost.errors import ModuleError
 from tablehost.limits import DEFAULT_LIMITS
 from tablehost.match import UNDO_ACTION
 from tablehost.module_file import read_module_file
@@ -352,13 +353,9 @@ def cmd_upload(args: argparse.Namespace) -> int:
     own message after the whole file crossed the wire.
     """
     try:
-        size = Path(args.file).stat().st_size
-        if size > DEFAULT_LIMITS.module_bytes:
-            raise SystemExit(
-                f"tablehost: {args.file} is {size} bytes; a module is at most "
-                f"{DEFAULT_LIMITS.module_bytes} bytes"
-            )
-        data = read_module_file(args.file, DEFAULT_LIMITS.module_bytes)  # bounded: a device has no size
+        data = read_module_file(args.file, DEFAULT_LIMITS.module_bytes)
+    except ModuleError as exc:
+        raise SystemExit(f"tablehost: {args.file}: {exc}") from None
     except OSError as exc:
         raise SystemExit(f"tablehost: cannot read {args.file}: {exc.strerror}") from None
     with TablehostClient(args.address, _token(args)) as client:
