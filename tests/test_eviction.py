@@ -418,3 +418,20 @@ def test_a_tick_visits_only_the_timed_matches_and_follows_eviction_and_reload(
     result = reg.view(Principal("spectator", timed), timed).view.result
     assert result is not None and result.ended_by == "timeout"
     assert reg.view(Principal("spectator", untimed), untimed).view.result.ended_by == "resigned"  # type: ignore[union-attr]
+
+
+def test_authenticate_takes_the_hash_the_interceptor_computed(
+    ttt_registry: tuple[MatchRegistry, str, Metrics],
+) -> None:
+    """``authenticate(token, token_sha256=...)`` answers as ``authenticate(token)`` (one hash per
+    request instead of two); an unknown token is refused either way."""
+    from tablehost.api.auth import hash_token
+    from tablehost.api.faults import Unauthenticated
+
+    reg, module, _ = ttt_registry
+    created = reg.create_match(ADMIN, module, [("ann", ""), ("bob", "")])
+    for player, token in created.seats:
+        assert reg.authenticate(token, token_sha256=hash_token(token)) == reg.authenticate(token)
+        assert reg.authenticate(token).player_id == player.player_id
+    with pytest.raises(Unauthenticated):
+        reg.authenticate("ths_unknown", token_sha256=hash_token("ths_unknown"))

@@ -580,13 +580,19 @@ class MatchRegistry:
             log.info("store.closed", transactions=self.store.transactions, entries=self.store.entries)
         self.store.close()
 
-    def authenticate(self, token: str) -> Principal:
+    def authenticate(self, token: str, *, token_sha256: str | None = None) -> Principal:
         """Return the principal of a bearer token.
+
+        Args:
+            token: the bearer token as sent.
+            token_sha256: ``hash_token(token)`` when the caller computed it already (the request
+                interceptor hashes it for the rate limit first); hashed here otherwise.
 
         Raises:
             Unauthenticated: the token is unknown.
         """
-        token_sha256 = hash_token(token)
+        if token_sha256 is None:
+            token_sha256 = hash_token(token)
         principal = self._tokens.get(token_sha256)
         if principal is None and self.store.shared:
             principal = self._stored_principal(token_sha256)
