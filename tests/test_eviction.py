@@ -389,3 +389,49 @@ def test_serve_refuses_a_negative_evict_after_or_an_empty_bound(tmp_path: Path, 
     )
     assert result.returncode == 2 and f"tablehost: {flags[0]} must be" in result.stderr
     assert not (tmp_path / "data").exists()
+
+
+def test_a_tick_visits_only_the_timed_matches_and_follows_eviction_and_reload(
+    ttt_registry: tuple[MatchRegistry, str, Metrics],
+) -> None:
+    """``tick_clocks`` walks ``_ticking`` (timed, bots, absent seats), not every match in memory:
+    an untimed match never enters it, a timed one enters when created or loaded again and
+    leaves when evicted, and its timeout is still applied by a tick."""
+    reg, module, _ = ttt_registry
+    seats = [("ann", ""), ("bob", "")]
+    untimed = reg.create_match(ADMIN, module, seats).match_id
+    control = TimeControl(main_ms=600_000, on_timeout="forfeit")
+    timed = reg.create_match(ADMIN, module, seats, time_control=control).match_id
+    ended = reg.create_match(ADMIN, module, seats, time_control=control).match_id
+    assert set(reg._ticking) == {timed, ended}
+    finish(reg, ended)
+    finish(reg, untimed)
+    # All three leave (the timed one as abandoned: its timeout is far), and the index with them.
+    assert reg.evict_idle(now=reg._matches[ended].used_at + 10_000) == 3
+    assert reg._ticking == {} and reg._matches == {}
+    for match_id in (untimed, timed, ended):  # loaded again: the timed ones with their clocks
+        reg.view(Principal("spectator", match_id), match_id)
+    assert set(reg._ticking) == {timed, ended}
+    clocks = reg._matches[timed].clocks
+    assert clocks is not None
+    assert reg.tick_clocks(at_ms=clocks.since_ms + clocks.remaining[1]) == 1  # ann's clock ran out
+    result = reg.view(Principal("spectator", timed), timed).view.result
+    assert result is not None and result.ended_by == "timeout"
+    assert reg.view(Principal("spectator", untimed), untimed).view.result.ended_by == "resigned"  # type: ignore[union-attr]
+
+
+def test_authenticate_takes_the_hash_the_interceptor_computed(
+    ttt_registry: tuple[MatchRegistry, str, Metrics],
+) -> None:
+    """``authenticate(token, token_sha256=...)`` answers as ``authenticate(token)`` (one hash per
+    request instead of two); an unknown token is refused either way."""
+    from tablehost.api.auth import hash_token
+    from tablehost.api.faults import Unauthenticated
+
+    reg, module, _ = ttt_registry
+    created = reg.create_match(ADMIN, module, [("ann", ""), ("bob", "")])
+    for player, token in created.seats:
+        assert reg.authenticate(token, token_sha256=hash_token(token)) == reg.authenticate(token)
+        assert reg.authenticate(token).player_id == player.player_id
+    with pytest.raises(Unauthenticated):
+        reg.authenticate("ths_unknown", token_sha256=hash_token("ths_unknown"))

@@ -44,3 +44,36 @@ def test_capture_logs_sees_a_logger_used_under_the_command_configuration() -> No
 def test_an_unknown_level_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown log level 'loud'"):
         logs.configure(level="loud")
+
+
+def test_enabled_follows_the_configured_level() -> None:
+    logs.configure(level="warning", stream=io.StringIO())
+    assert not logs.enabled("info") and not logs.enabled("debug")
+    assert logs.enabled("warning") and logs.enabled("error") and logs.enabled("WARNING")
+    logs.configure(level="debug", stream=io.StringIO())
+    assert logs.enabled("debug") and logs.enabled("info")
+    with pytest.raises(ValueError, match="unknown log level 'loud'"):
+        logs.enabled("loud")
+    logs.configure(level="info", stream=io.StringIO())
+
+
+def test_every_logger_writes_whole_lines_to_the_one_stream_from_many_threads() -> None:
+    """The writer is made once per configuration and shared: lines from threads never mix."""
+    import threading
+
+    out = io.StringIO()
+    logs.configure(level="info", stream=out)
+
+    def write(n: int) -> None:
+        log = structlog.get_logger(f"tablehost.test_logs.{n}")
+        for i in range(200):
+            log.info("logs.line", n=n, i=i)
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    lines = [orjson.loads(line) for line in out.getvalue().splitlines()]
+    assert sorted((e["n"], e["i"]) for e in lines) == [(n, i) for n in range(4) for i in range(200)]
+    logs.configure(level="info", stream=io.StringIO())

@@ -92,3 +92,29 @@ def test_prometheus_histograms_fill_from_the_pool_observer(cache_dir: Path) -> N
     assert value("tablehost_guest_call_fuel_count", module="hostile_loop_always", op="setup") == 0
     budget = stopped.value.budget  # type: ignore[attr-defined]
     assert value("tablehost_budget_refusals_total", module="hostile_loop_always", budget=budget) == 1
+
+
+def test_cached_metric_children_are_the_labelled_series_and_keep_label_values_apart() -> None:
+    """``Metrics.child`` remembers ``labels()``' answer: the same series, one per label values."""
+    metrics = Metrics()
+    assert metrics.child(metrics.requests, "GetView", "OK") is metrics.requests.labels("GetView", "OK")
+    for _ in range(3):
+        metrics.count_request("GetView", "OK", 0.25)
+    metrics.count_request("GetView", "NOT_FOUND", 0.5)
+    metrics.count_request("SubmitAction", "OK", 1.0)
+    metrics.count_change("move")
+    metrics.count_change("move", "match/not_offered")
+    metrics.count_change("undo", "match/not_offered")
+
+    def value(name: str, **labels: str) -> float | None:
+        return metrics.registry.get_sample_value(name, labels)
+
+    assert value("tablehost_requests_total", method="GetView", code="OK") == 3
+    assert value("tablehost_requests_total", method="GetView", code="NOT_FOUND") == 1
+    assert value("tablehost_requests_total", method="SubmitAction", code="OK") == 1
+    assert value("tablehost_request_cpu_seconds_total", method="GetView") == 1.25
+    assert value("tablehost_moves_accepted_total", kind="move") == 1
+    assert value("tablehost_moves_accepted_total", kind="undo") is None
+    assert value("tablehost_moves_refused_total", reason="match/not_offered") == 2
+    with pytest.raises(ValueError):
+        metrics.child(metrics.requests, "GetView")  # one label value short, as labels() says

@@ -1,5 +1,6 @@
 """The registry's per-viewer view cache (one view and one wire form per viewer and version) against
-views built afresh, after any sequence of moves, undos, resignations and aborts."""
+views built afresh, after any sequence of moves, undos, resignations and aborts; in a game with
+hidden information (dominoes: each seat's hand) no seat is ever served another viewer's view."""
 
 from __future__ import annotations
 
@@ -62,8 +63,9 @@ operations = st.lists(
 )
 
 
-# Checkers offers undo (a selected piece may be put back); tic-tac-toe never does.
-@pytest.mark.parametrize("game", ["tic_tac_toe", "checkers"])
+# Checkers offers undo (a selected piece may be put back); tic-tac-toe never does; dominoes hides
+# each seat's hand from the other seat and the spectator.
+@pytest.mark.parametrize("game", ["tic_tac_toe", "checkers", "dominoes"])
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=operations, viewed_first=st.booleans())
 def test_served_views_equal_fresh_views_after_any_change(
@@ -83,6 +85,8 @@ def test_served_views_equal_fresh_views_after_any_change(
             if op == "move":
                 served = reg.view(seat, match_id)
                 offered = [a for a in served.view.actions if a["intent"] != "undo"]
+                if not offered:
+                    continue
                 reg.submit(seat, match_id, offered[pick % len(offered)]["action"], served.view.version)
             elif op == "undo":
                 reg.undo(seat, match_id, match.version)
@@ -93,3 +97,21 @@ def test_served_views_equal_fresh_views_after_any_change(
         except TablehostError:
             pass  # a refused change changes nothing: the views must still be the current ones
         check_every_viewer(reg, match_id)
+
+
+def test_each_seat_of_a_hidden_information_game_is_served_its_own_view() -> None:
+    """The cache is per viewer: in dominoes a seat sees its own hand and not the other seat's,
+    on the first request and on every cached one after it, whatever order they come in."""
+    reg, module = registry("dominoes")
+    match_id = reg.create_match(ADMIN, module, [("ann", ""), ("bob", "")]).match_id
+    for order in ((1, 2, None), (None, 2, 1), (2, 1, None)):
+        served = {}
+        for viewer in order:
+            principal = Principal("spectator", match_id) if viewer is None else Principal("seat", match_id, viewer)
+            served[viewer] = reg.view(principal, match_id)
+            assert served[viewer].viewer == viewer
+            assert served[viewer].view == reg._matches[match_id].match.view(viewer)
+        hands = [served[viewer].view.state for viewer in VIEWERS]
+        assert hands[0] != hands[1] and hands[0] != hands[2] and hands[1] != hands[2]
+        wires = [_view(served[viewer], MAX_RESPONSE_BYTES).SerializeToString() for viewer in VIEWERS]
+        assert len(set(wires)) == 3

@@ -38,6 +38,11 @@ Each server has its own :class:`Metrics` (its own ``CollectorRegistry``), so tes
 several servers in one process. Guest calls reach it through the pool's public observer hook
 (:attr:`tablehost.guest.GuestPool.observer` set to :meth:`Metrics.observe_guest_call`).
 Nothing here imports grpc.
+
+The per-request paths (a move, a guest call, a request) reach their labelled series through
+:meth:`Metrics.child`, which remembers each ``(metric, labels)`` child once looked up:
+``labels()`` validates and takes the metric's lock on every call, a few microseconds that every
+request paid several times over.
 """
 
 from __future__ import annotations
@@ -125,6 +130,42 @@ class Metrics:
             ["kind"],
             registry=r,
         )
+        self._children: dict[tuple[int, tuple[str, ...]], Any] = {}
+
+    def child(self, metric: Any, *values: str) -> Any:
+        """``metric.labels(*values)``, looked up once per metric and label values and then
+        remembered (the label values of the per-request paths are few: methods, status names,
+        error codes, modules and ops).
+
+        Args:
+            metric: one of this object's labelled metrics (``requests``, ``guest_cpu``...).
+            values: its label values, in the metric's label order.
+
+        Returns:
+            The labelled child (``inc``/``observe`` on it as on ``metric.labels(...)``).
+
+        Raises:
+            ValueError: the wrong number of label values (from ``labels``, on first use).
+        """
+        key = (id(metric), values)
+        found = self._children.get(key)
+        if found is None:
+            # Two threads may both look it up: labels() answers both with the same child.
+            found = self._children[key] = metric.labels(*values)
+        return found
+
+    def count_request(self, method: str, outcome: str, cpu_s: float) -> None:
+        """Count one finished request: ``requests_total{method, code=outcome}`` and its handler
+        CPU (``cpu_s`` seconds) in ``request_cpu_seconds_total{method}``."""
+        self.child(self.requests, method, outcome).inc()
+        self.child(self.request_cpu, method).inc(cpu_s)
+
+    def count_change(self, kind: str, refused_code: str | None = None) -> None:
+        """Count one move or undo (``kind``): accepted, or refused with error code ``refused_code``."""
+        if refused_code is None:
+            self.child(self.moves_accepted, kind).inc()
+        else:
+            self.child(self.moves_refused, refused_code).inc()
 
     def observe_guest_call(self, timing: CallTiming) -> None:
         """Count one guest pool call: a :attr:`GuestPool.observer <tablehost.guest.GuestPool.observer>`.
@@ -135,12 +176,13 @@ class Metrics:
                 the fuel of an answered op to ``guest_call_fuel`` (a refused op's budget says
                 nothing about what it burnt); a ``guest/budget`` refusal to ``budget_refusals``.
         """
-        self.guest_seconds.labels(timing.module, timing.op).observe((timing.queue_ms + timing.run_ms) / 1000.0)
-        self.guest_cpu.labels(timing.module, timing.op).inc(timing.cpu_ms / 1000.0)
+        module, op = timing.module, timing.op
+        self.child(self.guest_seconds, module, op).observe((timing.queue_ms + timing.run_ms) / 1000.0)
+        self.child(self.guest_cpu, module, op).inc(timing.cpu_ms / 1000.0)
         if not timing.failed:
-            self.guest_fuel.labels(timing.module, timing.op).observe(timing.fuel)
+            self.child(self.guest_fuel, module, op).observe(timing.fuel)
         elif timing.budget is not None:
-            self.budget_refusals.labels(timing.module, timing.budget).inc()
+            self.child(self.budget_refusals, module, timing.budget).inc()
 
     def follow_gc(self) -> Callable[[str, dict[str, int]], None]:
         """Time every garbage collection of this process into ``gc_pause_seconds`` (a
@@ -155,7 +197,8 @@ class Metrics:
             if phase == "start":
                 started[0] = time.perf_counter()
             else:
-                self.gc_pause.labels(str(info["generation"])).observe(time.perf_counter() - started[0])
+                pause = time.perf_counter() - started[0]
+                self.child(self.gc_pause, str(info["generation"])).observe(pause)
 
         gc.callbacks.append(timed)
         return timed

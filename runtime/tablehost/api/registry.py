@@ -318,6 +318,11 @@ class MatchRegistry:
         """Module -> whether it implements ``Game::sample_hidden`` (asked once, :meth:`_samples_hidden`)."""
         self._resume_pools: dict[str, GuestPool] = {}
         self._matches: dict[str, LiveMatch] = {}
+        self._ticking: dict[str, LiveMatch] = {}
+        """The matches of ``_matches`` :meth:`tick_clocks` may have work in: timed, with server
+        bots, or with an absent seat (:meth:`_note_ticking`), so a tick costs nothing per
+        untimed match in memory. A superset: an entry whose seat came back stays until eviction;
+        only touched under ``_lock``."""
         self._lobby: dict[str, LobbyEntry] = {}
         self._returns: dict[str, dict[int, int]] = {}
         """Match -> seat -> version: returns announced by other processes, not yet applied."""
@@ -377,6 +382,7 @@ class MatchRegistry:
                 continue
             self._resume_clocks(live, record, charged_until)
             self._matches[match_id] = live
+            self._note_ticking(live)
         if self._matches or self._summaries:
             log.info("store.loaded", in_memory=len(self._matches), summaries=len(self._summaries))
 
@@ -490,6 +496,8 @@ class MatchRegistry:
         # Another process changed the match: its clocks and absent seats are the stored ones,
         # charged up to now (that process was serving it meanwhile).
         self._resume_clocks(live, record, None)
+        with self._lock:
+            self._note_ticking(live)
         log.info("match.caught_up", match_id=match_id, version_before=previous, version=live.match.version)
 
     @contextmanager
@@ -572,13 +580,19 @@ class MatchRegistry:
             log.info("store.closed", transactions=self.store.transactions, entries=self.store.entries)
         self.store.close()
 
-    def authenticate(self, token: str) -> Principal:
+    def authenticate(self, token: str, *, token_sha256: str | None = None) -> Principal:
         """Return the principal of a bearer token.
+
+        Args:
+            token: the bearer token as sent.
+            token_sha256: ``hash_token(token)`` when the caller computed it already (the request
+                interceptor hashes it for the rate limit first); hashed here otherwise.
 
         Raises:
             Unauthenticated: the token is unknown.
         """
-        token_sha256 = hash_token(token)
+        if token_sha256 is None:
+            token_sha256 = hash_token(token)
         principal = self._tokens.get(token_sha256)
         if principal is None and self.store.shared:
             principal = self._stored_principal(token_sha256)
@@ -859,6 +873,7 @@ class MatchRegistry:
             self._install_stamp(live)
         with self._lock:
             self._matches[match_id] = live
+            self._note_ticking(live)
         return live
 
     def _install_stamp(self, live: LiveMatch) -> None:
@@ -1023,6 +1038,8 @@ class MatchRegistry:
                     self._stop_clocks(live, outcome)
                 else:  # resign rule "continue": the others play on, the host plays this seat
                     live.zombies.add(player_id)
+                    with self._lock:
+                        self._note_ticking(live)
                     self._play_for_absent(live)
                 live.changed.notify_all()
                 log.info("match.resigned", match_id=match_id, player_id=player_id)
@@ -1052,13 +1069,16 @@ class MatchRegistry:
         match is re-read first (clocks included), so a timeout or host move that another process
         applied already is not applied twice.
 
+        Only the matches that may have such work are visited (:attr:`_ticking`: timed, with
+        server bots or an absent seat), so the untimed matches in memory cost a tick nothing.
+
         Returns:
             How many matches changed.
         """
         self.heartbeat.beat()
         now = now_ms() if at_ms is None else at_ms
         changed = 0
-        for live in list(self._matches.values()):
+        for live in list(self._ticking.values()):
             if live.clocks is None and not live.zombies and not live.match.bots:
                 continue
             with live.changed:
@@ -1078,6 +1098,14 @@ class MatchRegistry:
                     changed += 1
                     live.changed.notify_all()
         return changed
+
+    def _note_ticking(self, live: LiveMatch) -> None:
+        """Put ``live`` in :attr:`_ticking` when a tick may have work in it: it has clocks,
+        server bots or an absent seat. Call under ``_lock`` wherever one of these can start
+        (a match put in memory, caught up, a seat resigning and played for); a timeout adds
+        an absent seat only to a timed match, which is there already."""
+        if live.clocks is not None or live.zombies or live.match.bots:
+            self._ticking[live.match.match_id] = live
 
     def _due(self, live: LiveMatch, now: int) -> bool:
         """Whether a tick has something to do in ``live``: a running clock of a seat that is
@@ -1130,9 +1158,11 @@ class MatchRegistry:
             return 0
         now = time.monotonic() if now is None else now
         with self._lock:
-            by_use = sorted(self._matches.items(), key=lambda item: item[1].used_at)
+            by_use = list(self._matches.items())
             waiting = list(self._lobby.items())
         excess = len(by_use) - self.max_live_matches if self.max_live_matches is not None else 0
+        if excess > 0:  # least recently used first; only an excess needs the order (and the sort)
+            by_use.sort(key=lambda item: item[1].used_at)
         evicted = 0
         for match_id, entry in waiting:
             idle = self.evict_after_s is not None and now - entry.used_at >= self.evict_after_s
@@ -1177,6 +1207,7 @@ class MatchRegistry:
                 if live.pins or self._matches.get(match_id) is not live:
                     return None
                 del self._matches[match_id]
+                self._ticking.pop(match_id, None)
                 self._summaries[match_id] = summary
                 if wake_at is not None:
                     self._wake_at[match_id] = wake_at
@@ -1440,6 +1471,7 @@ class MatchRegistry:
         self._resume_clocks(live, record, None)  # the clocks as stored, charged up to now
         with self._lock:
             live = self._matches.setdefault(match_id, live)
+            self._note_ticking(live)
             self._summaries.pop(match_id, None)
             self._wake_at.pop(match_id, None)
             if pin:
@@ -1742,10 +1774,10 @@ class MatchRegistry:
             yield
         except TablehostError as exc:
             if self.metrics is not None:
-                self.metrics.moves_refused.labels(exc.code).inc()
+                self.metrics.count_change(kind, exc.code)
             raise
         if self.metrics is not None:
-            self.metrics.moves_accepted.labels(kind).inc()
+            self.metrics.count_change(kind)
 
     def _match_states(self) -> list[tuple[bool, str]]:
         """``(game_over, newest change at)`` per match in memory (for the matches gauge)."""
