@@ -421,6 +421,43 @@ def test_a_copy_that_missed_a_move_redoes_or_refuses_as_the_stored_match_says(
         second.close()
 
 
+def test_a_bot_move_after_the_callers_that_another_process_stored_first_leaves_the_callers_move(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """Ann's move and the server bot's answer journal in one request. Another process stores
+    the bot's answer (the same move) between the two writes: ann's move stands (the reply is
+    the stored match), the duplicate is refused by the key and the copy reloaded: each version
+    stored once."""
+    from tablehost.api.auth import ADMIN
+    from tablehost.api.registry import MatchRegistry
+
+    first = MatchRegistry(tmp_path / "a", store=postgres_url)
+    second = MatchRegistry(tmp_path / "b", store=postgres_url)
+    try:
+        module = first.upload_module(ADMIN, module_path("tic_tac_toe").read_bytes(), "tic_tac_toe")
+        created = first.create_match(ADMIN, module.sha256, [("ann", "", False, ""), ("bob", "", False, "first")])
+        match_id = created.match_id
+        ann = second.authenticate(created.seats[0][1])
+        plain, written = second.store.append, []
+
+        def append(mid: str, kind: str, payload: dict[str, Any]) -> None:
+            written.append(int(payload["seq"]))
+            if len(written) == 2:  # the bot's answer: the other process stores it first
+                first.store.append(mid, kind, payload)
+            plain(mid, kind, payload)
+
+        second.store.append = append  # type: ignore[method-assign]
+        served = second.submit(ann, match_id, _cell("a1"), 0).view
+        assert written == [1, 2] and served.version == 2
+        stored = first.store.load_record(match_id)["moves"]
+        assert [(m["seq"], m["player_id"]) for m in stored] == [(1, 1), (2, 2)]
+        assert stored[0]["view_action"] == _cell("a1")
+        assert second.view(ann, match_id).view.state == first.view(first.authenticate(created.seats[0][1]), match_id).view.state
+    finally:
+        first.close()
+        second.close()
+
+
 def _web_url(server: ServerProcess) -> str:
     """Read ``serve``'s start-up lines after the admin token up to the web table's address."""
     assert server.proc.stdout is not None
