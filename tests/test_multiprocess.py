@@ -293,6 +293,171 @@ def test_two_registries_on_one_database_never_both_apply_a_version_and_undo_acro
         second.close()
 
 
+def _cell(space_id: str) -> dict[str, Any]:
+    return {"type": "space_click", "space_id": space_id}
+
+
+def _count_holds(registry: Any) -> list[int]:
+    """Count ``registry``'s holds of a match in the store (a redo, or a refusal re-judged)."""
+    held: list[int] = []
+    plain = registry._held
+
+    def counted(live: Any) -> Any:
+        held.append(live.match.version)
+        return plain(live)
+
+    registry._held = counted
+    return held
+
+
+def test_two_registries_racing_one_version_without_a_hold_store_one_and_redo_the_other(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """Both copies are current and both moves are made; their one-round-trip writes of
+    version 1 are released together. Exactly one is stored; the other is refused by the
+    version key, redone under the match's hold on the stored match, and refused there
+    (not this seat's turn any more), leaving its registry's copy equal to the store."""
+    from tablehost.api.auth import ADMIN
+    from tablehost.api.registry import MatchRegistry
+    from tablehost.errors import MatchError
+
+    first = MatchRegistry(tmp_path / "a", store=postgres_url)
+    second = MatchRegistry(tmp_path / "b", store=postgres_url)
+    try:
+        module = first.upload_module(ADMIN, module_path("tic_tac_toe").read_bytes(), "tic_tac_toe")
+        created = first.create_match(ADMIN, module.sha256, [("ann", ""), ("bob", "")])
+        match_id = created.match_id
+        anns = [first.authenticate(created.seats[0][1]), second.authenticate(created.seats[0][1])]
+        for registry, ann in zip((first, second), anns, strict=True):
+            assert registry.view(ann, match_id).view.version == 0  # both copies in memory, current
+        gate = threading.Barrier(2)
+        for registry in (first, second):
+            plain, calls = registry.store.append, []
+
+            def append(mid: str, kind: str, payload: dict[str, Any], plain: Any = plain, calls: list[int] = calls) -> None:
+                calls.append(1)
+                if len(calls) == 1:
+                    gate.wait(20)  # both moves computed on version 0, both writes sent together
+                plain(mid, kind, payload)
+
+            registry.store.append = append  # type: ignore[method-assign]
+        holds = [_count_holds(first), _count_holds(second)]
+        outcomes: dict[int, object] = {}
+
+        def submit(k: int, cell: str) -> None:
+            registry = (first, second)[k]
+            try:
+                outcomes[k] = registry.submit(anns[k], match_id, _cell(cell), 0).view.version
+            except MatchError as exc:
+                outcomes[k] = exc
+
+        racers = [threading.Thread(target=submit, args=(0, "a1")), threading.Thread(target=submit, args=(1, "c3"))]
+        for thread in racers:
+            thread.start()
+        for thread in racers:
+            thread.join(30)
+        winner = next(k for k, outcome in outcomes.items() if outcome == 1)
+        loser = 1 - winner
+        assert type(outcomes[loser]).__name__ == "NotYourTurn"
+        assert holds[winner] == [] and holds[loser] == [0]  # only the loser redid, from version 0
+        stored = first.store.load_record(match_id)["moves"]
+        assert [(m["seq"], m["view_action"]) for m in stored] == [(1, _cell(("a1", "c3")[winner]))]
+        views = [r.view(ann, match_id).view for r, ann in zip((first, second), anns, strict=True)]
+        assert views[0].version == views[1].version == 1 and views[0].state == views[1].state
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_copy_that_missed_a_move_redoes_or_refuses_as_the_stored_match_says(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """The second registry hears nothing (its notifications are cut), so its copy falls behind.
+    A refusal judged on that copy is judged again on the stored match (and accepted there); a
+    move computed on it conflicts and is redone, refused when the other's move ended the game;
+    a refusal that the stored match confirms changes nothing."""
+    from tablehost.api.auth import ADMIN
+    from tablehost.api.registry import MatchRegistry
+    from tablehost.errors import MatchOver, StaleVersion
+
+    first = MatchRegistry(tmp_path / "a", store=postgres_url)
+    second = MatchRegistry(tmp_path / "b", store=postgres_url)
+    try:
+        module = first.upload_module(ADMIN, module_path("tic_tac_toe").read_bytes(), "tic_tac_toe")
+        created = first.create_match(ADMIN, module.sha256, [("ann", ""), ("bob", "")])
+        match_id = created.match_id
+        ann1, bob1 = (first.authenticate(created.seats[k][1]) for k in (0, 1))
+        ann2, bob2 = (second.authenticate(created.seats[k][1]) for k in (0, 1))
+        second.store.latest_version = lambda match_id: None  # type: ignore[method-assign]
+        holds = _count_holds(second)
+        for version, (who, cell) in enumerate([(ann1, "a1"), (bob1, "b1"), (ann1, "a2"), (bob1, "b2")]):
+            assert first.submit(who, match_id, _cell(cell), version).view.version == version + 1
+        assert second.view(ann2, match_id).view.version == 4  # loaded from the store: current
+
+        # A refusal the stored match confirms: one hold to judge it, nothing stored.
+        with pytest.raises(StaleVersion):
+            second.submit(ann2, match_id, _cell("c3"), 3)
+        assert holds == [4] and len(first.store.load_record(match_id)["moves"]) == 4
+
+        # Refused on the copy (not bob's turn at 4), accepted on the stored match (ann moved).
+        assert first.submit(ann1, match_id, _cell("c1"), 4).view.version == 5
+        assert second.view(bob2, match_id).view.version == 4  # behind: it heard nothing
+        assert second.submit(bob2, match_id, _cell("c2"), 5).view.version == 6
+        assert holds == [4, 4]
+
+        # Computed on the copy at 6 (behind again), refused by the key, redone: the stored
+        # match is over (ann's win through the first), so the answer is MatchOver.
+        assert first.submit(ann1, match_id, _cell("a3"), 6).view
+        assert first.view(ann1, match_id).view.game_over
+        with pytest.raises(MatchOver):
+            second.submit(ann2, match_id, _cell("b3"), 6)
+        assert holds == [4, 4, 6]
+        stored = first.store.load_record(match_id)["moves"]
+        assert [m["view_action"]["space_id"] for m in stored] == ["a1", "b1", "a2", "b2", "c1", "c2", "a3"]
+        again = second.view(ann2, match_id).view
+        assert again.version == 7 and again.game_over  # the copy is the stored match now
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_bot_move_after_the_callers_that_another_process_stored_first_leaves_the_callers_move(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """Ann's move and the server bot's answer journal in one request. Another process stores
+    the bot's answer (the same move) between the two writes: ann's move stands (the reply is
+    the stored match), the duplicate is refused by the key and the copy reloaded: each version
+    stored once."""
+    from tablehost.api.auth import ADMIN
+    from tablehost.api.registry import MatchRegistry
+
+    first = MatchRegistry(tmp_path / "a", store=postgres_url)
+    second = MatchRegistry(tmp_path / "b", store=postgres_url)
+    try:
+        module = first.upload_module(ADMIN, module_path("tic_tac_toe").read_bytes(), "tic_tac_toe")
+        created = first.create_match(ADMIN, module.sha256, [("ann", "", False, ""), ("bob", "", False, "first")])
+        match_id = created.match_id
+        ann = second.authenticate(created.seats[0][1])
+        plain, written = second.store.append, []
+
+        def append(mid: str, kind: str, payload: dict[str, Any]) -> None:
+            written.append(int(payload["seq"]))
+            if len(written) == 2:  # the bot's answer: the other process stores it first
+                first.store.append(mid, kind, payload)
+            plain(mid, kind, payload)
+
+        second.store.append = append  # type: ignore[method-assign]
+        served = second.submit(ann, match_id, _cell("a1"), 0).view
+        assert written == [1, 2] and served.version == 2
+        stored = first.store.load_record(match_id)["moves"]
+        assert [(m["seq"], m["player_id"]) for m in stored] == [(1, 1), (2, 2)]
+        assert stored[0]["view_action"] == _cell("a1")
+        assert second.view(ann, match_id).view.state == first.view(first.authenticate(created.seats[0][1]), match_id).view.state
+    finally:
+        first.close()
+        second.close()
+
+
 def _web_url(server: ServerProcess) -> str:
     """Read ``serve``'s start-up lines after the admin token up to the web table's address."""
     assert server.proc.stdout is not None

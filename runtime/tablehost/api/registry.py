@@ -6,9 +6,12 @@ request on the match under that match's lock, and journals through the
 :class:`~tablehost.store.MatchStore` before the change becomes visible.
 
 On a shared store (PostgreSQL, several server processes) the copy of a match in memory may be
-behind the database: a move or undo first takes the store's hold on the match
-(:meth:`~tablehost.store.MatchStore.claim`: no other process changes it meanwhile) and reloads
-the match when the stored version is newer; reads and watch streams reload when the store
+behind the database: a move or undo is stored without holding the match first (one round trip;
+the ``(match_id, version)`` key refuses it when another process stored that version), and when
+the copy was behind it is redone under the store's hold on the match
+(:meth:`~tablehost.store.MatchStore.claim`: no other process changes it meanwhile) on the
+reloaded match (:meth:`MatchRegistry._changed`); clock ticks, resignations and aborts take the
+hold up front. Reads and watch streams reload when the store
 heard of a newer version (its notifications also wake this process's watchers). Matches and
 tokens created by another process are loaded on first use.
 
@@ -33,7 +36,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import structlog
 
@@ -69,10 +72,11 @@ from tablehost.metadata import GameMetadata, check_player_count, parse_metadata,
 from tablehost.module import GameModule, load_module
 from tablehost.record import parse_record, resume_match
 from tablehost.sampler_probe import samples_hidden
-from tablehost.store import Claim, MatchStore, SeatRow, StoredModule, StoreError, open_store
+from tablehost.store import Claim, MatchStore, SeatRow, StoreConflict, StoredModule, StoreError, open_store
 from tablehost.view import view_actions
 
 log = structlog.get_logger(__name__)
+_T = TypeVar("_T")
 
 MAX_SEATS = 64
 PALETTE = ("#c0392b", "#2980b9", "#27ae60", "#8e44ad", "#f39c12", "#16a085", "#d35400", "#2c3e50")
@@ -490,15 +494,81 @@ class MatchRegistry:
             if latest is None or latest <= live.match.version:
                 return
             record = self.store.load_record(match_id)
+        self._replace(live, record)
+
+    def _replace(self, live: LiveMatch, record: dict[str, Any]) -> None:
+        """Rebuild ``live`` from ``record`` (the stored match, newer than the copy in memory);
+        call under ``live.changed``."""
         previous = live.match.version
-        live.match = self._resume(match_id, record)
+        live.match = self._resume(live.match.match_id, record)
         live.views.clear()
         # Another process changed the match: its clocks and absent seats are the stored ones,
         # charged up to now (that process was serving it meanwhile).
         self._resume_clocks(live, record, None)
         with self._lock:
             self._note_ticking(live)
-        log.info("match.caught_up", match_id=match_id, version_before=previous, version=live.match.version)
+        log.info("match.caught_up", match_id=live.match.match_id, version_before=previous, version=live.match.version)
+
+    def _changed(self, live: LiveMatch, change: Callable[[], _T]) -> _T | None:
+        """Run ``change`` (one request's change of ``live``, journaled through ``live.match``'s
+        journal) so that it applies to the match as stored; call under ``live.changed``.
+
+        One process on its store (SQLite): ``change()`` as it is. A shared store (PostgreSQL,
+        several processes): first without holding the match, on the copy in memory caught up
+        with the versions heard of (each entry one round trip, ``MatchStore.append``, whose
+        ``(match_id, version)`` key stores it only when its version is new). When that copy was
+        behind the database after all:
+
+        - ``change``'s first entry is refused by the key (``StoreConflict``, nothing stored):
+          under the store's hold (:meth:`_held`: the stored match is reloaded, no other process
+          can write) ``change`` runs again, and is applied or refused as the stored match
+          decides (``StaleVersion``, ``MatchOver``, ``NotYourTurn``, ...).
+        - ``change`` was refused before it stored anything (any ``TablehostError`` but a
+          ``StoreError``): the refusal stands when the stored version read under the hold is
+          the copy's; otherwise ``change`` runs again on the stored match, as above.
+        - a later entry of the same request (a host or bot move after the caller's) is refused
+          by the key: the entries before it are stored and stand; the match is reloaded (another
+          process made the next move) and ``None`` is returned.
+
+        Returns:
+            ``change()``'s answer; ``None`` in the last case.
+
+        Raises:
+            What ``change`` raises to refuse (nothing changed, in memory or stored);
+            StoreUnavailable: the store could not be reached (nothing changed in memory).
+        """
+        if not self.store.shared:
+            return change()
+        self._catch_up(live)  # versions heard of (NOTIFY); exact only under the hold
+        before = live.match.version
+        refusal: TablehostError | None = None
+        try:
+            return self._stored_change(live, change, before)
+        except StoreConflict:
+            pass  # nothing of it stored: the copy was behind
+        except StoreError:
+            raise
+        except TablehostError as exc:
+            if live.match.version != before:
+                raise
+            refusal = exc
+        log.info("match.redo", match_id=live.match.match_id, version=before, refused=refusal is not None)
+        with self._held(live):
+            if refusal is not None and live.match.version == before:
+                raise refusal  # judged on the stored match after all
+            return self._stored_change(live, change, live.match.version)
+
+    def _stored_change(self, live: LiveMatch, change: Callable[[], _T], before: int) -> _T | None:
+        """``change()``; after a conflict on a later entry of the request (the version went past
+        ``before``: its first entries are stored), the stored match reloaded and ``None``."""
+        try:
+            return change()
+        except StoreConflict:
+            if live.match.version == before:
+                raise
+            log.info("match.later_entry_conflict", match_id=live.match.match_id, version=live.match.version)
+            self._replace(live, self.store.load_record(live.match.match_id))
+            return None
 
     @contextmanager
     def _held(self, live: LiveMatch) -> Iterator[None]:
@@ -1627,12 +1697,13 @@ class MatchRegistry:
             MatchError, GuestError, PatchError: refused by the match; nothing changed.
             StoreUnavailable: the store could not be reached or did not confirm the commit;
                 nothing changed in memory (the next request re-reads the stored version).
-            StoreConflict: another process stored this version first (a shared store without
-                its hold, which the claim prevents); nothing changed.
+            StoreConflict: not expected: a conflict with another process's move is redone under
+                the store's hold (:meth:`_changed`), where no other process writes.
         """
         with self._using(principal, match_id) as live:
             player_id = _require_seat(principal)
-            with live.changed, self._counted("move"), self._held(live):
+
+            def change() -> MoveRecord:  # run again on the stored match when the copy was behind
                 self._come_back(live, player_id)
                 action = _offered_form(live.match, player_id, view_action)
                 live.next_clocks = None
@@ -1641,8 +1712,12 @@ class MatchRegistry:
                 if live.zombies:
                     self._play_for_absent(live)
                 self._play_bots(live)
+                return move
+
+            with live.changed, self._counted("move"):
+                move = self._changed(live, change)
                 live.changed.notify_all()
-                if move.printed:  # bounded by the gate's limits; for the admin, never for players
+                if move is not None and move.printed:  # bounded by the gate's limits; for the admin
                     log.info("guest.printed", match_id=match_id, seq=move.seq, printed=move.printed)
                 return self._served(live, player_id)
 
@@ -1656,10 +1731,15 @@ class MatchRegistry:
         """
         with self._using(principal, match_id) as live:
             player_id = _require_seat(principal)
-            with live.changed, self._counted("undo"), self._held(live):
-                live.match.undo(player_id, expected_version=expected_version)
+
+            def change() -> MoveRecord:  # run again on the stored match when the copy was behind
+                undone = live.match.undo(player_id, expected_version=expected_version)
                 if live.clocks is not None:
                     live.clocks = live.clocks.after(None, live.match.active_player_ids, now_ms())
+                return undone
+
+            with live.changed, self._counted("undo"):
+                self._changed(live, change)
                 live.changed.notify_all()
                 return self._served(live, player_id)
 

@@ -164,7 +164,8 @@ class Claim:
         version: the match's newest stored version (moves + undos) once the hold was taken;
             ``None`` when only this process writes the store (it already knows).
         journal: the hook the match writes through while the hold lasts; it commits before it
-            returns (and with PostgreSQL ends the hold: nothing more is written in it).
+            returns (and with PostgreSQL ends the hold: later entries are written as by
+            :meth:`MatchStore.append`).
         load_record: rebuild the match's record as stored now (when ``version`` is newer than
             the copy in memory: another process moved).
     """
@@ -382,10 +383,18 @@ class MatchStore:
                 "player_id", "at"}``) or ``"resign"`` (one seat leaving, ``{"seq", ...}``).
             payload: the journal payload as the match emitted it.
 
+        On a shared store the entry waits while another process holds the match
+        (:meth:`claim`) and never lands inside that hold; with a version key and dense versions
+        (each entry is the match's version + 1) a writer whose copy of the match is behind the
+        database gets ``StoreConflict`` and nothing is stored: that is how a shared store's
+        caller learns it must catch up (``MatchRegistry._changed``).
+
         Raises:
             ValueError: an unknown kind.
-            StoreConflict: this version of the match is stored already (a duplicated move).
+            StoreConflict: this version of the match is stored already (a duplicated move, or
+                another process's move at this version); nothing stored.
             StoreMissingRef: the match is unknown.
+            StoreUnavailable: the database cannot be reached.
         """
         self._write([self.move_statement(match_id, kind, payload)])
 

@@ -15,13 +15,24 @@ on the database server loses the durability of both modes.
 
 Several processes:
 
-- **One process per match at a time.** :meth:`PostgresStore.claim` takes the transaction-level
-  advisory lock of the match (``pg_advisory_xact_lock``), then reads the newest stored version.
-  The request runs the move under that lock and its journal entry commits the transaction,
-  which frees the lock. A process that dies frees its locks with its connections; a process
-  that hangs inside a transaction loses them after ``idle_in_transaction_session_timeout``
-  (:data:`HOLD_TIMEOUT_MS`), and TCP keepalives end the session of a vanished host. The
-  ``(match_id, version)`` key refuses a duplicated version all the same.
+- **A move is one round trip, and the version key decides.** :meth:`PostgresStore.append`
+  sends ``SELECT pg_advisory_xact_lock(k); INSERT INTO moves ...; SELECT pg_notify(...)`` as
+  one simple query (one implicit transaction, committed before the reply). The
+  ``(match_id, version)`` key stores an entry only when its version is new: versions are
+  dense (each entry is the match's version + 1), so of two processes moving the same match
+  from the same version exactly one is stored, and a process whose copy is behind the
+  database (a version it has not heard of yet) gets :class:`StoreConflict` with nothing
+  stored; the registry then catches up and redoes the request under the hold below.
+- **The hold, for the redo and the rare paths.** :meth:`PostgresStore.claim` takes the
+  transaction-level advisory lock of the match (``pg_advisory_xact_lock``), then reads the
+  newest stored version. The request runs under that lock and its first journal entry commits
+  the transaction, which frees the lock. Every :meth:`append` takes the same lock inside its
+  own transaction, so no entry lands while another process holds the match: a redo under the
+  hold cannot conflict again. (Without the lock in :meth:`append` the key would still refuse
+  duplicates, but a hold would no longer keep others out, and a redo could lose again.) A
+  process that dies frees its locks with its connections; a process that hangs inside a
+  transaction loses them after ``idle_in_transaction_session_timeout`` (:data:`HOLD_TIMEOUT_MS`),
+  and TCP keepalives end the session of a vanished host.
 - **Every change heard everywhere.** Each journal entry sends ``NOTIFY tablehost_moves`` with
   ``"<match_id> <version>"`` in its transaction (delivered when it commits). One listening
   connection per process records the newest version per match (:meth:`latest_version`) and
@@ -159,6 +170,16 @@ def _autocommit(conn: psycopg.Connection[Any]) -> Iterator[None]:
                 conn.autocommit = False
         except psycopg.Error:
             conn.close()  # never handed out again in an unknown state: the pool drops it
+
+
+def _end_failed(conn: psycopg.Connection[Any]) -> None:
+    """Roll back ``conn``'s failed transaction (autocommit connection) so its locks go at once;
+    a connection that cannot is closed (the pool drops it)."""
+    try:
+        if not conn.closed and conn.info.transaction_status == psycopg.pq.TransactionStatus.INERROR:
+            conn.execute("ROLLBACK")
+    except psycopg.Error:
+        conn.close()
 
 
 class _Pool:
@@ -322,31 +343,56 @@ class PostgresStore(MatchStore):
             return rows
 
     def append(self, match_id: str, kind: str, payload: dict[str, Any]) -> None:
+        """Store one journal entry without holding the match first: one round trip.
+
+        The entry's transaction takes the match's advisory lock (so it waits while another
+        process holds the match through :meth:`claim`, and never lands inside that hold),
+        inserts the entry, queues its ``NOTIFY`` and commits: one simple query, one implicit
+        transaction. The ``(match_id, version)`` key decides between processes: the entry is
+        stored only when its version is new, so a caller whose copy of the match is behind the
+        database gets :class:`StoreConflict` and nothing is stored (it catches up and redoes
+        the request under :meth:`claim`, ``MatchRegistry.submit``).
+
+        Args, Raises: as :meth:`MatchStore.append` (``StoreConflict``: another process stored
+        this version first; ``StoreUnavailable``: the database cannot be reached, or another
+        process held the match longer than :data:`LOCK_WAIT_MS`).
+        """
         sql, params = self.move_statement(match_id, kind, payload)
         started = time.perf_counter()
         with self._pool.connection() as conn, driver_errors(), _autocommit(conn):
-            # One round trip: the entry and its announcement, one implicit transaction.
-            psycopg.ClientCursor(conn).execute(self._journal_sql(sql), (*params, CHANNEL, _note_of(params)))
+            psycopg.ClientCursor(conn).execute(
+                self._journal_sql(sql, locked=True), (lock_key(match_id), *params, CHANNEL, _note_of(params))
+            )
         self._timed_commit(started, 1)
 
-    def _journal_sql(self, insert: str, *, commit: bool = False) -> str:
+    def _journal_sql(self, insert: str, *, commit: bool = False, locked: bool = False) -> str:
         """The journal entry's ``INSERT``, its ``NOTIFY`` (sent when the transaction commits)
         and, inside a hold, the ``COMMIT`` that ends the hold: one simple query, one round trip.
+        ``locked``: first take the match's advisory lock (parameter 1: :func:`lock_key`) in the
+        query's own implicit transaction (:meth:`append`).
 
         Sent with client-side parameters (``psycopg.ClientCursor``): the server's extended
         protocol takes one statement per message. No pipeline mode here or in :meth:`claim`:
         after one, PostgreSQL 15 did not apply ``idle_in_transaction_session_timeout`` to the
         session (measured), and that timeout is what frees the matches of a hung process.
         """
-        return self._dialect.sql(insert) + "; SELECT pg_notify(%s, %s)" + ("; COMMIT" if commit else "")
+        return (
+            ("SELECT pg_advisory_xact_lock(%s); " if locked else "")
+            + self._dialect.sql(insert)
+            + "; SELECT pg_notify(%s, %s)"
+            + ("; COMMIT" if commit else "")
+        )
 
     @contextmanager
     def claim(self, match_id: str) -> Iterator[Claim]:
         """Hold ``match_id`` (its advisory lock) for one request; see the module docstring.
 
-        Two round trips in all for a move: one opens the transaction, takes the lock and reads
+        The slow, sure path (a move normally goes through :meth:`append`, one round trip):
+        two round trips in all for a move: one opens the transaction, takes the lock and reads
         the version; the claim's journal writes the entry, announces it and commits (which
-        frees the lock). A request that journals nothing rolls back when the block exits.
+        frees the lock). Entries after the first go through :meth:`append`. A first entry that
+        fails rolls back at once (freeing the lock); a request that journals nothing rolls back
+        when the block exits (one more round trip).
 
         Raises:
             StoreUnavailable: the database cannot be reached (nothing held).
@@ -365,22 +411,55 @@ class PostgresStore(MatchStore):
                 row = cursor.fetchone()
             version = int(row[0]) if row else 0
 
+            held = [True]
+
             def journal(kind: str, payload: dict[str, Any]) -> None:
+                if not held[0]:  # the hold ended with the first entry: the next ones as any entry
+                    self.append(match_id, kind, payload)
+                    return
                 sql, params = self.move_statement(match_id, kind, payload)
                 started = time.perf_counter()
+                held[0] = False  # committed or failed, the transaction (and the hold) ends here
                 with driver_errors():
-                    cursor.execute(self._journal_sql(sql, commit=True), (*params, CHANNEL, _note_of(params)))
+                    try:
+                        cursor.execute(self._journal_sql(sql, commit=True), (*params, CHANNEL, _note_of(params)))
+                    except psycopg.Error:
+                        _end_failed(conn)  # frees the hold now, not when the block exits
+                        raise
                 self._timed_commit(started, 1)
 
             def load_record() -> dict[str, Any]:
                 with driver_errors():
-                    rows = conn.execute(self._dialect.sql(SELECT_MATCH), (match_id,)).fetchall()
-                    if not rows:
-                        raise UnknownMatch(f"no match {match_id}", match_id=match_id)
-                    moves = conn.execute(self._dialect.sql(SELECT_MOVES), (match_id,)).fetchall()
-                return rebuild_record(rows[0][1], moves)
+                    return self._record_from(cursor, match_id)
 
             yield Claim(version, journal, load_record)
+
+    def load_record(self, match_id: str) -> dict[str, Any]:
+        """As :meth:`MatchStore.load_record`, in one round trip (:meth:`_record_from`); a process
+        catching up with another's move reads the match this way.
+
+        Raises:
+            UnknownMatch: no such match.
+            RecordError: an undo entry names a move that is not stored.
+            StoreUnavailable: the database cannot be reached.
+        """
+        with self._pool.connection() as conn, driver_errors(), _autocommit(conn):
+            return self._record_from(psycopg.ClientCursor(conn), match_id)
+
+    def _record_from(self, cursor: psycopg.ClientCursor[Any], match_id: str) -> dict[str, Any]:
+        """The match's setup and journal read by one simple query of two statements (one round
+        trip, in the cursor's transaction if one is open, else in one implicit transaction), as
+        a record. Raises UnknownMatch, RecordError (and ``psycopg.Error``)."""
+        cursor.execute(
+            self._dialect.sql(SELECT_MATCH) + "; " + self._dialect.sql(SELECT_MOVES), (match_id, match_id)
+        )
+        rows = cursor.fetchall()
+        if not cursor.nextset():
+            raise StoreError("PostgreSQL answered one result for the record's two statements")
+        moves = cursor.fetchall()
+        if not rows:
+            raise UnknownMatch(f"no match {match_id}", match_id=match_id)
+        return rebuild_record(rows[0][1], moves)
 
     def ping(self) -> None:
         self._query("SELECT 1")
