@@ -558,7 +558,10 @@ class Match:
         if is_undo_action(action):
             return self.undo(player_id, expected_version=expected_version)
         self._check_turn(player_id, expected_version, by_host=by_host)
-        if not any(offer["action"] == action for offer in self._actions.get(player_id, ())):
+        for offer in self._actions.get(player_id, ()):  # a plain loop: no generator per move
+            if offer["action"] == action:
+                break
+        else:
             raise NotOffered(
                 f"action {orjson.dumps(action).decode()} was not offered to player {player_id}",
                 match_id=self.match_id,

@@ -177,7 +177,11 @@ def play_game(
 
 
 def _has_move(offered: list[dict[str, Any]]) -> bool:
-    return any(a.get("intent") != "undo" for a in offered)
+    """Whether ``offered`` holds an action other than the platform's undo (a plain loop: no generator per move)."""
+    for action in offered:
+        if action.get("intent") != "undo":
+            return True
+    return False
 
 
 def winners(match: Match) -> list[int]:

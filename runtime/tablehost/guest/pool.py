@@ -512,23 +512,14 @@ class GuestPool:
         key = match_key(ref)
         entered = time.perf_counter()
         if current_stack_bytes() >= self._native_stack_bytes:  # already on a big stack (self-play, servers)
-            return self._run_bound(key, op, state_ref, get_state, fields, next_ref, entered)
+            return self._in_run_slot(
+                key, op, entered, self._run_holding_slot, key, op, state_ref, get_state, fields, next_ref
+            )
         return on_big_stack(
-            self.limits.stack_bytes, lambda: self._run_bound(key, op, state_ref, get_state, fields, next_ref, entered)
-        )
-
-    def _run_bound(
-        self,
-        key: str,
-        op: int,
-        state_ref: str | None,
-        get_state: Callable[[], StateDict],
-        fields: dict[str, Any],
-        next_ref: str | None,
-        entered: float,
-    ) -> dict[str, Any]:
-        return self._in_run_slot(
-            key, op, entered, lambda warm: self._run_holding_slot(key, warm, op, state_ref, get_state, fields, next_ref)
+            self.limits.stack_bytes,
+            lambda: self._in_run_slot(
+                key, op, entered, self._run_holding_slot, key, op, state_ref, get_state, fields, next_ref
+            ),
         )
 
     def _in_run_slot(
@@ -536,9 +527,10 @@ class GuestPool:
         key: str,
         op: int,
         entered: float,
-        work: Callable[[Guest | None], tuple[dict[str, Any], int]],
+        work: Callable[..., tuple[dict[str, Any], int]],
+        *args: Any,
     ) -> dict[str, Any]:
-        """Run ``work(warm instance or None)`` holding a run slot; time it and tell the observer.
+        """Run ``work(warm instance or None, *args)`` holding a run slot; time it and tell the observer.
 
         ``work`` answers ``(response, fuel used)``. Raises what ``work`` raises, or
         :class:`~tablehost.errors.ModuleBusy` when no slot comes in time; a raised
@@ -560,7 +552,7 @@ class GuestPool:
             if self.observer is not None:  # only an observer reads an answered call's CPU time
                 cpu_started = time.thread_time()
             try:
-                response, fuel = work(warm)
+                response, fuel = work(warm, *args)
             finally:
                 self.run_slots.release(self)
             return response
@@ -612,8 +604,8 @@ class GuestPool:
 
     def _run_holding_slot(
         self,
-        key: str,
         warm: Guest | None,
+        key: str,
         op: int,
         state_ref: str | None,
         get_state: Callable[[], StateDict],
