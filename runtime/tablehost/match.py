@@ -839,9 +839,9 @@ class Match:
         :func:`_check_ranks`)."""
         self.scores = response["scores"]
         self.game_over = response["game_over"]
-        self._actions = {
-            int(pid): cast("list[AvailableActionDict]", acts) for pid, acts in response["actions"].items()
-        }
+        # The gate checked every list's shape; one cast of the whole map, not a call per player.
+        actions = cast("dict[str, list[AvailableActionDict]]", response["actions"])
+        self._actions = {int(pid): acts for pid, acts in actions.items()}
         self._ranks = self._checked_ranks(self.game_over, response.get("ranks"))
 
     def _checked_ranks(self, game_over: bool, ranks: Any) -> dict[int, int] | None:
