@@ -219,7 +219,11 @@ class GuestPool:
         self.run_slots = run_slots if run_slots is not None else RUN_SLOTS
         self.observer: Callable[[CallTiming], None] | None = observer
         self.instantiations = 0
-        self._cond = threading.Condition()
+        # The condition's own lock, held directly on the per-call path (``with self._mutex`` is
+        # one C call; ``with self._cond`` goes through Condition's Python-level __enter__/__exit__).
+        self._mutex = threading.RLock()
+        self._cond = threading.Condition(self._mutex)
+        self._waiting = 0  # threads in _acquire's wait: a release with none skips the notify
         self._warm: OrderedDict[str, tuple[Guest, float]] = OrderedDict()  # match key -> (idle instance, since)
         self._busy: set[Guest] = set()
         self._starting = 0
@@ -636,7 +640,7 @@ class GuestPool:
             guest.broken = True
             self._release(guest, failed=False)
             raise
-        with self._cond:  # the bookkeeping and the release share one lock hold
+        with self._mutex:  # the bookkeeping and the release share one lock hold
             if state_ref is not None and op == OP_STEP:
                 guest.forget(state_ref)  # the SDK moved this state on to next_ref
             elif state_ref is not None and by_ref:
@@ -706,7 +710,7 @@ class GuestPool:
             GuestError: the pool is closed.
         """
         started = time.monotonic()
-        with self._cond:
+        with self._mutex:
             while True:
                 if self._closed:
                     raise GuestError(f"the guest pool of module {self.module.name} is closed")
@@ -747,7 +751,11 @@ class GuestPool:
                     raise ModuleBusy(
                         f"module {self.module.name} had all {cap} call slots taken for {wait_ms} ms"
                     )
-                self._cond.wait(left)
+                self._waiting += 1
+                try:
+                    self._cond.wait(left)
+                finally:
+                    self._waiting -= 1
 
     def _instantiate(self, key: str) -> Guest:
         """A fresh instance bound to match ``key``, in the slot :meth:`_acquire` reserved."""
@@ -791,6 +799,8 @@ class GuestPool:
         if not (guest.broken or self._closed or key is None or self.keep_warm_ms <= 0):
             self._warm.pop(key, None)  # a second instance of the same match: keep the newer
             self._warm[key] = (guest, time.monotonic())
+        if not self._waiting:
+            return  # nobody waits for a slot (always so in a single-threaded self-play)
         if failed:
             self._cond.notify_all()  # waiters of a module now struggling are refused at once
         else:
