@@ -82,6 +82,29 @@ parsing (orjson on cache-cold memory after the call), the patch and offers check
 record and the pool's slots. The 1.5x target (about 26 µs a move in all) needs a step answer the
 host need not parse and check field by field, and a guest step that builds no strings per offer.
 
+On the 2.5x slower machine of 2026-12-01 (2 cores, 4 sessions, load 6-10), fewer Python calls
+per move on the step path (pool call chain without lambdas, the pool's lock held directly and no
+notify without waiters, one crossing object, inline step-flag and score checks): Python-visible
+calls per move (cProfile, 40 seeded games, load-independent) reversi 320.6 -> 287.6, checkers
+246.2 -> 216.1. The time saved is below this machine's run-to-run spread: ``--before 930e0b1``,
+best of 7 rounds, load 6-10::
+
+    reversi   930e0b    4692   213.1 |   10.3  63.7   22.9 32.1   14.6   4.3    22.3 25.6  10.4 28.8
+    reversi   this      5311   188.3 |   11.4  57.8   24.9 33.9   15.3   4.9    24.3 26.0  10.7 29.2
+    checkers  930e0b    6202   161.2 |    9.8  55.2   14.9 21.0   14.0   3.5    21.5 29.0   9.8 17.3
+    checkers  this      6105   163.8 |   11.3  56.9   17.3 22.2   15.5   4.1    24.7 29.7  10.3 17.8
+    plain Python reversi 16761 moves/s (59.7 µs/move): host-driven / plain 0.28x before, 0.32x after
+
+(a run of 4 rounds minutes earlier gave reversi 214.7 before, 217.0 after.) Where a reversi
+step's wasm work goes, by fuel (wasm instructions) on a mid-game state: the step 50k (38-62k);
+an ``actions`` op for a player with nothing to do (request parse, cache, answer) 4.7k; ``scores``
+12.2k; ``game_over`` 19.5k; ``actions`` for the active player 19.8k (reading the board from the
+generic table and building about ten labelled offers). The guest crossing is about 37 µs of
+wasm and 20-30 µs of copies, clocks and budget bookkeeping around it; the rest of a move (about
+150 µs here) is Python. The 1.5x target (about 40 µs a move on this machine) is out of reach of
+the step path as designed: the host's per-move Python (pool, match rules, record, bot loop)
+alone is over 1x the plain reversi, before any parsing or checking.
+
 Usage: python bench/host_throughput.py [--seconds S] [--rounds N] [--before REF] [--wall] [GAME ...]
 """
 
