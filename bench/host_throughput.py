@@ -213,6 +213,16 @@ def stages(pool: Any, seats: int, seconds: float) -> dict[str, float]:
     }
 
 
+def _tune_gc_as_bot_jobs() -> None:
+    """The collector settings ``play`` and ``simulate`` use (``tablehost.gcpolicy``), when the
+    runtime measured has them (a ``--before`` ref may not: it then runs with its own)."""
+    try:
+        from tablehost.gcpolicy import tune_for_bot_jobs
+    except ImportError:
+        return
+    tune_for_bot_jobs()
+
+
 def measure(games: list[str], seconds: float, dist: Path) -> dict[str, dict[str, float]]:
     """Per game: ``moves_per_s``, ``us_per_move`` (uninstrumented) and the stages, on a big-stack thread."""
     from tablehost import logs
@@ -225,6 +235,7 @@ def measure(games: list[str], seconds: float, dist: Path) -> dict[str, dict[str,
     for name in games:
         module = load_module((dist / f"{name}.wasm").read_bytes(), name=name)
         pool = GuestPool(module)
+        _tune_gc_as_bot_jobs()
         seats = SEATS.get(name, 2)
 
         def work(pool: Any = pool, seats: int = seats) -> dict[str, float]:
