@@ -105,6 +105,34 @@ wasm and 20-30 µs of copies, clocks and budget bookkeeping around it; the rest 
 the step path as designed: the host's per-move Python (pool, match rules, record, bot loop)
 alone is over 1x the plain reversi, before any parsing or checking.
 
+Leases and the bot jobs' collector settings (issue 12, item 6): ``play_game`` holds its
+match's instance, module slot and run slot for the whole game (``GuestPool.lease``: every call
+still gets its own budgets and checks), and ``play``, ``simulate`` workers and this bench (the
+same ``tablehost.gcpolicy.tune_for_bot_jobs``) freeze what is loaded and collect at (10000, 10,
+1000): no collection at all during a reversi game. Records byte-identical for the same seeds (9
+games x 4 seeds, random bots, ``match.record()`` without its ``created_at``/``at`` times,
+sha256 before and after). ``--before 82d90ed`` (the previous entry), best of 7 rounds of 2 s,
+load 3-5::
+
+    reversi   82d90e    5044   198.3 |    9.7  50.7   25.0 29.7   14.1   4.0    20.6 21.9   8.8 24.2
+    reversi   this      5819   171.8 |    9.7  50.6   20.3 29.7   14.1   4.1    20.7 10.1   9.0 25.2
+    plain Python reversi 15714 moves/s (63.6 µs/move): host-driven / plain 0.32x before, 0.37x after
+
+``--before main`` at cecbc94 (without the entry above either), best of 5 rounds, load 6-9::
+
+    reversi   main      4285   233.4 |   11.4  63.9   25.2 36.0   16.6   4.8    24.8 28.9  12.0 32.4
+    reversi   this      5327   187.7 |   11.1  60.1   23.6 33.9   16.2   4.8    23.9 11.8  10.3 31.3
+    checkers  main      5831   171.5 |   10.8  57.0   16.0 22.7   15.1   3.7    23.5 32.0  11.1 18.4
+    checkers  this      6179   161.8 |   10.7  55.5   15.2 20.8   15.1   3.7    23.8 15.8   9.8 16.1
+    plain Python reversi 16233 moves/s (61.6 µs/move): host-driven / plain 0.26x before, 0.33x after
+
+The ``pool`` stage halves (what is left: the lease check, the budget's start, the ref
+bookkeeping under the pool's lock); collections had cost 4-10 µs a move (``gc.callbacks``,
+reversi), most of it landing in ``decode`` (orjson's allocations trigger them). Another
+``--before HEAD`` run at load 6-9 gave reversi 182.0 -> 198.6 and checkers 194.1 -> 160.4
+with the pool stage 26.8 -> 12.2 and 36.5 -> 16.2: on this machine a single comparison of
+totals can be off by 10-15%, the stage split less so.
+
 Usage: python bench/host_throughput.py [--seconds S] [--rounds N] [--before REF] [--wall] [GAME ...]
 """
 
