@@ -114,7 +114,7 @@ games x 4 seeds, random bots, ``match.record()`` without its ``created_at``/``at
 sha256 before and after). ``--before 82d90ed`` (the previous entry), best of 7 rounds of 2 s,
 load 3-5::
 
-    reversi   82d90e    5044   198.3 |    9.7  50.7   25.0 29.7   14.1   4.0    20.6 21.9   8.8 24.2
+    reversi   82d90e    5044   198.3 |    9.7  50.7   25.0 29.7   13.9   4.0    20.6 21.9   8.8 24.2
     reversi   this      5819   171.8 |    9.7  50.6   20.3 29.7   14.1   4.1    20.7 10.1   9.0 25.2
     plain Python reversi 15714 moves/s (63.6 µs/move): host-driven / plain 0.32x before, 0.37x after
 
