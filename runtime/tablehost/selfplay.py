@@ -145,9 +145,13 @@ def play_game(
     )
     seat_bots = {p.player_id: make_bot(name, rng.next_u64()) for p, name in zip(players, bots)}
     # One local job drives this game: the match may hold its instance and run slot between its
-    # calls (GuestPool.lease), except with a search bot, whose own guest calls need slots too.
+    # calls (GuestPool.lease), except with a search bot, whose own guest calls need slots too,
+    # and with a stand-in pool that has no leases (conformance's, which re-runs every call).
+    leasing = getattr(pool, "lease", None)
     lease: AbstractContextManager[object] = (
-        nullcontext() if any(isinstance(b, SearchBot) for b in seat_bots.values()) else pool.lease(match.match_id)
+        nullcontext()
+        if leasing is None or any(isinstance(b, SearchBot) for b in seat_bots.values())
+        else leasing(match.match_id)
     )
     with lease:
         plies = _play_moves(match, seat_bots, rng, pool, max_plies, via_views, on_move)
