@@ -82,6 +82,57 @@ parsing (orjson on cache-cold memory after the call), the patch and offers check
 record and the pool's slots. The 1.5x target (about 26 µs a move in all) needs a step answer the
 host need not parse and check field by field, and a guest step that builds no strings per offer.
 
+On the 2.5x slower machine of 2026-12-01 (2 cores, 4 sessions, load 6-10), fewer Python calls
+per move on the step path (pool call chain without lambdas, the pool's lock held directly and no
+notify without waiters, one crossing object, inline step-flag and score checks): Python-visible
+calls per move (cProfile, 40 seeded games, load-independent) reversi 320.6 -> 287.6, checkers
+246.2 -> 216.1. The time saved is below this machine's run-to-run spread: ``--before 930e0b1``,
+best of 7 rounds, load 6-10::
+
+    reversi   930e0b    4692   213.1 |   10.3  63.7   22.9 32.1   14.6   4.3    22.3 25.6  10.4 28.8
+    reversi   this      5311   188.3 |   11.4  57.8   24.9 33.9   15.3   4.9    24.3 26.0  10.7 29.2
+    checkers  930e0b    6202   161.2 |    9.8  55.2   14.9 21.0   14.0   3.5    21.5 29.0   9.8 17.3
+    checkers  this      6105   163.8 |   11.3  56.9   17.3 22.2   15.5   4.1    24.7 29.7  10.3 17.8
+    plain Python reversi 16761 moves/s (59.7 µs/move): host-driven / plain 0.28x before, 0.32x after
+
+(a run of 4 rounds minutes earlier gave reversi 214.7 before, 217.0 after.) Where a reversi
+step's wasm work goes, by fuel (wasm instructions) on a mid-game state: the step 50k (38-62k);
+an ``actions`` op for a player with nothing to do (request parse, cache, answer) 4.7k; ``scores``
+12.2k; ``game_over`` 19.5k; ``actions`` for the active player 19.8k (reading the board from the
+generic table and building about ten labelled offers). The guest crossing is about 37 µs of
+wasm and 20-30 µs of copies, clocks and budget bookkeeping around it; the rest of a move (about
+150 µs here) is Python. The 1.5x target (about 40 µs a move on this machine) is out of reach of
+the step path as designed: the host's per-move Python (pool, match rules, record, bot loop)
+alone is over 1x the plain reversi, before any parsing or checking.
+
+Leases and the bot jobs' collector settings (issue 12, item 6): ``play_game`` holds its
+match's instance, module slot and run slot for the whole game (``GuestPool.lease``: every call
+still gets its own budgets and checks), and ``play``, ``simulate`` workers and this bench (the
+same ``tablehost.gcpolicy.tune_for_bot_jobs``) freeze what is loaded and collect at (10000, 10,
+1000): no collection at all during a reversi game. Records byte-identical for the same seeds (9
+games x 4 seeds, random bots, ``match.record()`` without its ``created_at``/``at`` times,
+sha256 before and after). ``--before 82d90ed`` (the previous entry), best of 7 rounds of 2 s,
+load 3-5::
+
+    reversi   82d90e    5044   198.3 |    9.7  50.7   25.0 29.7   13.9   4.0    20.6 21.9   8.8 24.2
+    reversi   this      5819   171.8 |    9.7  50.6   20.3 29.7   14.1   4.1    20.7 10.1   9.0 25.2
+    plain Python reversi 15714 moves/s (63.6 µs/move): host-driven / plain 0.32x before, 0.37x after
+
+``--before main`` at cecbc94 (without the entry above either), best of 5 rounds, load 6-9::
+
+    reversi   main      4285   233.4 |   11.4  63.9   25.2 36.0   16.6   4.8    24.8 28.9  12.0 32.4
+    reversi   this      5327   187.7 |   11.1  60.1   23.6 33.9   16.2   4.8    23.9 11.8  10.3 31.3
+    checkers  main      5831   171.5 |   10.8  57.0   16.0 22.7   15.1   3.7    23.5 32.0  11.1 18.4
+    checkers  this      6179   161.8 |   10.7  55.5   15.2 20.8   15.1   3.7    23.8 15.8   9.8 16.1
+    plain Python reversi 16233 moves/s (61.6 µs/move): host-driven / plain 0.26x before, 0.33x after
+
+The ``pool`` stage halves (what is left: the lease check, the budget's start, the ref
+bookkeeping under the pool's lock); collections had cost 4-10 µs a move (``gc.callbacks``,
+reversi), most of it landing in ``decode`` (orjson's allocations trigger them). Another
+``--before HEAD`` run at load 6-9 gave reversi 182.0 -> 198.6 and checkers 194.1 -> 160.4
+with the pool stage 26.8 -> 12.2 and 36.5 -> 16.2: on this machine a single comparison of
+totals can be off by 10-15%, the stage split less so.
+
 Usage: python bench/host_throughput.py [--seconds S] [--rounds N] [--before REF] [--wall] [GAME ...]
 """
 
@@ -190,6 +241,16 @@ def stages(pool: Any, seats: int, seconds: float) -> dict[str, float]:
     }
 
 
+def _tune_gc_as_bot_jobs() -> None:
+    """The collector settings ``play`` and ``simulate`` use (``tablehost.gcpolicy``), when the
+    runtime measured has them (a ``--before`` ref may not: it then runs with its own)."""
+    try:
+        from tablehost.gcpolicy import tune_for_bot_jobs
+    except ImportError:
+        return
+    tune_for_bot_jobs()
+
+
 def measure(games: list[str], seconds: float, dist: Path) -> dict[str, dict[str, float]]:
     """Per game: ``moves_per_s``, ``us_per_move`` (uninstrumented) and the stages, on a big-stack thread."""
     from tablehost import logs
@@ -202,6 +263,7 @@ def measure(games: list[str], seconds: float, dist: Path) -> dict[str, dict[str,
     for name in games:
         module = load_module((dist / f"{name}.wasm").read_bytes(), name=name)
         pool = GuestPool(module)
+        _tune_gc_as_bot_jobs()
         seats = SEATS.get(name, 2)
 
         def work(pool: Any = pool, seats: int = seats) -> dict[str, float]:

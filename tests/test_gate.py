@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from typing import Any
 
 import grpc
 import orjson
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from scripted_guest import MOVE, SETUP, STEP
@@ -282,3 +283,73 @@ def test_the_gate_digest_of_passed_offers_is_the_records_digest(actions: Any, sh
     assert gate.offers_digest(actions) == offers_digest({k: v for k, v in actions.items() if v})
     other = copy.deepcopy(actions)  # an equal map that is not the one checked: computed afresh
     assert gate.offers_digest(other) == offers_digest({k: v for k, v in other.items() if v})
+
+
+# ---------------------------------------------------------------- fast paths equal the full checks
+
+def _scores_allowed(scores: dict[str, Any], limit: int) -> bool:
+    """The score rule of docs/abi.md, written out plainly: seated ids, known lists, finite numbers."""
+    for key, score in scores.items():
+        if key not in ("1", "2") or type(score) is not dict or not set(score) <= {"public_points", "private_points"}:
+            return False
+        for name in ("public_points", "private_points"):
+            points = score.get(name, [])
+            if type(points) is not list or len(points) > limit:
+                return False
+            for point in points:
+                if type(point) is float:
+                    if math.isnan(point) or math.isinf(point):
+                        return False
+                elif type(point) is not int or not -(2**63) <= point <= 2**64 - 1:
+                    return False
+    return True
+
+
+score_point = (
+    st.floats() | st.integers(-(2**65), 2**65) | st.booleans() | st.none() | st.text(max_size=2)
+    | st.sampled_from([0.0, 3.0, -1.5, 1e308])
+)
+score_lists = st.lists(score_point, max_size=3) | st.lists(st.just(1.0), min_size=64, max_size=66) | junk
+one_score = st.dictionaries(st.sampled_from(["public_points", "private_points", "points"]), score_lists, max_size=3)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.dictionaries(st.sampled_from(["1", "2"]), one_score, max_size=2)
+    | st.dictionaries(st.sampled_from(["1", "2", "3", "01"]), one_score | junk, max_size=3)
+)
+@example({"1": {"public_points": [float("nan")]}})
+@example({"2": {"private_points": [3.0, float("-inf")]}})
+@example({"1": {"public_points": [True]}})
+def test_the_scores_fast_path_accepts_exactly_what_the_rule_allows(scores: dict[str, Any]) -> None:
+    gate = Gate([1, 2])
+    try:
+        gate.check_scores({"scores": scores})
+        accepted = True
+    except GuestProtocolError:
+        accepted = False
+    assert accepted == _scores_allowed(scores, gate.limits.score_points_max)
+
+
+flag = st.booleans() | st.none() | st.integers(0, 1) | st.text(max_size=1) | st.just(DELETE)
+
+
+@settings(max_examples=200, deadline=None)
+@given(flag, flag, flag)
+def test_the_step_flags_fast_path_refuses_every_non_boolean(rng_used: Any, allow_undo: Any, game_over: Any) -> None:
+    step = copy.deepcopy(STEP)
+    for name, value in (("rng_used", rng_used), ("allow_undo", allow_undo), ("game_over", game_over)):
+        if value is DELETE:
+            del step[name]
+        else:
+            step[name] = value
+    flags_ok = all(type(v) is bool for v in (rng_used, allow_undo, game_over))
+    try:
+        Gate([1, 2]).check_step(step, Table(SETUP["state"]))
+        accepted = True
+    except GuestProtocolError as exc:
+        accepted = False
+        if not flags_ok:  # the fault is named, as the detailed checks name it
+            assert any(f".{name}" in str(exc) for name in ("rng_used", "allow_undo", "game_over"))
+    # STEP offers an action, so a finished game refuses it too (offers after game over).
+    assert accepted == (flags_ok and game_over is False)

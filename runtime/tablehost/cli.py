@@ -26,6 +26,7 @@ from tablehost.cli_budgets import add_budget_options, describe_limits, limits_fr
 from tablehost.cli_ranges import MAX_CHECK_GAMES, MAX_GAMES, MAX_PLIES, require_in_range
 from tablehost.conformance import check_module, format_report
 from tablehost.errors import TablehostError
+from tablehost.gcpolicy import tune_for_bot_jobs
 from tablehost.guest import GuestPool, check_instantiates
 from tablehost.history import MoveRecord
 from tablehost.inguest import MAX_GAMES_PER_CALL
@@ -185,6 +186,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     seed = args.seed if args.seed is not None else secrets.randbits(64)
     pool = GuestPool(module, limits)
     options = parse_options(args.option)
+    tune_for_bot_jobs()
     try:
         _check_search_bots(pool, bots, options)
         # The whole game on one big-stack thread: guest calls then need no hop each.
@@ -260,6 +262,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     finally:
         pool.close()
     seed = args.seed if args.seed is not None else secrets.randbits(64)
+    tune_for_bot_jobs()  # this process plays the games itself with --workers 1
     summary = simulate(
         args.module,
         bots,

@@ -369,9 +369,16 @@ class Gate:
             ``answer``, typed.
         """
         try:
-            _object(answer)
-            for name in ("rng_used", "allow_undo", "game_over"):
-                _member(answer, name, bool)
+            get = answer.get if type(answer) is dict else None
+            if (
+                get is None
+                or type(get("rng_used")) is not bool
+                or type(get("allow_undo")) is not bool
+                or type(get("game_over")) is not bool
+            ):  # the common answer passes these three tests inline; the calls below name a fault
+                _object(answer)
+                for name in ("rng_used", "allow_undo", "game_over"):
+                    _member(answer, name, bool)
             self._printed(answer)
             grown = self._outcome(answer, table)
             estimate = self.state_bytes + grown
@@ -686,9 +693,13 @@ class Gate:
                 or len(private) > limit
             ):
                 break
-            if not all(type(p) is float and _finite(p) for p in public) or not all(
-                type(p) is float and _finite(p) for p in private
-            ):
+            bad = False
+            for points in (public, private):  # plain loops: a generator per list costs more than the check
+                for p in points:
+                    if type(p) is not float or not _finite(p):
+                        bad = True
+                        break
+            if bad:
                 break
         else:
             return

@@ -558,7 +558,10 @@ class Match:
         if is_undo_action(action):
             return self.undo(player_id, expected_version=expected_version)
         self._check_turn(player_id, expected_version, by_host=by_host)
-        if not any(offer["action"] == action for offer in self._actions.get(player_id, ())):
+        for offer in self._actions.get(player_id, ()):  # a plain loop: no generator per move
+            if offer["action"] == action:
+                break
+        else:
             raise NotOffered(
                 f"action {orjson.dumps(action).decode()} was not offered to player {player_id}",
                 match_id=self.match_id,
@@ -836,9 +839,9 @@ class Match:
         :func:`_check_ranks`)."""
         self.scores = response["scores"]
         self.game_over = response["game_over"]
-        self._actions = {
-            int(pid): cast("list[AvailableActionDict]", acts) for pid, acts in response["actions"].items()
-        }
+        # The gate checked every list's shape; one cast of the whole map, not a call per player.
+        actions = cast("dict[str, list[AvailableActionDict]]", response["actions"])
+        self._actions = {int(pid): acts for pid, acts in actions.items()}
         self._ranks = self._checked_ranks(self.game_over, response.get("ranks"))
 
     def _checked_ranks(self, game_over: bool, ranks: Any) -> dict[int, int] | None:

@@ -9,6 +9,7 @@ them moves next. The same seed therefore plays the same game.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -143,6 +144,33 @@ def play_game(
         undo=undo,
     )
     seat_bots = {p.player_id: make_bot(name, rng.next_u64()) for p, name in zip(players, bots)}
+    # One local job drives this game: the match may hold its instance and run slot between its
+    # calls (GuestPool.lease), except with a search bot, whose own guest calls need slots too,
+    # and with a stand-in pool that has no leases (conformance's, which re-runs every call).
+    leasing = getattr(pool, "lease", None)
+    lease: AbstractContextManager[object] = (
+        nullcontext()
+        if leasing is None or any(isinstance(b, SearchBot) for b in seat_bots.values())
+        else leasing(match.match_id)
+    )
+    with lease:
+        plies = _play_moves(match, seat_bots, rng, pool, max_plies, via_views, on_move)
+    return GameResult(seed, plies, match.scores, winners(match), match.game_over, match, teams_of(match))
+
+
+def _play_moves(
+    match: Match,
+    seat_bots: dict[int, Any],
+    rng: Rng,
+    pool: GuestPool,
+    max_plies: int,
+    via_views: bool,
+    on_move: Callable[[Match, MoveRecord], None] | None,
+) -> int:
+    """:func:`play_game`'s move loop: moves until game over or ``max_plies``; returns the moves applied.
+
+    Raises what :func:`play_game` raises.
+    """
     plies = 0
     while not match.game_over and plies < max_plies:
         active = match.state["active_player_ids"]
@@ -173,11 +201,15 @@ def play_game(
         plies += 1
         if on_move is not None:
             on_move(match, move)
-    return GameResult(seed, plies, match.scores, winners(match), match.game_over, match, teams_of(match))
+    return plies
 
 
 def _has_move(offered: list[dict[str, Any]]) -> bool:
-    return any(a.get("intent") != "undo" for a in offered)
+    """Whether ``offered`` holds an action other than the platform's undo (a plain loop: no generator per move)."""
+    for action in offered:
+        if action.get("intent") != "undo":
+            return True
+    return False
 
 
 def winners(match: Match) -> list[int]:

@@ -27,6 +27,7 @@ from typing import Any
 from tablehost import logs
 from tablehost._stacks import on_big_stack
 from tablehost.errors import TablehostError
+from tablehost.gcpolicy import tune_for_bot_jobs
 from tablehost.guest import GuestPool
 from tablehost.inguest import POLICIES, playouts
 from tablehost.limits import DEFAULT_LIMITS, Limits
@@ -137,8 +138,13 @@ class _Worker:
 _worker = _Worker()
 
 
-def _init_worker(module_bytes: bytes, name: str, limits: Limits) -> None:
-    """Load the module into this process (once per module: Ray reuses worker processes)."""
+def _init_worker(module_bytes: bytes, name: str, limits: Limits, tune_gc: bool = True) -> None:
+    """Load the module into this process (once per module: Ray reuses worker processes).
+
+    ``tune_gc``: a worker process of its own (a process pool's, Ray's) takes the bot jobs'
+    collector settings (:func:`tablehost.gcpolicy.tune_for_bot_jobs`); the caller's own process
+    (``workers=1``) is left as it is (``tablehost simulate`` tunes it itself).
+    """
     logs.configure(level="warning", json=False)
     module = load_module(module_bytes, limits=limits, name=name)
     if _worker.pool is not None and _worker.sha256 == module.sha256:
@@ -146,6 +152,8 @@ def _init_worker(module_bytes: bytes, name: str, limits: Limits) -> None:
     _worker.pool = GuestPool(module, limits)
     _worker.sha256 = module.sha256
     _worker.result_rule = None
+    if tune_gc:
+        tune_for_bot_jobs()  # after the module is loaded: it is frozen with the rest
 
 
 def _result_rule() -> str:
@@ -288,7 +296,7 @@ def run_games(
         yield from run_on_ray(_init_and_run, data, name, limits, batches, address=ray_address, cpus=workers)
         return
     if workers == 1:
-        _init_worker(data, name, limits)
+        _init_worker(data, name, limits, tune_gc=False)
         for batch in batches:
             yield from run_batch(batch)
         return

@@ -46,6 +46,14 @@ run time, CPU time, fuel, outcome) handed to the pool's ``observer`` when one is
 the server's Prometheus metrics see guest calls), and attached to a raised :class:`GuestError`
 as ``timing``.
 
+Leases (:meth:`GuestPool.lease`): a bot game played by one local job (``play``, ``simulate``, the
+benches: :func:`tablehost.selfplay.play_game`) may hold its match's instance, its module slot and
+its run slot from its first call until the game ends, instead of taking and giving them back on
+every call. Each call still gets its own budget and every check and failure path above; any
+failure, refusal or :meth:`~GuestPool.discard_ref` ends the hold, and the match's later calls
+take the ordinary path. The held instance is in no other match's reach (it is busy, never warm).
+The server never leases: its matches share run slots call by call.
+
 Guest code runs only on threads of a known large native stack (:mod:`tablehost._stacks`).
 """
 
@@ -56,7 +64,8 @@ import threading
 import time
 import weakref
 from collections import OrderedDict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -157,6 +166,27 @@ class CallTiming:
         return self.outcome != OUTCOME_OK
 
 
+class _Lease:
+    """One match's hold on its pool (see :meth:`GuestPool.lease`).
+
+    Attributes:
+        key: the leased match key.
+        thread: ``threading.get_ident()`` of the one thread whose calls use the hold.
+        guest: the held instance (in the pool's busy set), None before the first call.
+        slot: a run slot is held.
+        spent: the hold ended early (a failure, a refusal, the pool closed): calls take the ordinary path.
+    """
+
+    __slots__ = ("guest", "key", "slot", "spent", "thread")
+
+    def __init__(self, key: str, thread: int) -> None:
+        self.key = key
+        self.thread = thread
+        self.guest: Guest | None = None
+        self.slot = False
+        self.spent = False
+
+
 def match_key(state_ref: str) -> str:
     """The match a state ref belongs to: refs are ``"<match key>:<version>"`` (docs/abi.md)."""
     return state_ref.rpartition(":")[0] or state_ref
@@ -219,7 +249,11 @@ class GuestPool:
         self.run_slots = run_slots if run_slots is not None else RUN_SLOTS
         self.observer: Callable[[CallTiming], None] | None = observer
         self.instantiations = 0
-        self._cond = threading.Condition()
+        # The condition's own lock, held directly on the per-call path (``with self._mutex`` is
+        # one C call; ``with self._cond`` goes through Condition's Python-level __enter__/__exit__).
+        self._mutex = threading.RLock()
+        self._cond = threading.Condition(self._mutex)
+        self._waiting = 0  # threads in _acquire's wait: a release with none skips the notify
         self._warm: OrderedDict[str, tuple[Guest, float]] = OrderedDict()  # match key -> (idle instance, since)
         self._busy: set[Guest] = set()
         self._starting = 0
@@ -232,7 +266,62 @@ class GuestPool:
         self._quarantined_until = 0.0
         self._metadata: dict[str, Any] | None = None
         self._metadata_asked = False
+        self._lease: _Lease | None = None
         _SWEEPER.add(self)
+
+    @contextmanager
+    def lease(self, key: str) -> Iterator[bool]:
+        """Hold match ``key``'s instance, module slot and run slot for this thread's calls until the block ends.
+
+        For a game driven by one local job (bots on this thread, no server): from the first call
+        of match ``key`` on this thread (on a big stack) the pool keeps that call's module slot,
+        run slot and instance, and later calls of ``key`` from this thread go straight to the
+        instance. Every call still starts its own :class:`CallBudget` (fuel, CPU, wall, memory)
+        and gets the same checks, failure handling, :class:`CallTiming` and observer as an
+        ordinary call. A failed call (its instance discarded and counted as today), a
+        :meth:`discard_ref` of the match, or :meth:`close` ends the hold: the match's later calls
+        take the ordinary path. The held instance is busy, never warm, so no other match is given it.
+
+        At most one lease per pool at a time: a second one (nested, or from another thread) holds
+        nothing and yields False. Calls of other matches, or from other threads, take the
+        ordinary path (a held run slot and module slot count against them: do not lease while
+        another call on this thread needs a slot of its own, e.g. a search bot's ``run_scaled``).
+
+        Args:
+            key: the match key (``match_key`` of its refs, i.e. the match id).
+
+        Yields:
+            True when this block holds the lease, False when another lease was already held.
+
+        Raises:
+            Nothing of its own: what the block raises passes through, after everything held
+            (instance, module slot, run slot) is given back, on every exit path.
+        """
+        lease = _Lease(key, threading.get_ident())
+        with self._mutex:
+            if self._lease is not None:
+                lease.spent = True
+            else:
+                self._lease = lease
+        if lease.spent:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            with self._mutex:
+                self._drop_hold_locked(lease)
+                self._lease = None
+
+    def _drop_hold_locked(self, lease: _Lease) -> None:
+        """End ``lease``'s hold: its instance back as after an ordinary answered call, its run slot freed."""
+        lease.spent = True
+        guest, lease.guest = lease.guest, None
+        if guest is not None and guest in self._busy:
+            self._release_locked(guest, failed=False)  # warm again unless broken (discard_ref, close)
+        if lease.slot:
+            lease.slot = False
+            self.run_slots.release(self)
 
     def setup(
         self, players: list[dict[str, Any]], seed: Seed, next_ref: str, options: dict[str, Any] | None = None
@@ -511,24 +600,19 @@ class GuestPool:
         assert ref is not None
         key = match_key(ref)
         entered = time.perf_counter()
+        lease = self._lease
+        if (lease is not None and not lease.spent and lease.key == key
+                and lease.thread == threading.get_ident()):
+            return self._run_leased(lease, key, op, entered, state_ref, get_state, fields, next_ref)
         if current_stack_bytes() >= self._native_stack_bytes:  # already on a big stack (self-play, servers)
-            return self._run_bound(key, op, state_ref, get_state, fields, next_ref, entered)
+            return self._in_run_slot(
+                key, op, entered, self._run_holding_slot, key, op, state_ref, get_state, fields, next_ref
+            )
         return on_big_stack(
-            self.limits.stack_bytes, lambda: self._run_bound(key, op, state_ref, get_state, fields, next_ref, entered)
-        )
-
-    def _run_bound(
-        self,
-        key: str,
-        op: int,
-        state_ref: str | None,
-        get_state: Callable[[], StateDict],
-        fields: dict[str, Any],
-        next_ref: str | None,
-        entered: float,
-    ) -> dict[str, Any]:
-        return self._in_run_slot(
-            key, op, entered, lambda warm: self._run_holding_slot(key, warm, op, state_ref, get_state, fields, next_ref)
+            self.limits.stack_bytes,
+            lambda: self._in_run_slot(
+                key, op, entered, self._run_holding_slot, key, op, state_ref, get_state, fields, next_ref
+            ),
         )
 
     def _in_run_slot(
@@ -536,9 +620,10 @@ class GuestPool:
         key: str,
         op: int,
         entered: float,
-        work: Callable[[Guest | None], tuple[dict[str, Any], int]],
+        work: Callable[..., tuple[dict[str, Any], int]],
+        *args: Any,
     ) -> dict[str, Any]:
-        """Run ``work(warm instance or None)`` holding a run slot; time it and tell the observer.
+        """Run ``work(warm instance or None, *args)`` holding a run slot; time it and tell the observer.
 
         ``work`` answers ``(response, fuel used)``. Raises what ``work`` raises, or
         :class:`~tablehost.errors.ModuleBusy` when no slot comes in time; a raised
@@ -560,7 +645,7 @@ class GuestPool:
             if self.observer is not None:  # only an observer reads an answered call's CPU time
                 cpu_started = time.thread_time()
             try:
-                response, fuel = work(warm)
+                response, fuel = work(warm, *args)
             finally:
                 self.run_slots.release(self)
             return response
@@ -570,6 +655,63 @@ class GuestPool:
         finally:
             # Only an observer or a refusal reads the timing: an answered call without an
             # observer (self-play, tools) skips its clock reads and record.
+            if failure is not None or self.observer is not None:
+                timing = self._timing(op, entered, started, cpu_started, fuel, failure)
+                if isinstance(failure, GuestError):
+                    failure.timing = timing  # type: ignore[attr-defined]
+                self._observe(timing)
+
+    def _run_leased(
+        self,
+        lease: _Lease,
+        key: str,
+        op: int,
+        entered: float,
+        state_ref: str | None,
+        get_state: Callable[[], StateDict],
+        fields: dict[str, Any],
+        next_ref: str | None,
+    ) -> dict[str, Any]:
+        """:meth:`_in_run_slot` for a leased match: slots and instance taken on the first call and kept.
+
+        Falls back to the ordinary path when the hold has ended (the pool closed, the instance
+        was discarded) or when this thread is not on a big stack (the lease then holds nothing).
+        """
+        guest = lease.guest
+        if guest is None:
+            if current_stack_bytes() < self._native_stack_bytes:
+                lease.spent = True  # every call hops to a big-stack thread: nothing to hold
+                return self._run(op, state_ref, get_state, fields, next_ref=next_ref)
+        elif guest.broken or self._closed:
+            with self._mutex:
+                self._drop_hold_locked(lease)
+            return self._run(op, state_ref, get_state, fields, next_ref=next_ref)
+        started: float | None = None
+        cpu_started = 0.0
+        fuel = 0
+        failure: BaseException | None = None
+        try:
+            if guest is None:
+                warm, struggling = self._acquire(key)
+                wait_ms = min(self.limits.queue_ms, STRUGGLING_WAIT_MS) if struggling else self.limits.queue_ms
+                try:
+                    self.run_slots.acquire(self, struggling=struggling, timeout_s=wait_ms / 1000.0)
+                except GuestError:
+                    self._release_unstarted(warm)
+                    raise
+                lease.slot = True
+                guest = lease.guest = warm if warm is not None else self._instantiate(key)
+            started = time.perf_counter()
+            if self.observer is not None:
+                cpu_started = time.thread_time()
+            response, fuel = self._run_holding_slot(guest, key, op, state_ref, get_state, fields, next_ref, True)
+            return response
+        except BaseException as exc:
+            failure = exc
+            with self._mutex:  # the failed instance is already released and counted: drop the hold
+                self._drop_hold_locked(lease)
+            raise
+        finally:
             if failure is not None or self.observer is not None:
                 timing = self._timing(op, entered, started, cpu_started, fuel, failure)
                 if isinstance(failure, GuestError):
@@ -612,15 +754,20 @@ class GuestPool:
 
     def _run_holding_slot(
         self,
-        key: str,
         warm: Guest | None,
+        key: str,
         op: int,
         state_ref: str | None,
         get_state: Callable[[], StateDict],
         fields: dict[str, Any],
         next_ref: str | None,
+        keep: bool = False,
     ) -> tuple[dict[str, Any], int]:
-        """Run the op on ``warm`` or a fresh instance; return the answer and the fuel it burnt."""
+        """Run the op on ``warm`` or a fresh instance; return the answer and the fuel it burnt.
+
+        ``keep`` (a lease's call): an answered call leaves the instance busy with its caller
+        instead of releasing it; a failed one releases and counts it as always.
+        """
         guest = warm if warm is not None else self._instantiate(key)
         budget = CallBudget.start(self.limits)
         try:
@@ -644,14 +791,18 @@ class GuestPool:
             guest.broken = True
             self._release(guest, failed=False)
             raise
-        with self._cond:  # the bookkeeping and the release share one lock hold
+        with self._mutex:  # the bookkeeping and the release share one lock hold
             if state_ref is not None and op == OP_STEP:
                 guest.forget(state_ref)  # the SDK moved this state on to next_ref
             elif state_ref is not None and by_ref:
                 guest.touch(state_ref)
             if next_ref is not None:
                 guest.remember(next_ref)
-            self._release_locked(guest, failed=False)
+            if keep:
+                self._failures_in_a_row = 0  # what _release_locked records of an answered call
+                self._proven = True
+            else:
+                self._release_locked(guest, failed=False)
         return response, max(0, self.limits.fuel_per_call - budget.fuel)
 
     def _judge_memory_trap(
@@ -714,7 +865,7 @@ class GuestPool:
             GuestError: the pool is closed.
         """
         started = time.monotonic()
-        with self._cond:
+        with self._mutex:
             while True:
                 if self._closed:
                     raise GuestError(f"the guest pool of module {self.module.name} is closed")
@@ -755,7 +906,11 @@ class GuestPool:
                     raise ModuleBusy(
                         f"module {self.module.name} had all {cap} call slots taken for {wait_ms} ms"
                     )
-                self._cond.wait(left)
+                self._waiting += 1
+                try:
+                    self._cond.wait(left)
+                finally:
+                    self._waiting -= 1
 
     def _instantiate(self, key: str) -> Guest:
         """A fresh instance bound to match ``key``, in the slot :meth:`_acquire` reserved."""
@@ -799,6 +954,8 @@ class GuestPool:
         if not (guest.broken or self._closed or key is None or self.keep_warm_ms <= 0):
             self._warm.pop(key, None)  # a second instance of the same match: keep the newer
             self._warm[key] = (guest, time.monotonic())
+        if not self._waiting:
+            return  # nobody waits for a slot (always so in a single-threaded self-play)
         if failed:
             self._cond.notify_all()  # waiters of a module now struggling are refused at once
         else:
