@@ -16,7 +16,6 @@ such processes. SQLite admits one process per data directory.
 
 from __future__ import annotations
 
-import gc
 import os
 import shutil
 import signal
@@ -46,6 +45,7 @@ from tablehost.api.registry import DEFAULT_EVICT_AFTER_S, MatchRegistry
 from tablehost.api.servicer import MatchServicer, ModuleServicer
 from tablehost.api.validation import MAX_RESPONSE_BYTES, check_address
 from tablehost.api.watch_slots import WATCHES_PER_TOKEN, WatchSlots, watch_share
+from tablehost.gcpolicy import tune_gc
 from tablehost.limits import DEFAULT_LIMITS, Limits
 from tablehost.store import StoreError
 
@@ -192,13 +192,6 @@ dicts and 16 lists per move), so the middle collections cost the same whatever t
 short ones keep the requests they land on under the 5 ms target."""
 
 
-def _tune_gc() -> None:
-    """Freeze what start-up made (modules, resumed matches: never scanned again) and collect less often."""
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(*GC_THRESHOLDS)
-
-
 def _new_folder(path: Path) -> Path | None:
     """The highest folder on ``path`` (itself included) that does not exist yet: what a start
     that is refused must remove again, as this start would create it and all below it.
@@ -317,7 +310,7 @@ def serve(
             _remove_new_folders(created)
             print(f"tablehost: {exc}", file=sys.stderr)
             return EXIT_CANNOT_START
-    _tune_gc()
+    tune_gc(GC_THRESHOLDS)  # freeze what start-up made (modules, resumed matches), collect less often
     metrics.follow_gc()
     stopping = _stop_on_signals()  # before the address is announced: a SIGTERM right after it stops cleanly
     server.start()
