@@ -634,13 +634,7 @@ class GuestPool:
         fuel = 0
         failure: BaseException | None = None
         try:
-            warm, struggling = self._acquire(key)
-            wait_ms = min(self.limits.queue_ms, STRUGGLING_WAIT_MS) if struggling else self.limits.queue_ms
-            try:
-                self.run_slots.acquire(self, struggling=struggling, timeout_s=wait_ms / 1000.0)
-            except GuestError:
-                self._release_unstarted(warm)
-                raise
+            warm = self._take_run_slot(key)
             started = time.perf_counter()
             if self.observer is not None:  # only an observer reads an answered call's CPU time
                 cpu_started = time.thread_time()
@@ -653,13 +647,43 @@ class GuestPool:
             failure = exc
             raise
         finally:
-            # Only an observer or a refusal reads the timing: an answered call without an
-            # observer (self-play, tools) skips its clock reads and record.
-            if failure is not None or self.observer is not None:
-                timing = self._timing(op, entered, started, cpu_started, fuel, failure)
-                if isinstance(failure, GuestError):
-                    failure.timing = timing  # type: ignore[attr-defined]
-                self._observe(timing)
+            self._account(op, entered, started, cpu_started, fuel, failure)
+
+    def _take_run_slot(self, key: str) -> Guest | None:
+        """Check out ``key``'s warm instance (or None: instantiate one) and hold a run slot for it.
+
+        Raises:
+            ModuleBusy: no run slot came within the queue wait (shorter for a struggling
+                module); nothing is held then.
+        """
+        warm, struggling = self._acquire(key)
+        wait_ms = min(self.limits.queue_ms, STRUGGLING_WAIT_MS) if struggling else self.limits.queue_ms
+        try:
+            self.run_slots.acquire(self, struggling=struggling, timeout_s=wait_ms / 1000.0)
+        except GuestError:
+            self._release_unstarted(warm)
+            raise
+        return warm
+
+    def _account(
+        self,
+        op: int,
+        entered: float,
+        started: float | None,
+        cpu_started: float,
+        fuel: int,
+        failure: BaseException | None,
+    ) -> None:
+        """Record a finished call's timing for the observer and on a raised GuestError (``timing``).
+
+        Only an observer or a refusal reads the timing: an answered call without an observer
+        (self-play, tools) skips its clock reads and record.
+        """
+        if failure is not None or self.observer is not None:
+            timing = self._timing(op, entered, started, cpu_started, fuel, failure)
+            if isinstance(failure, GuestError):
+                failure.timing = timing  # type: ignore[attr-defined]
+            self._observe(timing)
 
     def _run_leased(
         self,
@@ -692,13 +716,7 @@ class GuestPool:
         failure: BaseException | None = None
         try:
             if guest is None:
-                warm, struggling = self._acquire(key)
-                wait_ms = min(self.limits.queue_ms, STRUGGLING_WAIT_MS) if struggling else self.limits.queue_ms
-                try:
-                    self.run_slots.acquire(self, struggling=struggling, timeout_s=wait_ms / 1000.0)
-                except GuestError:
-                    self._release_unstarted(warm)
-                    raise
+                warm = self._take_run_slot(key)
                 lease.slot = True
                 guest = lease.guest = warm if warm is not None else self._instantiate(key)
             started = time.perf_counter()
@@ -712,11 +730,7 @@ class GuestPool:
                 self._drop_hold_locked(lease)
             raise
         finally:
-            if failure is not None or self.observer is not None:
-                timing = self._timing(op, entered, started, cpu_started, fuel, failure)
-                if isinstance(failure, GuestError):
-                    failure.timing = timing  # type: ignore[attr-defined]
-                self._observe(timing)
+            self._account(op, entered, started, cpu_started, fuel, failure)
 
     def _timing(
         self, op: int, entered: float, started: float | None, cpu_started: float, fuel: int,
