@@ -24,6 +24,7 @@ from structlog.testing import capture_logs
 from fixtures_guest import offering_guest_wasm
 from tablehost.api._pb import tablehost_pb2 as pb
 from tablehost.api._pb import tablehost_pb2_grpc as pb_grpc
+from tablehost.api.interceptors import LOGGED_MATCH_ID_CHARS
 from tablehost.api.registry import MatchRegistry
 from tablehost.api.server import create_server
 from tablehost.cli_remote import BotError, run_bots
@@ -286,6 +287,23 @@ def test_one_log_event_per_request_with_its_context(host: Host) -> None:
         ("SubmitAction", match_id, "seat:1", "FAILED_PRECONDITION"),
     ]
     assert requests[0]["version"] == 1 and requests[0]["latency_ms"] >= 0
+
+
+def test_a_huge_match_id_is_logged_cut_to_its_cap(host: Host) -> None:
+    """A client's match_id is logged before its token is checked: a 1 MiB one (no token, or a
+    seat token of another match) must not become a 1 MiB log line."""
+    match_id, seat1, _, _ = new_match(host)
+    huge = "m-" + "x" * (1 << 20)
+    with capture_logs(processors=[structlog.contextvars.merge_contextvars]) as events:
+        refused(seat1.view, huge)
+        refused(host.client(None).view, huge)
+    requests = [e for e in events if e["event"] == "api.request"]
+    assert [e["outcome"] for e in requests] == ["PERMISSION_DENIED", "UNAUTHENTICATED"]
+    for event in requests:
+        assert event["match_id"].startswith("m-xxx") and len(event["match_id"]) <= LOGGED_MATCH_ID_CHARS
+    with capture_logs(processors=[structlog.contextvars.merge_contextvars]) as events:
+        seat1.view(match_id)
+    assert [e["match_id"] for e in events if e["event"] == "api.request"] == [match_id]
 
 
 def test_a_restarted_server_resumes_matches_and_tokens(tmp_path: Path) -> None:
