@@ -22,6 +22,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from structlog.testing import capture_logs
 
 from fixtures_guest import offering_guest_wasm
+from tablehost.api import auth, interceptors
+from tablehost.api import registry as registry_module
 from tablehost.api._pb import tablehost_pb2 as pb
 from tablehost.api._pb import tablehost_pb2_grpc as pb_grpc
 from tablehost.api.interceptors import LOGGED_MATCH_ID_CHARS
@@ -304,6 +306,24 @@ def test_a_huge_match_id_is_logged_cut_to_its_cap(host: Host) -> None:
     with capture_logs(processors=[structlog.contextvars.merge_contextvars]) as events:
         seat1.view(match_id)
     assert [e["match_id"] for e in events if e["event"] == "api.request"] == [match_id]
+
+
+def test_a_request_hashes_its_token_once(host: Host, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The interceptor hands the hash it took for the rate limit to ``authenticate``."""
+    match_id, seat1, _, _ = new_match(host)
+    hashed: list[str] = []
+
+    def counting(token: str) -> str:
+        hashed.append(token)
+        return auth.hash_token(token)
+
+    monkeypatch.setattr(interceptors, "hash_token", counting)
+    monkeypatch.setattr(registry_module, "hash_token", counting)
+    seat1.view(match_id)
+    assert len(hashed) == 1
+    hashed.clear()
+    refused(host.client("ths_unknown").view, match_id)
+    assert hashed == ["ths_unknown"]
 
 
 def test_a_restarted_server_resumes_matches_and_tokens(tmp_path: Path) -> None:

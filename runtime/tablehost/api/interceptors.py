@@ -214,7 +214,7 @@ class RequestInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
         token = bearer_token(context.invocation_metadata())
         token_sha256 = hash_token(token)
         self.limiter.take(token_sha256)  # before the lookup, which may ask a shared store
-        principal = self.registry.authenticate(token)
+        principal = self.registry.authenticate(token, token_sha256=token_sha256)
         current_principal.set(principal)
         structlog.contextvars.bind_contextvars(seat=principal.label)
 
