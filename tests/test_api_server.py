@@ -326,6 +326,19 @@ def test_a_request_hashes_its_token_once(host: Host, monkeypatch: pytest.MonkeyP
     assert hashed == ["ths_unknown"]
 
 
+def test_a_clock_over_a_year_is_refused_and_nothing_is_created(host: Host) -> None:
+    """A seat's time grows by its increment each move: 2**62 ms main and increment passed
+    2**64 after six moves, and every view of the match failed (INTERNAL) from then on."""
+    before = len(host.admin.list_matches())
+    year_ms = 365 * 24 * 3600 * 1000
+    for control in ({"main_ms": 2**62, "increment_ms": 2**62}, {"main_ms": 1000, "increment_ms": year_ms + 1}):
+        error = refused(lambda c: host.admin.create_match(host.module_id, ["ann", "bob"], time_control=c), control)
+        assert error.status == grpc.StatusCode.INVALID_ARGUMENT and "at most" in error.details
+    assert len(host.admin.list_matches()) == before
+    created = host.admin.create_match(host.module_id, ["ann", "bob"], time_control={"main_ms": year_ms})
+    assert created["match_id"]
+
+
 def test_a_restarted_server_resumes_matches_and_tokens(tmp_path: Path) -> None:
     first = start_host(tmp_path)
     created = first.admin.create_match(first.module_id, ["ann", "bob"])
