@@ -339,6 +339,17 @@ def test_a_clock_over_a_year_is_refused_and_nothing_is_created(host: Host) -> No
     assert created["match_id"]
 
 
+def test_create_match_refuses_seats_it_would_drop_and_sends_nothing(host: Host) -> None:
+    """A bot or open seat numbered past the usernames was silently dropped (the match started
+    with every seat a person's)."""
+    before = len(host.admin.list_matches())
+    with pytest.raises(ValueError, match=r"seats \[9\]"):
+        host.admin.create_match(host.module_id, ["ann", "bob"], bots={9: "random"})
+    with pytest.raises(ValueError, match=r"seats \[0, 3\]"):
+        host.admin.create_match(host.module_id, ["ann", "bob"], open_seats=[0, 1, 3])
+    assert len(host.admin.list_matches()) == before
+
+
 def test_a_restarted_server_resumes_matches_and_tokens(tmp_path: Path) -> None:
     first = start_host(tmp_path)
     created = first.admin.create_match(first.module_id, ["ann", "bob"])
