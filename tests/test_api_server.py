@@ -350,6 +350,18 @@ def test_create_match_refuses_seats_it_would_drop_and_sends_nothing(host: Host) 
     assert len(host.admin.list_matches()) == before
 
 
+def test_create_match_answers_a_timed_match_with_its_clocks(host: Host) -> None:
+    """CreateMatch's view is the spectator's: a timed match's clocks and time control, as GetView
+    shows them (they were missing: clocks [] and time_control {})."""
+    created = host.admin.create_match(host.module_id, ["ann", "bob"], time_control={"main_ms": 60_000})
+    view = created["view"]
+    assert view["time_control"]["main_ms"] == 60_000
+    assert [(c["player_id"], c["running"]) for c in view["clocks"]] == [(1, True), (2, False)]
+    assert 0 < view["clocks"][0]["remaining_ms"] <= 60_000 and view["clocks"][1]["remaining_ms"] == 60_000
+    untimed = host.admin.create_match(host.module_id, ["ann", "bob"])["view"]
+    assert (untimed["clocks"], untimed["time_control"]) == ([], {})
+
+
 def test_a_restarted_server_resumes_matches_and_tokens(tmp_path: Path) -> None:
     first = start_host(tmp_path)
     created = first.admin.create_match(first.module_id, ["ann", "bob"])

@@ -192,6 +192,7 @@ class MatchServicer(pb_grpc.MatchServiceServicer):
         )
         structlog.contextvars.bind_contextvars(match_id=created.match_id, version=0)
         view = convert.view_to_proto(created.match_id, None, created.view, created.score_labels)
+        convert.add_view_extras(view, created.extras)
         view.open_seats.extend(created.open_seats)
         return pb.CreateMatchResponse(
             match_id=created.match_id,
