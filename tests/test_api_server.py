@@ -22,8 +22,11 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from structlog.testing import capture_logs
 
 from fixtures_guest import offering_guest_wasm
+from tablehost.api import auth, interceptors
+from tablehost.api import registry as registry_module
 from tablehost.api._pb import tablehost_pb2 as pb
 from tablehost.api._pb import tablehost_pb2_grpc as pb_grpc
+from tablehost.api.interceptors import LOGGED_MATCH_ID_CHARS
 from tablehost.api.registry import MatchRegistry
 from tablehost.api.server import create_server
 from tablehost.cli_remote import BotError, run_bots
@@ -286,6 +289,77 @@ def test_one_log_event_per_request_with_its_context(host: Host) -> None:
         ("SubmitAction", match_id, "seat:1", "FAILED_PRECONDITION"),
     ]
     assert requests[0]["version"] == 1 and requests[0]["latency_ms"] >= 0
+
+
+def test_a_huge_match_id_is_logged_cut_to_its_cap(host: Host) -> None:
+    """A client's match_id is logged before its token is checked: a 1 MiB one (no token, or a
+    seat token of another match) must not become a 1 MiB log line."""
+    match_id, seat1, _, _ = new_match(host)
+    huge = "m-" + "x" * (1 << 20)
+    with capture_logs(processors=[structlog.contextvars.merge_contextvars]) as events:
+        refused(seat1.view, huge)
+        refused(host.client(None).view, huge)
+    requests = [e for e in events if e["event"] == "api.request"]
+    assert [e["outcome"] for e in requests] == ["PERMISSION_DENIED", "UNAUTHENTICATED"]
+    for event in requests:
+        assert event["match_id"].startswith("m-xxx") and len(event["match_id"]) <= LOGGED_MATCH_ID_CHARS
+    with capture_logs(processors=[structlog.contextvars.merge_contextvars]) as events:
+        seat1.view(match_id)
+    assert [e["match_id"] for e in events if e["event"] == "api.request"] == [match_id]
+
+
+def test_a_request_hashes_its_token_once(host: Host, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The interceptor hands the hash it took for the rate limit to ``authenticate``."""
+    match_id, seat1, _, _ = new_match(host)
+    hashed: list[str] = []
+
+    def counting(token: str) -> str:
+        hashed.append(token)
+        return auth.hash_token(token)
+
+    monkeypatch.setattr(interceptors, "hash_token", counting)
+    monkeypatch.setattr(registry_module, "hash_token", counting)
+    seat1.view(match_id)
+    assert len(hashed) == 1
+    hashed.clear()
+    refused(host.client("ths_unknown").view, match_id)
+    assert hashed == ["ths_unknown"]
+
+
+def test_a_clock_over_a_year_is_refused_and_nothing_is_created(host: Host) -> None:
+    """A seat's time grows by its increment each move: 2**62 ms main and increment passed
+    2**64 after six moves, and every view of the match failed (INTERNAL) from then on."""
+    before = len(host.admin.list_matches())
+    year_ms = 365 * 24 * 3600 * 1000
+    for control in ({"main_ms": 2**62, "increment_ms": 2**62}, {"main_ms": 1000, "increment_ms": year_ms + 1}):
+        error = refused(lambda c: host.admin.create_match(host.module_id, ["ann", "bob"], time_control=c), control)
+        assert error.status == grpc.StatusCode.INVALID_ARGUMENT and "at most" in error.details
+    assert len(host.admin.list_matches()) == before
+    created = host.admin.create_match(host.module_id, ["ann", "bob"], time_control={"main_ms": year_ms})
+    assert created["match_id"]
+
+
+def test_create_match_refuses_seats_it_would_drop_and_sends_nothing(host: Host) -> None:
+    """A bot or open seat numbered past the usernames was silently dropped (the match started
+    with every seat a person's)."""
+    before = len(host.admin.list_matches())
+    with pytest.raises(ValueError, match=r"seats \[9\]"):
+        host.admin.create_match(host.module_id, ["ann", "bob"], bots={9: "random"})
+    with pytest.raises(ValueError, match=r"seats \[0, 3\]"):
+        host.admin.create_match(host.module_id, ["ann", "bob"], open_seats=[0, 1, 3])
+    assert len(host.admin.list_matches()) == before
+
+
+def test_create_match_answers_a_timed_match_with_its_clocks(host: Host) -> None:
+    """CreateMatch's view is the spectator's: a timed match's clocks and time control, as GetView
+    shows them (they were missing: clocks [] and time_control {})."""
+    created = host.admin.create_match(host.module_id, ["ann", "bob"], time_control={"main_ms": 60_000})
+    view = created["view"]
+    assert view["time_control"]["main_ms"] == 60_000
+    assert [(c["player_id"], c["running"]) for c in view["clocks"]] == [(1, True), (2, False)]
+    assert 0 < view["clocks"][0]["remaining_ms"] <= 60_000 and view["clocks"][1]["remaining_ms"] == 60_000
+    untimed = host.admin.create_match(host.module_id, ["ann", "bob"])["view"]
+    assert (untimed["clocks"], untimed["time_control"]) == ([], {})
 
 
 def test_a_restarted_server_resumes_matches_and_tokens(tmp_path: Path) -> None:

@@ -241,6 +241,10 @@ def test_a_refusal_of_bad_input_exits_2_and_changes_nothing(server: ServerProces
     refusals = [
         (cli("act", match_id, "0", *address, token="bogus"), "UNAUTHENTICATED"),
         (cli("create", "no-such-module", "--players", "2", *address, token=admin_token), "NOT_FOUND"),
+        (
+            cli("create", "tic_tac_toe", "--players", "2", *address, token=admin_token),
+            f"tic_tac_toe is the name of module {module_id}: create takes the module id",
+        ),
         (cli("create", module_id, "--players", "3", *address, token=admin_token), "INVALID_ARGUMENT"),
         (cli("act", "m-nosuch", "0", *address, token=created["seats"][0]["token"]), "PERMISSION_DENIED"),
         (cli("resign", match_id, *address, token=created["spectator_token"]), "the server refused"),

@@ -392,6 +392,21 @@ def parse_seat_bots(pairs: list[str], players: int) -> dict[int, str]:
     return bots
 
 
+def _named_module_hint(client: TablehostClient, module_id: str, exc: ApiError) -> ApiError:
+    """``exc``, told the module's id when it is ``module/unknown`` and ``module_id`` is the name
+    of an uploaded module (``upload`` prints the name beside the id); else ``exc`` as it is."""
+    if exc.code != "module/unknown":
+        return exc
+    try:
+        ids = [m["module_id"] for m in client.list_modules() if m["name"] == module_id]
+    except ApiError:
+        return exc
+    if not ids:
+        return exc
+    hint = f"; {module_id} is the name of module {' and '.join(ids)}: create takes the module id"
+    return ApiError(exc.status, exc.details + hint, exc.code, exc.retry_after_ms)
+
+
 @_guarded
 def cmd_create(args: argparse.Namespace) -> int:
     """Create a match; prints its id, one token per seated seat, and the open seats."""
@@ -412,14 +427,17 @@ def cmd_create(args: argparse.Namespace) -> int:
     bots = parse_seat_bots(args.bot, players)
     open_seats = [n for n in range(1, players + 1) if n not in bots] if args.open else []
     with TablehostClient(args.address, _token(args)) as client:
-        created = client.create_match(
-            args.module_id,
-            usernames or [""] * players,
-            open_seats=open_seats,
-            options=parse_options(args.option),
-            time_control=time_control,
-            bots=bots,
-        )
+        try:
+            created = client.create_match(
+                args.module_id,
+                usernames or [""] * players,
+                open_seats=open_seats,
+                options=parse_options(args.option),
+                time_control=time_control,
+                bots=bots,
+            )
+        except ApiError as exc:
+            raise _named_module_hint(client, args.module_id, exc) from None
     if args.json:
         _dump({k: v for k, v in created.items() if k != "view"})
         return 0

@@ -186,11 +186,16 @@ class TablehostClient:
             "spectator_token", "view"`` (the spectator view, as :meth:`view`), ``"open_seats"}``.
 
         Raises:
+            ValueError: a seat of ``open_seats`` or ``bots`` is not one of 1..len(usernames) (it
+                would be dropped from the request); nothing is sent.
             ApiError: INVALID_ARGUMENT for a seat count or option the module does not declare, or
                 an unknown bot name.
         """
         colors = colors or [""] * len(usernames)
         open_set = set(open_seats or ())
+        outside = sorted(n for n in open_set | set(bots or {}) if not 1 <= n <= len(usernames))
+        if outside:
+            raise ValueError(f"seats {outside} are not among the {len(usernames)} seats (1..{len(usernames)})")
         request = pb.CreateMatchRequest(
             module_id=module_id,
             seats=[

@@ -10,7 +10,7 @@ For every ``tablehost.v1`` method (health and reflection pass through untouched)
    :data:`STATUS_BY_CODE`, with ``"<code>: <message>"`` as details and the code in the
    ``tablehost-code`` trailing metadata (and ``retry-after-ms`` when the error carries a retry
    hint); anything else becomes INTERNAL (logged with its trace);
-4. logs ``api.request`` with method, match_id, seat, version, outcome and latency_ms, and
+4. logs ``api.request`` with method, match_id (its first :data:`LOGGED_MATCH_ID_CHARS`), seat, version, outcome and latency_ms, and
    ``guest.call_failed`` with the budget that tripped when the game failed; counts the request
    in the server's metrics (:mod:`tablehost.api.metrics`).
 
@@ -108,6 +108,11 @@ DETAILS_CHARS_MAX = 1000
 LOGGED_PRINTED_CHARS = 4096
 """Characters of a failed call's printed output in its ``guest.call_failed`` log entry (the newest)."""
 
+LOGGED_MATCH_ID_CHARS = 64
+"""Characters of a request's ``match_id`` bound to its log events (``api.request`` and the rest):
+the field is the client's, read before the token is checked, and a request may be 16 MiB; a real
+match id (``m-`` and 16 hex digits) is far shorter."""
+
 GUEST_REASONS: dict[str, str] = {
     "guest/panic": "the game failed while handling this request",
     "guest/trap": "the game crashed while handling this request",
@@ -204,12 +209,12 @@ class RequestInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
         structlog.contextvars.clear_contextvars()
         current_principal.set(NOBODY)  # a thread's previous request must not lend its principal
         structlog.contextvars.bind_contextvars(
-            method=method, match_id=getattr(request, "match_id", "") or None
+            method=method, match_id=cap(getattr(request, "match_id", ""), LOGGED_MATCH_ID_CHARS) or None
         )
         token = bearer_token(context.invocation_metadata())
         token_sha256 = hash_token(token)
         self.limiter.take(token_sha256)  # before the lookup, which may ask a shared store
-        principal = self.registry.authenticate(token)
+        principal = self.registry.authenticate(token, token_sha256=token_sha256)
         current_principal.set(principal)
         structlog.contextvars.bind_contextvars(seat=principal.label)
 

@@ -169,6 +169,9 @@ class CreatedMatch:
         spectator_token: the match's spectator token.
         view: the spectator view at version 0.
         score_labels: names of the score columns.
+        open_seats: the seats left open for JoinMatch (1-based).
+        extras: what the spectator view shows beside ``view``, as :attr:`ServedView.extras`
+            (a timed match's ``clocks`` and ``time_control``); empty when there is none.
     """
 
     match_id: str
@@ -177,6 +180,7 @@ class CreatedMatch:
     view: MatchView
     score_labels: list[str]
     open_seats: list[int] = field(default_factory=list)
+    extras: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -874,8 +878,15 @@ class MatchRegistry:
         log.info("match.created", match_id=match_id, module_id=module_id, seats=len(players))
         if live.match.setup.get("printed"):
             log.info("guest.printed", match_id=match_id, seq=0, printed=live.match.setup["printed"])
+        with live.changed:
+            served = self._served(live, None)
         return CreatedMatch(
-            match_id, list(zip(players, tokens)), spectator_token, live.match.view(None), _score_labels(live.match)
+            match_id,
+            list(zip(players, tokens)),
+            spectator_token,
+            served.view,
+            served.score_labels,
+            extras=served.extras,
         )
 
     def _create_pending(

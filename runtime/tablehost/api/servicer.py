@@ -19,7 +19,7 @@ from tablehost.api.faults import InvalidRequest, ResponseTooLarge
 from tablehost.api.registry import MatchRegistry, ServedView
 from tablehost.api.validation import MAX_RESPONSE_BYTES
 from tablehost.api.watch_slots import WatchSlots
-from tablehost.clocks import TimeControl
+from tablehost.clocks import MAX_CLOCK_SECONDS, TimeControl
 from tablehost.metadata import GameMetadata
 from tablehost.store import StoredModule
 from tablehost.view_delta import diff_views
@@ -38,11 +38,19 @@ def _module(stored: StoredModule, metadata: GameMetadata) -> pb.Module:
 
 
 def _time_control(message: pb.TimeControl) -> TimeControl:
-    """The request's time control; INVALID_ARGUMENT for an inconsistent one."""
+    """The request's time control; INVALID_ARGUMENT for an inconsistent one, or one with a time
+    over :data:`~tablehost.clocks.MAX_CLOCK_SECONDS` (a year, as ``--clock``): a seat's time grows
+    by its increment each move, and past 2**64 ms no view of the match could be sent."""
     try:
-        return TimeControl.from_json(convert.time_control_from_proto(message))
+        control = TimeControl.from_json(convert.time_control_from_proto(message))
     except ValueError as exc:
         raise InvalidRequest(f"time_control: {exc}") from None
+    longest = max(control.main_ms, control.increment_ms, control.per_move_ms)
+    if longest > MAX_CLOCK_SECONDS * 1000:
+        raise InvalidRequest(
+            f"time_control: a time is at most {MAX_CLOCK_SECONDS * 1000} ms (a year), got {longest}"
+        )
+    return control
 
 
 def _view(served: ServedView, max_bytes: int) -> pb.MatchView:
@@ -184,6 +192,7 @@ class MatchServicer(pb_grpc.MatchServiceServicer):
         )
         structlog.contextvars.bind_contextvars(match_id=created.match_id, version=0)
         view = convert.view_to_proto(created.match_id, None, created.view, created.score_labels)
+        convert.add_view_extras(view, created.extras)
         view.open_seats.extend(created.open_seats)
         return pb.CreateMatchResponse(
             match_id=created.match_id,
