@@ -12,8 +12,8 @@ demo: setup ## the main job: a server, every sample game played by bots over gRP
 
 test: setup toolchain rust-test py-test ## everything CI checks: cargo tests, then pytest
 
-py-test: ## the Python suites (unit, property, end to end against a real server), on two workers (pytest-xdist)
-	python3 -m pytest -n 2 -p no:benchmark
+py-test: ## the Python suites (unit, property, end to end against a real server)
+	python3 -m pytest
 
 check: ## lint and type-check the host
 	python3 -m ruff check runtime tests bench && python3 -m mypy
