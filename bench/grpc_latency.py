@@ -44,8 +44,10 @@ the server's CPU per move went, from its Prometheus counters (``--metrics-port``
 and SubmitAction handlers (``tablehost_request_cpu_seconds``; the guest's step inside the
 latter, ``tablehost_guest_call_cpu_seconds``), and outside the handlers (grpc and its threads,
 garbage collection, the background threads: the process's CPU minus the handlers'); the
-mean wall time of one store commit (an fsync with ``--sync full``); and the garbage
-collector's pauses (every request waits for one): time per move, how many, how many over 5 ms.
+mean wall time of one store commit (an fsync with ``--sync full``); the garbage
+collector's pauses (every request waits for one): time per move, how many, how many over 5 ms;
+and the server's voluntary context switches per move (a thread waiting for the interpreter
+lock, a commit or a poll switches out: the count a busy machine barely moves).
 The machine is shared: the load average is printed with each line, and CPU per move is the
 figure least disturbed by other work (throughput and latency are not).
 """
@@ -150,9 +152,12 @@ def scrape(url: str | None) -> dict[str, float]:
     return totals
 
 
-def breakdown(before: dict[str, float], after: dict[str, float], moves: int, server_ms: float) -> str:
+def breakdown(
+    before: dict[str, float], after: dict[str, float], moves: int, server_ms: float, switches: float
+) -> str:
     """Where the server's CPU per move went (ms): GetView and SubmitAction handlers (the guest's
-    step inside the latter), and the rest (grpc, its threads, the background threads)."""
+    step inside the latter), and the rest (grpc, its threads, the background threads); and the
+    server's voluntary context switches per move (``switches``)."""
     if not before:
         return ""
     per = {key: 1e3 * (after[key] - before[key]) / max(1, moves) for key in before}
@@ -163,7 +168,8 @@ def breakdown(before: dict[str, float], after: dict[str, float], moves: int, ser
         f"(guest step {per['step']:.2f}), outside handlers {server_ms - handlers:.2f}; "
         f"store commit {1e3 * (after['commit'] - before['commit']) / commits:.2f} ms wall each; "
         f"garbage collection {per['gc']:.2f} ms/move, {after['gcs'] - before['gcs']:.0f} pauses "
-        f"({after['gcs'] - after['gc_short'] - before['gcs'] + before['gc_short']:.0f} over 5 ms)"
+        f"({after['gcs'] - after['gc_short'] - before['gcs'] + before['gc_short']:.0f} over 5 ms); "
+        f"{switches:.1f} context switches/move"
     )
 
 
@@ -313,6 +319,25 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def context_switches(pid: int) -> int:
+    """Voluntary context switches so far of every thread of process ``pid`` (Linux ``/proc``; 0
+    elsewhere). A thread that gives the interpreter lock up and waits for it again switches
+    once: per move, a count a busy machine barely moves, unlike the latencies."""
+    total = 0
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return 0
+    for task in tasks:
+        try:
+            for line in (task / "status").read_text().splitlines():
+                if line.startswith("voluntary_ctxt_switches:"):
+                    total += int(line.split()[1])
+        except OSError:
+            continue  # a thread that ended meanwhile
+    return total
+
+
 def tree_cpu_seconds(pid: int | None) -> float:
     """CPU seconds of ``pid`` and its living children (the serve processes, the database's backends)."""
     if pid is None:
@@ -419,15 +444,21 @@ def main() -> int:
                     def mark(before: list[float] = before, counted: list[dict[str, float]] = counted) -> None:
                         # CPU of the play alone, not of creating the matches
                         counted[:] = [scrape(metrics_url)]
-                        before[:] = [tree_cpu_seconds(proc.pid), tree_cpu_seconds(db_pid), time.perf_counter()]
+                        before[:] = [
+                            tree_cpu_seconds(proc.pid), tree_cpu_seconds(db_pid), time.perf_counter(),
+                            context_switches(proc.pid),
+                        ]
 
                     moves, p50, p99, rate, client_cpu = run_level(
                         address, admin, module_id, level, args.games, think_s, args.channels, args.clients, mark
                     )
-                    server_before, db_before, started = before
+                    server_before, db_before, started, switches_before = before
                     elapsed = time.perf_counter() - started
                     server_s = tree_cpu_seconds(proc.pid) - server_before
-                    where = breakdown(counted[0], scrape(metrics_url), moves, 1e3 * server_s / max(1, moves))
+                    switches = (context_switches(proc.pid) - switches_before) / max(1, moves)
+                    where = breakdown(
+                        counted[0], scrape(metrics_url), moves, 1e3 * server_s / max(1, moves), switches
+                    )
                     db_s = tree_cpu_seconds(db_pid) - db_before
                     server, db = 100 * server_s / elapsed, 100 * db_s / elapsed
                     per_move = [1e3 * x / max(1, moves) for x in (server_s, db_s, client_cpu)]
