@@ -559,7 +559,8 @@ class Match:
             return self.undo(player_id, expected_version=expected_version)
         self._check_turn(player_id, expected_version, by_host=by_host)
         for offer in self._actions.get(player_id, ()):  # a plain loop: no generator per move
-            if offer["action"] == action:
+            offered = offer["action"]
+            if offered is action or offered == action:  # a bot passes the offered dict itself
                 break
         else:
             raise NotOffered(
@@ -568,9 +569,10 @@ class Match:
                 player_id=player_id,
             )
         move_seed = draw_seed() if seed is None else seed
-        next_ref = f"{self.match_id}:{self.version + 1}"
+        version = self.version
+        next_ref = f"{self.match_id}:{version + 1}"
         answer = self.pool.step(
-            self.state_ref,
+            f"{self.match_id}:{version}",  # self.state_ref
             lambda: self.table.state,
             next_ref,
             player_id,

@@ -219,13 +219,13 @@ class Guest:
             BudgetExceeded, GuestPanic, GuestTrap, GuestProtocolError: the call failed;
                 :attr:`broken` is set.
         """
-        op_name = OP_NAMES.get(op, str(op))
+        op_name = OP_NAMES.get(op) or str(op)
         self._budget = budget if budget is not None else CallBudget.start(self.limits)
         fuel_before = self._budget.fuel
         started = time.perf_counter()
         try:
             try:
-                packed = self._cross(op, orjson.dumps(request))
+                packed = self._cross(op, orjson.dumps(request), op_name)
             except BaseException:
                 self.last_stats = CallStats(
                     op_name,
@@ -276,7 +276,7 @@ class Guest:
         """Record that the SDK no longer holds ``ref``."""
         self.refs.pop(ref, None)
 
-    def _cross(self, op: int, payload: bytes) -> bytes:
+    def _cross(self, op: int, payload: bytes, op_name: str | None = None) -> bytes:
         size = len(payload)
         if size > self._buffer_bytes:
             self._replace_buffer(size)
@@ -284,7 +284,8 @@ class Guest:
         assert raw is not None
         # Memory never shrinks, so the buffer checked at allocation is still inside it.
         ctypes.memmove(raw.base + self._buffer_ptr, payload, size)
-        op_name = OP_NAMES.get(op, str(op))
+        if op_name is None:
+            op_name = OP_NAMES.get(op) or str(op)
         with self._crossing(op_name):
             packed = self._call.call(op, self._buffer_ptr, size).i64
         return self._read_packed(packed, op_name)
