@@ -167,7 +167,7 @@ class Guest:
         self.refs: OrderedDict[str, None] = OrderedDict()
         self.broken = False
         self.match_key: str | None = None
-        self.last_stats: CallStats | None = None
+        self._last_stats: tuple[str, int, float, int] | None = None  # CallStats' fields, built when read
         self._budget = CallBudget.start(limits)
         self._raw: RawStore | None = None
         self._armed_cpu = 0.0  # thread CPU seconds when the current crossing was armed
@@ -227,14 +227,14 @@ class Guest:
             try:
                 packed = self._cross(op, orjson.dumps(request), op_name)
             except BaseException:
-                self.last_stats = CallStats(
+                self._last_stats = (
                     op_name,
                     fuel_before - self._budget.fuel,
                     (time.perf_counter() - started) * 1000.0,
                     self._memory_bytes() if self._raw is not None else 0,
                 )
                 raise
-            self.last_stats = CallStats(
+            self._last_stats = (
                 op_name, fuel_before - self._budget.fuel, (time.perf_counter() - started) * 1000.0, self._memory_now
             )
             response = parse_response(packed, op_name)
@@ -245,6 +245,13 @@ class Guest:
         except GuestError:
             self.broken = True
             raise
+
+    @property
+    def last_stats(self) -> CallStats | None:
+        """The :class:`CallStats` of the latest :meth:`call` (None before the first); built when
+        read: most calls' stats are never looked at."""
+        fields = self._last_stats
+        return None if fields is None else CallStats(*fields)
 
     def abi_minor(self, budget: CallBudget | None = None) -> int:
         """The ABI v1 minor version the module implements (what ``tablehost_abi_v1()`` returns).
