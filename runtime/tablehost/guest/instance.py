@@ -114,8 +114,14 @@ class CallBudget:
         """A fresh budget of ``limits.fuel_per_call`` fuel and ``limits.wall_ms`` from now, each
         times ``scale`` (>= 1: an ABI v1.1 ``playout`` of N games or a long ``search``); the
         fuel at most :data:`FUEL_MAX`."""
+        return cls(*CallBudget.fields_for(limits, scale))
+
+    @staticmethod
+    def fields_for(limits: Limits, scale: int = 1) -> tuple[int, float, float, int, int]:
+        """The fields of :meth:`start`'s budget, in order: ``CallBudget(*fields)`` is that budget
+        (a caller that starts many budgets from the same limits computes them once)."""
         hard_ms = float(limits.wall_ms * scale * max(1, limits.liveness_factor))
-        return cls(
+        return (
             min(limits.fuel_per_call * scale, FUEL_MAX), float(limits.wall_ms * scale), hard_ms,
             limits.wall_ms * scale, scale,
         )
