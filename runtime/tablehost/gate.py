@@ -782,7 +782,8 @@ class Gate:
             total += count
         if total > limits.offers_total_max:
             return False
-        self._see_table(table)
+        if table is not self._table:
+            self._see_table(table)
         try:
             encoded = orjson.dumps(actions, option=orjson.OPT_SORT_KEYS)
         except TypeError:  # not JSON (an integer out of range): the detailed path names it

@@ -306,7 +306,7 @@ class Guest:
     def _crossing(self, op_name: str) -> _Crossing:
         """Arm the store with what is left of the move's budget; the block's spend is taken out of it."""
         budget = self._budget
-        remaining_ms = budget.remaining_ms()
+        remaining_ms = min(budget.cpu_left_ms, budget.wall_left_ms)  # budget.remaining_ms()
         if remaining_ms <= 0:
             self.broken = True
             raise BudgetExceeded(
@@ -363,14 +363,15 @@ class Guest:
                 f"response of {out_len} bytes is over the {self.limits.response_bytes}-byte limit",
                 budget="response", op=op_name,
             )
-        memory_bytes = self._memory_now = self._memory_bytes()
+        raw = self._raw
+        assert raw is not None
+        memory_bytes = self._memory_now = raw.memory_bytes()
         if out_ptr + out_len > memory_bytes:
             raise GuestProtocolError(
                 f"response at {out_ptr}..{out_ptr + out_len} lies outside guest memory ({memory_bytes} bytes)",
                 op=op_name,
             )
-        assert self._raw is not None
-        return ctypes.string_at(self._raw.base + out_ptr, out_len)
+        return ctypes.string_at(raw.base + out_ptr, out_len)
 
     def _arm(self, fuel: int) -> None:
         """Arm a host-initiated call (the panic report) with its own fresh budget."""
@@ -433,7 +434,12 @@ class _Crossing:
         budget = guest._budget
         budget.cpu_left_ms = guest._armed_left_ms - (time.thread_time() - guest._armed_cpu) * 1000.0
         budget.wall_left_ms = (guest._armed_deadline - time.monotonic()) * 1000.0
-        guest._charge()
+        raw = guest._raw  # guest._charge(), inlined
+        if raw is not None:
+            try:
+                budget.fuel = raw.fuel_left()
+            except wasmtime.WasmtimeError:
+                budget.fuel = 0
         if exc is not None:
             if isinstance(exc, (wasmtime.Trap, wasmtime.WasmtimeError)):  # what WasmErrors does, inlined
                 guest.broken = True

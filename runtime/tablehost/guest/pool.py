@@ -599,7 +599,7 @@ class GuestPool:
     ) -> dict[str, Any]:
         ref = state_ref if state_ref is not None else next_ref
         assert ref is not None
-        key = match_key(ref)
+        key = ref.rpartition(":")[0] or ref  # match_key(ref)
         entered = time.perf_counter()
         lease = self._lease
         if (lease is not None and not lease.spent and lease.key == key
@@ -731,7 +731,8 @@ class GuestPool:
                 self._drop_hold_locked(lease)
             raise
         finally:
-            self._account(op, entered, started, cpu_started, fuel, failure)
+            if failure is not None or self.observer is not None:  # what _account skips otherwise
+                self._account(op, entered, started, cpu_started, fuel, failure)
 
     def _timing(
         self, op: int, entered: float, started: float | None, cpu_started: float, fuel: int,
