@@ -48,6 +48,7 @@ class RandomBot:
         Raises:
             ValueError: nothing but undo (or nothing at all) is offered.
         """
+        candidates: Sequence[AvailableActionDict]
         for action in offered:  # a bot game offers no undo: then the offers are the candidates, uncopied
             if action.get("intent") == "undo":
                 candidates = [a for a in offered if a.get("intent") != "undo"]

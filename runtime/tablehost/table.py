@@ -415,7 +415,7 @@ def _piece_field_preparer(field: str, check: Callable[[Any, str], JSON]) -> Call
     def prepare(table: Table, patch: PatchDict, lengths: _Lengths) -> _Step:
         # _space and _index inlined (the most frequent ops: a reversi move turns discs over);
         # any fault goes through them, so the error is theirs.
-        space_id = patch.get("space_id")
+        space_id: Any = patch.get("space_id")
         space = table._spaces.get(space_id) if type(space_id) is str else None
         index = patch.get("index")
         if space is not None and type(index) is int:
