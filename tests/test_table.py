@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from strategies import bad_patches, states, states_with_patches
+from strategies import bad_patches, patch_lists, states, states_with_patches
 from tablehost.errors import PatchError
 from tablehost.table import (
     LOG_CAP,
@@ -476,3 +476,29 @@ def test_piece_field_patches_are_refused_exactly_by_the_rule(
         table.apply(patches)
         field = {"set_public_kind": "public_kind", "set_private_kind": "private_kind"}.get(op, "owner")
         assert table.space(space_id)["pieces"][index][field] == value
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_a_refused_list_names_the_patch_its_op_and_the_fault(data: st.DataObject) -> None:
+    """check and apply refuse a list with ``patch <i>: <op>: <fault>`` (what the patch alone is
+    refused with), ``patch_index`` i, whichever way the patch is prepared."""
+    from tablehost.table import _prepare
+
+    state = data.draw(states())
+    good = data.draw(patch_lists(state, max_size=3))
+    table = Table(state)
+    after = Table(state)
+    after.apply(good)
+    bad = data.draw(bad_patches(after.state))  # refused by the state the patches before it leave
+    try:
+        _prepare(after, bad, {})
+        raise AssertionError("the bad patch was prepared")
+    except PatchError as alone:
+        expected = f"patch {len(good)}: {alone.message}"
+    for run in (table.check, table.apply):
+        with pytest.raises(PatchError) as refused:
+            run([*good, bad])
+        assert refused.value.message == expected
+        assert refused.value.patch_index == len(good)
+    assert table.canonical_json() == Table(state).canonical_json()
