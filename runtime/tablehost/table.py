@@ -509,32 +509,6 @@ def _prepare(table: Table, patch: PatchDict, lengths: _Lengths) -> _Step:
         raise PatchError(f"{patch['op']}: {exc.message}", op=patch["op"]) from None
 
 
-def _prepare_all(table: Table, patches: Iterable[PatchDict], steps: list[_Step]) -> _Lengths:
-    """:func:`_prepare` each patch in order into ``steps``; return the lengths they leave.
-
-    Raises:
-        PatchError: ``"patch <i>: "`` and what :func:`_prepare` raised for the first patch that
-            does not fit (``patch_index`` = i); ``steps`` then holds the patches before it.
-    """
-    lengths: _Lengths = {}
-    preparers = _PREPARERS
-    for index, patch in enumerate(patches):
-        # _prepare inlined for a known op (one call less per patch); any other patch goes through it.
-        op = patch.get("op") if type(patch) is dict else None
-        prepare = preparers.get(op) if type(op) is str else None
-        try:
-            if prepare is None:
-                steps.append(_prepare(table, patch, lengths))
-            else:
-                try:
-                    steps.append(prepare(table, patch, lengths))
-                except PatchError as exc:
-                    raise PatchError(f"{op}: {exc.message}", op=op) from None
-        except PatchError as exc:
-            raise PatchError(f"patch {index}: {exc.message}", patch_index=index) from exc
-    return lengths
-
-
 # ---------------------------------------------------------------------------
 # The table
 # ---------------------------------------------------------------------------
@@ -599,8 +573,13 @@ class Table:
         if checked is not None and checked[0] is patches:
             steps = checked[1]  # prepared by check() on this very state: commit them
         else:
+            lengths: _Lengths = {}
             steps = []
-            _prepare_all(self, patches, steps)
+            try:
+                for patch in patches:
+                    steps.append(_prepare(self, patch, lengths))
+            except PatchError as exc:
+                raise PatchError(f"patch {len(steps)}: {exc.message}", patch_index=len(steps)) from exc
         for commit, args in steps:
             commit(*args)
 
@@ -621,8 +600,13 @@ class Table:
             PatchError: as :meth:`apply`.
         """
         self._checked = None
+        lengths: _Lengths = {}
         steps: list[_Step] = []
-        lengths = _prepare_all(self, patches, steps)
+        for index, patch in enumerate(patches):
+            try:
+                steps.append(_prepare(self, patch, lengths))
+            except PatchError as exc:
+                raise PatchError(f"patch {index}: {exc.message}", patch_index=index) from exc
         if type(patches) is list:
             self._checked = (patches, steps)
         return lengths
