@@ -25,7 +25,8 @@ Usage::
 
     PYTHONPATH=runtime python bench/grpc_latency.py [--levels 1,10,100] [--loads saturated,paced]
         [--pace-ms 500] [--games 3] [--sync full] [--store sqlite|postgresql|postgresql://...]
-        [--processes N] [--channels C] [--clients K] [--max-workers W] [--trace DIR]
+        [--processes N] [--channels C] [--clients K] [--max-workers W] [--switch-interval-ms MS]
+        [--trace DIR]
 
 ``--trace DIR`` (one serve process, one client process) runs the server through
 bench/latency_trace.py and writes every call's times to ``DIR``; ``python3
@@ -357,6 +358,10 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=1, help="client processes the lanes are spread over")
     parser.add_argument("--max-workers", type=int, default=None, help="the server's request threads (serve's default)")
     parser.add_argument(
+        "--switch-interval-ms", type=float, default=None,
+        help="the server's interpreter switch interval (serve's default; Python's own is 5)",
+    )
+    parser.add_argument(
         "--trace",
         type=Path,
         default=None,
@@ -382,7 +387,8 @@ def main() -> int:
         if args.trace is not None:
             args.trace.mkdir(parents=True, exist_ok=True)
         proc, address, admin, metrics_url = start_server(
-            Path(tmp) / "data", args.sync, store, args.processes, args.max_workers, trace=args.trace
+            Path(tmp) / "data", args.sync, store, args.processes, args.max_workers, trace=args.trace,
+            extra=() if args.switch_interval_ms is None else ("--switch-interval-ms", str(args.switch_interval_ms)),
         )
         try:
             module_id = asyncio.run(upload(address, admin, Path(args.module).read_bytes()))

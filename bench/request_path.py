@@ -2,7 +2,7 @@
 
 Plays tic-tac-toe matches in this process through the very objects ``tablehost serve`` wires
 together (a :class:`MatchRegistry` with :class:`Metrics`, the :class:`MatchServicer`, and the
-:class:`RequestInterceptor` wrapping its handlers), calling the wrapped GetView and
+:class:`RequestInterceptor` wrapping its methods), calling the wrapped GetView and
 SubmitAction handlers directly with a stand-in for grpc's servicer context, one request at a
 time, with logging configured as the bench server's (``--log-level warning``). No grpc server,
 threads or network: what is left is what a request costs the server below grpc.
@@ -70,24 +70,6 @@ class FakeContext:
         raise RuntimeError(f"{code}: {details}")
 
 
-class Details:
-    """grpc's ``HandlerCallDetails`` for one method."""
-
-    def __init__(self, method: str) -> None:
-        self.method = f"/tablehost.v1.MatchService/{method}"
-        self.invocation_metadata = ()
-
-
-class Handler:
-    """A unary method handler as grpc's ``unary_unary_rpc_method_handler`` makes it."""
-
-    def __init__(self, behavior: Any, request_type: Any) -> None:
-        self.unary_unary = behavior
-        self.unary_stream = None
-        self.request_deserializer = request_type.FromString
-        self.response_serializer = lambda message: message.SerializeToString()
-
-
 def play(
     get_view: Any, submit: Any, registry: MatchRegistry, module: str, games: int, seed: int
 ) -> tuple[int, float, float, float]:
@@ -149,11 +131,9 @@ def main() -> int:
         try:
             module = registry.upload_module(ADMIN, Path(args.module).read_bytes(), "bench").sha256
             servicer = MatchServicer(registry, WatchSlots(100))
-            interceptor = RequestInterceptor(registry, metrics)
-
-            def wrapped(method: str, request_type: Any) -> Any:
-                handler = Handler(getattr(servicer, method), request_type)
-                return interceptor.intercept_service(lambda details: handler, Details(method)).unary_unary
+            wrapper = RequestInterceptor(registry, metrics).wrap_servicer(
+                servicer, pb.DESCRIPTOR.services_by_name["MatchService"]
+            )
 
             def bare(method: str) -> Any:
                 from tablehost.api.auth import current_principal
@@ -167,7 +147,7 @@ def main() -> int:
 
                 return call
 
-            get_view, submit = wrapped("GetView", pb.GetViewRequest), wrapped("SubmitAction", pb.SubmitActionRequest)
+            get_view, submit = wrapper.GetView, wrapper.SubmitAction
             play(get_view, submit, registry, module, 10, 0)  # warm up: compiled code, pools, statements
             rows: list[tuple[float, float, float, float, float, float]] = []
             for number in range(args.rounds):

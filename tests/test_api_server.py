@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import grpc
@@ -203,6 +204,35 @@ def test_malformed_and_unknown_requests(host: Host) -> None:
         == grpc.StatusCode.UNAUTHENTICATED
     )
     assert refused(seat1.create_match, host.module_id, ["a", "b"]).status == grpc.StatusCode.PERMISSION_DENIED
+
+
+def test_every_method_of_both_services_refuses_a_request_without_a_token(host: Host) -> None:
+    """The request wrapper is installed per method at registration: a method it missed would
+    answer something else than UNAUTHENTICATED (or serve the request)."""
+    channel = grpc.insecure_channel(host.address)
+    try:
+        for service in (pb.DESCRIPTOR.services_by_name[name] for name in ("ModuleService", "MatchService")):
+            for method in service.methods:
+                path = f"/{service.full_name}/{method.name}"
+                request = getattr(pb, method.input_type.name)()
+                call = (channel.unary_stream if method.server_streaming else channel.unary_unary)(
+                    path, request_serializer=lambda m: m.SerializeToString(), response_deserializer=bytes
+                )
+                with pytest.raises(grpc.RpcError) as info:
+                    answer = call(request, timeout=10)
+                    if method.server_streaming:
+                        next(iter(answer))
+                assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED, path
+    finally:
+        channel.close()
+
+
+def test_the_request_wrapper_refuses_a_method_that_streams_requests() -> None:
+    streaming = SimpleNamespace(name="Chat", client_streaming=True, server_streaming=True)
+    service = SimpleNamespace(name="Talk", methods=[streaming])
+    wrapper = interceptors.RequestInterceptor(registry=None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="Talk.Chat streams requests"):
+        wrapper.wrap_servicer(SimpleNamespace(Chat=lambda requests, context: None), service)  # type: ignore[arg-type]
 
 
 def play_out(match_id: str, seats: list[TablehostClient]) -> dict[str, Any]:

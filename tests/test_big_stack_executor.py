@@ -22,3 +22,20 @@ def test_a_request_thread_runs_guest_work_in_place_and_leaves_the_process_stack_
     for stack, here, guest_thread in results:
         assert stack >= stack_bytes_for(wasm_stack)
         assert guest_thread == here  # no hand-off to another thread
+
+
+def test_work_submitted_one_at_a_time_reuses_the_idle_thread_and_never_starts_another() -> None:
+    wasm_stack = DEFAULT_LIMITS.stack_bytes
+    with BigStackExecutor(wasm_stack, max_workers=8, thread_name_prefix="t") as pool:
+        threads = set()
+        for _ in range(20):
+            stack, ident = pool.submit(lambda: (current_stack_bytes(), threading.get_ident())).result()
+            assert stack >= stack_bytes_for(wasm_stack)
+            threads.add(ident)
+            # the worker counts itself idle only after handing back the result
+            for _ in range(1000):
+                if pool._idle_semaphore._value > 0:  # type: ignore[attr-defined]
+                    break
+                threading.Event().wait(0.001)
+        assert len(threads) == 1
+        assert len(pool._threads) == 1  # type: ignore[attr-defined]

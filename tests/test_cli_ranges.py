@@ -78,6 +78,9 @@ CASES: list[tuple[list[str], dict[str, str], str]] = [
             ("--watches-per-token", BIG, "--watches-per-token must be 1 to 1024"),
             ("--watches-per-token", "0", "--watches-per-token must be 1 to 1024"),
             ("--check-uploads", BIG, "--check-uploads must be 0 to 100000"),
+            ("--switch-interval-ms", "0", "--switch-interval-ms must be 0.05 to 100 ms, got 0"),
+            ("--switch-interval-ms", "nan", "--switch-interval-ms must be 0.05 to 100 ms, got nan"),
+            ("--switch-interval-ms", BIG, "--switch-interval-ms must be 0.05 to 100 ms"),
             ("--check-players", "100000", "--check-players must be 1 to 64"),
             (
                 "--metrics-port",

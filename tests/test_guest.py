@@ -457,3 +457,22 @@ def test_malformed_offers_are_a_protocol_error(actions: Any) -> None:
     table = Table({"players": [{"player_id": 1}], "spaces": [{"space_id": "a", "kind": ""}]})
     with pytest.raises(GuestProtocolError, match=r'step\.actions\["1"\]'):
         Gate([1]).check_step(response, table)
+
+
+def test_only_the_wasm_call_itself_lets_other_threads_run() -> None:
+    """A crossing's bookkeeping calls keep the interpreter lock (each release lets a waiting thread
+    in first); the wasm call releases it, so the epoch ticker and other requests run meanwhile."""
+    import ctypes
+
+    from tablehost import _rawcall
+
+    def keeps_lock(func: Any) -> bool:
+        return bool(func._flags_ & ctypes._FUNCFLAG_PYTHONAPI)  # type: ignore[attr-defined]
+
+    assert not keeps_lock(_rawcall._func_call_unchecked)
+    for func in (_rawcall._set_fuel, _rawcall._get_fuel, _rawcall._set_epoch_deadline,
+                 _rawcall._memory_data, _rawcall._memory_data_size, _rawcall.copy_in):
+        assert keeps_lock(func)
+    buffer = ctypes.create_string_buffer(8)
+    _rawcall.copy_in(ctypes.addressof(buffer), b"tablehost", 8)
+    assert buffer.raw == b"tablehos"

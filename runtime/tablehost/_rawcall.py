@@ -26,22 +26,38 @@ from wasmtime import _ffi as ffi
 _c_void_p, _c_uint64, _c_size_t = ctypes.c_void_p, ctypes.c_uint64, ctypes.c_size_t
 
 
-def _bind(name: str, restype: type | None, argtypes: list[type]) -> Any:
-    func = ffi.dll._FuncPtr((name, ffi.dll))
+# The same library, its functions called holding the interpreter lock (a ``PyDLL``'s).
+_gil_dll = ctypes.PyDLL(ffi.dll._name, handle=ffi.dll._handle)
+
+
+def _bind(name: str, restype: type | None, argtypes: list[type], *, keep_gil: bool = False) -> Any:
+    dll = _gil_dll if keep_gil else ffi.dll
+    func = dll._FuncPtr((name, dll))
     func.restype = restype
     func.argtypes = argtypes
     return func
 
 
-# CDLL functions release the GIL while they run, so the epoch ticker keeps ticking during wasm.
+# A CDLL function releases the interpreter lock while it runs: the wasm call must (the epoch
+# ticker and every other request thread run meanwhile). The other calls of a crossing take
+# well under a microsecond and keep the lock (``keep_gil``): each release lets a waiting
+# thread in, and under load the caller then waits for that thread's turn to end, up to the
+# switch interval, several times per crossing.
 _func_call_unchecked = _bind(
     "wasmtime_func_call_unchecked", _c_void_p, [_c_void_p, _c_void_p, _c_void_p, _c_size_t, _c_void_p]
 )
-_set_fuel = _bind("wasmtime_context_set_fuel", _c_void_p, [_c_void_p, _c_uint64])
-_get_fuel = _bind("wasmtime_context_get_fuel", _c_void_p, [_c_void_p, _c_void_p])
-_set_epoch_deadline = _bind("wasmtime_context_set_epoch_deadline", None, [_c_void_p, _c_uint64])
-_memory_data = _bind("wasmtime_memory_data", _c_void_p, [_c_void_p, _c_void_p])
-_memory_data_size = _bind("wasmtime_memory_data_size", _c_size_t, [_c_void_p, _c_void_p])
+_set_fuel = _bind("wasmtime_context_set_fuel", _c_void_p, [_c_void_p, _c_uint64], keep_gil=True)
+_get_fuel = _bind("wasmtime_context_get_fuel", _c_void_p, [_c_void_p, _c_void_p], keep_gil=True)
+_set_epoch_deadline = _bind("wasmtime_context_set_epoch_deadline", None, [_c_void_p, _c_uint64], keep_gil=True)
+_memory_data = _bind("wasmtime_memory_data", _c_void_p, [_c_void_p, _c_void_p], keep_gil=True)
+_memory_data_size = _bind("wasmtime_memory_data_size", _c_size_t, [_c_void_p, _c_void_p], keep_gil=True)
+
+copy_in: Callable[[int, bytes, int], int] = ctypes.PYFUNCTYPE(_c_void_p, _c_void_p, _c_void_p, _c_size_t)(
+    ctypes._memmove_addr  # type: ignore[attr-defined]
+)
+"""``copy_in(address, data, size)``: ``ctypes.memmove`` holding the interpreter lock (see the
+bindings above). A request is the host's own: kilobytes in play, a resent state a few MiB at
+most, copied in well under a millisecond."""
 
 
 _DeadlineCallback = ctypes.CFUNCTYPE(

@@ -147,6 +147,10 @@ class BigStackExecutor(ThreadPoolExecutor):
         _local.stack_bytes = self._stack_bytes
 
     def _adjust_thread_count(self) -> None:
+        # Called on every submit (every RPC of a server): an idle thread takes the work without
+        # the lock, as the base class would.
+        if self._idle_semaphore.acquire(timeout=0):  # type: ignore[attr-defined]
+            return
         # threading.stack_size is process-wide: hold it for this pool only while a thread starts.
         with _size_lock:
             previous = threading.stack_size(self._stack_bytes)

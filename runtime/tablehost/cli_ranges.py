@@ -47,6 +47,9 @@ MAX_EVICT_AFTER_S = 30 * 24 * 3600.0
 
 MAX_LIVE_MATCHES = 10_000_000
 """``serve --max-live-matches``: started matches kept in memory."""
+MIN_SWITCH_INTERVAL_MS = 0.05
+MAX_SWITCH_INTERVAL_MS = 100.0
+"""``serve --switch-interval-ms``: the interpreter's thread switch interval, ms."""
 
 
 def require_in_range(option: str, value: float, least: float, most: float, unit: str = "") -> None:

@@ -35,11 +35,14 @@ from tablehost.cli_ranges import (
     MAX_RATE_BURST,
     MAX_RATE_PER_S,
     MAX_REQUEST_THREADS,
+    MAX_SWITCH_INTERVAL_MS,
     MAX_WATCHES_PER_TOKEN,
+    MIN_SWITCH_INTERVAL_MS,
     require_in_range,
 )
 from tablehost.client import ApiError, ServerUnreachable, TablehostClient
 from tablehost.errors import ModuleError
+from tablehost.gcpolicy import DEFAULT_SWITCH_INTERVAL_MS
 from tablehost.limits import DEFAULT_LIMITS
 from tablehost.match import UNDO_ACTION
 from tablehost.module_file import read_module_file
@@ -259,6 +262,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             str(args.check_uploads),
             "--evict-after",
             str(args.evict_after),
+            "--switch-interval-ms",
+            str(args.switch_interval_ms),
         ]
         if args.max_live_matches is not None:
             forwarded += ["--max-live-matches", str(args.max_live_matches)]
@@ -291,6 +296,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         http=args.http,
         evict_after_s=args.evict_after or None,
         max_live_matches=args.max_live_matches,
+        switch_interval_ms=args.switch_interval_ms,
     )
 
 
@@ -308,6 +314,9 @@ def _check_serve_numbers(args: argparse.Namespace) -> None:
     require_in_range("--watches-per-token", args.watches_per_token, 1, MAX_WATCHES_PER_TOKEN)
     require_in_range("--check-uploads", args.check_uploads, 0, MAX_CHECK_GAMES)
     require_in_range("--evict-after", args.evict_after, 0, MAX_EVICT_AFTER_S, " s")
+    require_in_range(
+        "--switch-interval-ms", args.switch_interval_ms, MIN_SWITCH_INTERVAL_MS, MAX_SWITCH_INTERVAL_MS, " ms"
+    )
     if args.max_live_matches is not None:
         require_in_range("--max-live-matches", args.max_live_matches, 1, MAX_LIVE_MATCHES)
     if args.check_players is not None:
@@ -1059,6 +1068,13 @@ def register(commands: Any) -> None:
         "--max-live-matches", type=int, default=None, metavar="N",
         help="most started matches kept in memory: above it the least recently used evictable ones are "
         "dropped even before --evict-after (default: no bound)",
+    )
+    serve.add_argument(
+        "--switch-interval-ms", type=float, default=DEFAULT_SWITCH_INTERVAL_MS, metavar="MS",
+        help="how long a thread running Python may keep the interpreter while another thread waits for it, "
+        f"{MIN_SWITCH_INTERVAL_MS:g} to {MAX_SWITCH_INTERVAL_MS:g} ms (default %(default)g; Python's own is 5): "
+        "a request thread coming back from the guest or the store, and grpc's thread taking in new requests, "
+        "wait up to this long behind a busy one",
     )
     serve.add_argument(
         "--sync",

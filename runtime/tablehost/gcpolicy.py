@@ -29,6 +29,16 @@ import threading
 BOT_JOB_GC_THRESHOLDS = (10_000, 10, 1_000)
 """``gc.set_threshold`` of a process that plays bot games (see the module docstring for the figures)."""
 
+DEFAULT_SWITCH_INTERVAL_MS = 1.0
+"""``serve``'s thread switch interval (``sys.setswitchinterval``), ms; Python's default is 5.
+
+A thread that released the interpreter lock (grpc's intake thread between polls, a request
+thread back from a guest call or a store commit) and wants it again waits until the thread
+holding it is asked to let go, after one switch interval. In a server that is most of what a
+slow request waits for: :data:`SWITCH_INTERVAL_FIGURES`."""
+
+SWITCH_INTERVAL_FIGURES = "measured: see the CHANGELOG"
+
 _lock = threading.Lock()
 _tuned = False
 

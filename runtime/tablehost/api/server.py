@@ -45,7 +45,7 @@ from tablehost.api.registry import DEFAULT_EVICT_AFTER_S, MatchRegistry
 from tablehost.api.servicer import MatchServicer, ModuleServicer
 from tablehost.api.validation import MAX_RESPONSE_BYTES, check_address
 from tablehost.api.watch_slots import WATCHES_PER_TOKEN, WatchSlots, watch_share
-from tablehost.gcpolicy import tune_gc
+from tablehost.gcpolicy import DEFAULT_SWITCH_INTERVAL_MS, tune_gc
 from tablehost.limits import DEFAULT_LIMITS, Limits
 from tablehost.store import StoreError
 
@@ -113,9 +113,6 @@ def create_server(
     server = grpc.server(
         # Big-stack request threads run guest calls in place (no hand-off to another thread).
         BigStackExecutor(registry.limits.stack_bytes, max_workers=max_workers, thread_name_prefix="tablehost-rpc"),
-        interceptors=[
-            RequestInterceptor(registry, metrics, rate_limits, show_guest_output=show_guest_output)
-        ],
         options=[
             # Never share a port with another server by accident; only when asked for.
             ("grpc.so_reuseport", 1 if reuse_port else 0),
@@ -124,14 +121,20 @@ def create_server(
             ("grpc.max_send_message_length", max_response_bytes),
         ],
     )
-    pb_grpc.add_ModuleServiceServicer_to_server(ModuleServicer(registry), server)  # type: ignore[no-untyped-call]
+    wrapper = RequestInterceptor(registry, metrics, rate_limits, show_guest_output=show_guest_output)
+    services = pb.DESCRIPTOR.services_by_name
+    pb_grpc.add_ModuleServiceServicer_to_server(  # type: ignore[no-untyped-call]
+        wrapper.wrap_servicer(ModuleServicer(registry), services["ModuleService"]), server
+    )
     slots = WatchSlots(
         watch_share(max_workers) if max_watchers is None else max_watchers, per_token=watches_per_token
     )
     if metrics is not None:
         metrics.watch_streams.set_function(lambda: slots.open)
     match_servicer = MatchServicer(registry, slots, max_response_bytes=max_response_bytes)
-    pb_grpc.add_MatchServiceServicer_to_server(match_servicer, server)  # type: ignore[no-untyped-call]
+    pb_grpc.add_MatchServiceServicer_to_server(  # type: ignore[no-untyped-call]
+        wrapper.wrap_servicer(match_servicer, services["MatchService"]), server
+    )
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     _follow_store_health(registry, health_servicer, metrics, health_interval_s)
@@ -232,6 +235,7 @@ def serve(
     http: str | None = None,
     evict_after_s: float | None = DEFAULT_EVICT_AFTER_S,
     max_live_matches: int | None = None,
+    switch_interval_ms: float = DEFAULT_SWITCH_INTERVAL_MS,
 ) -> int:
     """Run a server until SIGINT or SIGTERM (``tablehost serve``).
 
@@ -249,6 +253,8 @@ def serve(
         rate_limits, watches_per_token: the per-token limits (:func:`create_server`).
         evict_after_s, max_live_matches: when finished and idle matches leave memory
             (:meth:`MatchRegistry.evict_idle`; None: never, no bound).
+        switch_interval_ms: the interpreter's thread switch interval for this process
+            (``sys.setswitchinterval``), ms; see :data:`DEFAULT_SWITCH_INTERVAL_MS`.
 
     ``http`` (``host:port``, off when ``None``) also serves the web table
     (:mod:`tablehost.web`) on a thread of this process, over the same registry; its URL is
@@ -311,6 +317,7 @@ def serve(
             print(f"tablehost: {exc}", file=sys.stderr)
             return EXIT_CANNOT_START
     tune_gc(GC_THRESHOLDS)  # freeze what start-up made (modules, resumed matches), collect less often
+    sys.setswitchinterval(switch_interval_ms / 1000)
     metrics.follow_gc()
     stopping = _stop_on_signals()  # before the address is announced: a SIGTERM right after it stops cleanly
     server.start()

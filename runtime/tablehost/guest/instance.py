@@ -47,7 +47,7 @@ import structlog
 import wasmtime
 
 from tablehost._epoch import TICKER
-from tablehost._rawcall import RawFunc, RawStore
+from tablehost._rawcall import RawFunc, RawStore, copy_in
 from tablehost._stacks import on_big_stack
 from tablehost.errors import (
     BudgetExceeded,
@@ -296,7 +296,7 @@ class Guest:
         raw = self._raw
         assert raw is not None
         # Memory never shrinks, so the buffer checked at allocation is still inside it.
-        ctypes.memmove(raw.base + self._buffer_ptr, payload, size)
+        copy_in(raw.base + self._buffer_ptr, payload, size)
         if op_name is None:
             op_name = OP_NAMES.get(op) or str(op)
         with self._crossing(op_name):
