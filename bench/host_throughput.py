@@ -133,6 +133,32 @@ reversi), most of it landing in ``decode`` (orjson's allocations trigger them). 
 with the pool stage 26.8 -> 12.2 and 36.5 -> 16.2: on this machine a single comparison of
 totals can be off by 10-15%, the stage split less so.
 
+Python work per move on the checked step path (issue 12, item 6, this session): common patch
+pieces, log lines and active-player lists built without the general normaliser, the
+``set_*_kind``/owner space and index checks inline (``Table.check`` of a mid-game reversi step
+7.8 -> 5.7 µs), the gate's patch value checks with the frequent ops first and the answer's member
+types tested inline (``Gate.check_step`` of that step, table prepared, 22-23 -> 17-18 µs), a
+call's fresh budget from fields computed once per limits object (``CallBudget.start`` 1.9 ->
+0.5 µs), ``Guest.last_stats`` built only when read, a random bot's candidates not copied when no
+undo is offered, and a dozen calls inlined. Every check stays (fast paths with property tests
+against the full ones); records byte-identical for the same seeds (9 games x 4 seeds, as above).
+Calls per move (cProfile, 40 seeded games, load-independent): reversi 270.5 -> 223.8, checkers
+198.3 -> 171.9. ``--before main`` at db695b3 (merged in), best of 5 rounds, load 3-6::
+
+    reversi   main      5931   168.6 |    8.2  50.6   21.0 31.1   13.0   3.7    19.2  8.5   7.8 29.5
+    reversi   this      6179   161.8 |    6.6  49.7   22.4 25.5   12.8   3.8    18.6  6.4   7.9 30.9
+    checkers  main      7278   137.4 |    8.3  48.3   12.9 19.0   13.2   2.9    19.7 13.5   7.7 15.6
+    checkers  this      7692   130.0 |    6.7  47.6   12.5 17.4   12.9   2.8    18.3 10.9   7.4 14.7
+    plain Python reversi 13797 moves/s (72.5 µs/move): host-driven / plain 0.43x before, 0.45x after
+
+(A 3-round run minutes earlier, load 3-4: reversi 175.4 -> 169.4, checkers 151.0 -> 131.8; one
+before the merge (this tree without db695b3's crossing change), 180.4 -> 145.8 and 127.3 -> 124.9: the totals
+move by 5-15% from run to run here, the ``gate``, ``encode`` and ``pool`` stages fall in every
+run.) What is left of a reversi move's Python is mostly C work already: parsing the answer
+(orjson 3.8, about 9 µs for 1.4 KB), re-encoding it for the repeated-key check (3 µs) and its
+offers sorted for the regex and the digest (4 µs), the regex (3 µs), the digest (1.5 µs); a Python
+loop over five patches now costs about 1 µs a patch in check and gate together.
+
 Usage: python bench/host_throughput.py [--seconds S] [--rounds N] [--before REF] [--wall] [GAME ...]
 """
 

@@ -218,3 +218,20 @@ def test_a_host_pause_before_the_guest_runs_is_not_charged_to_the_move(cache_dir
         return STATE
 
     assert pool.scores("other:0", paused_state) is not None
+
+
+def test_a_pools_calls_are_budgeted_by_its_limits_as_they_are_now(cache_dir: Path) -> None:  # noqa: F811
+    """The pool computes a call's fresh budget once per limits object: a pool whose limits are
+    replaced budgets its next call by the new ones."""
+    from dataclasses import replace
+
+    limits = Limits(fuel_per_call=1_500_000)  # one crossing of this guest burns about 0.96 M
+    pool = GuestPool(load_guest("hostile_miss_burn", cache_dir, limits), limits)
+    pool.setup(PLAYERS, 1, "m:0")
+    assert pool.scores("other:0", lambda: STATE)
+    pool.limits = replace(limits, fuel_per_call=500_000)
+    with pytest.raises(BudgetExceeded) as refused:
+        pool.scores("other:1", lambda: STATE)
+    assert refused.value.budget == "fuel"
+    pool.limits = limits
+    assert pool.scores("other:2", lambda: STATE)

@@ -353,3 +353,47 @@ def test_the_step_flags_fast_path_refuses_every_non_boolean(rng_used: Any, allow
             assert any(f".{name}" in str(exc) for name in ("rng_used", "allow_undo", "game_over"))
     # STEP offers an action, so a finished game refuses it too (offers after game over).
     assert accepted == (flags_ok and game_over is False)
+
+
+# ---------------------------------------------------------------- patch values
+
+_LONG = "k" * (AnswerLimits().string_chars_max + 1)
+
+
+@pytest.mark.parametrize(
+    ("patch", "path"),
+    [
+        ({"piece": {"public_kind": _LONG}}, "step.patches[0].piece.public_kind"),
+        ({"piece": {"public_kind": "x", "private_kind": _LONG}}, "step.patches[0].piece.private_kind"),
+        ({"piece": {"public_kind": "x", "public_state": {"v": [float("nan")]}}}, "step.patches[0].piece.public_state"),
+        ({"piece": {"public_kind": "x", "private_state": {"v": _LONG}}}, "step.patches[0].piece.private_state"),
+        ({"piece": {"public_kind": "x", "owner": 3}}, "step.patches[0].piece.owner"),
+        ({"piece": {"public_kind": "x", "private_kind": "y", "public_state": {"v": 1}, "owner": 2}}, None),
+        ({"piece": {"public_kind": "x" * AnswerLimits().string_chars_max}}, None),
+    ],
+)
+def test_a_pieces_values_are_checked_where_they_are(patch: dict[str, Any], path: str | None) -> None:
+    step = copy.deepcopy(STEP)
+    step["patches"][0].update(patch)
+    try:
+        Gate([1, 2]).check_step(step, Table(SETUP["state"]))
+        refused = None
+    except GuestProtocolError as exc:
+        refused = exc.path
+    assert (refused or "").startswith(path or "") and (refused is None) == (path is None)
+
+
+@pytest.mark.parametrize(
+    ("ids", "path"),
+    [([2], None), ([], None), ([1, 2], None), ([2, 1], None), ([2, 2], "step.patches[2].player_ids"),
+     ([1, 3], "step.patches[2].player_ids[1]"), ([True], "step.patches[2]")],
+)
+def test_active_players_must_be_seated_once_each(ids: list[Any], path: str | None) -> None:
+    step = copy.deepcopy(STEP)
+    step["patches"][2]["player_ids"] = ids
+    try:
+        Gate([1, 2]).check_step(step, Table(SETUP["state"]))
+        refused = None
+    except GuestProtocolError as exc:
+        refused = exc.path
+    assert refused == path

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from strategies import bad_patches, states, states_with_patches
+from strategies import bad_patches, patch_lists, states, states_with_patches
 from tablehost.errors import PatchError
 from tablehost.table import (
     LOG_CAP,
@@ -379,3 +379,126 @@ def test_kept_steps_serve_only_the_list_that_was_checked() -> None:
     with pytest.raises(PatchError):
         table.apply(move)  # space a is empty now: the kept steps were dropped, the patch refused
     assert table.length("a") == 0 and table.length("b") == 1
+
+
+# ---------------------------------------------------------------- fast paths equal the full normalisation
+
+_odd = st.none() | st.booleans() | st.integers(-1, 2**32) | st.text(max_size=2) | st.just(1.5)
+_maps = st.none() | st.just({}) | st.dictionaries(st.sampled_from(["k", ""]), _odd, max_size=2) | _odd | st.just([])
+_field_values = {
+    "public_kind": _odd,
+    "public_state": _maps,
+    "private_kind": _odd,
+    "private_state": _maps,
+    "owner": _odd | st.sampled_from([0, 7, 2**32 - 1, 2**32]),
+    "extra": _odd,
+}
+_loose_pieces = st.fixed_dictionaries({}, optional=_field_values) | _odd | st.just([])
+_loose_entries = (
+    st.fixed_dictionaries(
+        {}, optional={"text": _odd | st.just("seat1 moves"), "for_player": _maps | st.just({"1": "x"})}
+    )
+    | _odd
+)
+
+
+def _outcome(normalize: Any, value: Any) -> Any:
+    """What a normaliser gives for ``value``: its result, or the message it refused with."""
+    try:
+        return normalize(value)
+    except PatchError as exc:
+        return ("refused", exc.message)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_loose_pieces)
+def test_the_new_piece_fast_path_equals_the_full_normalisation(piece: Any) -> None:
+    """Whatever a patch holds as its piece: the same piece (a fresh copy) or the same refusal."""
+    from tablehost.table import _new_piece, _normalize_piece
+
+    fast, full = _outcome(_new_piece, piece), _outcome(_normalize_piece, piece)
+    assert fast == full
+    if isinstance(fast, dict) and isinstance(piece, dict):
+        assert fast["public_state"] is not piece.get("public_state")
+        assert fast["private_state"] is not piece.get("private_state")
+
+
+@settings(max_examples=300, deadline=None)
+@given(_loose_entries)
+def test_the_log_entry_fast_path_equals_the_full_normalisation(entry: Any) -> None:
+    from tablehost.table import _new_log_entry, _normalize_log_entry
+
+    fast, full = _outcome(_new_log_entry, entry), _outcome(_normalize_log_entry, entry)
+    assert fast == full
+    if isinstance(fast, dict) and isinstance(entry, dict):
+        assert fast["for_player"] is not entry.get("for_player")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["set_public_kind", "set_private_kind", "set_piece_owner"]),
+    st.sampled_from(["a", "b", "z", None, 3]),
+    _odd | st.sampled_from([0, 1, 2]),
+    _odd | st.sampled_from(["y", 1]),
+    st.booleans(),
+)
+def test_piece_field_patches_are_refused_exactly_by_the_rule(
+    op: str, space_id: Any, index: Any, value: Any, after_a_removal: bool
+) -> None:
+    """The inlined space and index checks of set_public_kind, set_private_kind and set_piece_owner:
+    accepted exactly when the space exists, the index names a piece as of this patch, and the new
+    value has its type; a refusal names what the general checks name."""
+    table = Table({"spaces": [{"space_id": "a", "pieces": [{"public_kind": "x"}, {"public_kind": "x"}]},
+                              {"space_id": "b"}]})
+    name = "owner" if op == "set_piece_owner" else "kind"
+    patch = {"op": op, "space_id": space_id, "index": index, name: value}
+    patches = ([{"op": "remove_piece", "space_id": "a", "index": 0}] if after_a_removal else []) + [patch]
+    length = {"a": 1 if after_a_removal else 2, "b": 0}.get(space_id) if type(space_id) is str else None
+    if op == "set_public_kind":
+        value_ok = type(value) is str
+    elif op == "set_private_kind":
+        value_ok = value is None or type(value) is str
+    else:
+        value_ok = value is None or (type(value) is int and 0 <= value <= 0xFFFFFFFF)
+    try:
+        table.check(patches)
+        refusal = None
+    except PatchError as exc:
+        refusal = exc.message
+    if length is None:
+        assert refusal is not None and "no space" in refusal
+    elif type(index) is not int or not 0 <= index < length:
+        assert refusal is not None and "index" in refusal and "outside" in refusal
+    elif not value_ok:
+        assert refusal is not None and f"{name} must be" in refusal
+    else:
+        assert refusal is None
+        table.apply(patches)
+        field = {"set_public_kind": "public_kind", "set_private_kind": "private_kind"}.get(op, "owner")
+        assert table.space(space_id)["pieces"][index][field] == value
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_a_refused_list_names_the_patch_its_op_and_the_fault(data: st.DataObject) -> None:
+    """check and apply refuse a list with ``patch <i>: <op>: <fault>`` (what the patch alone is
+    refused with), ``patch_index`` i, whichever way the patch is prepared."""
+    from tablehost.table import _prepare
+
+    state = data.draw(states())
+    good = data.draw(patch_lists(state, max_size=3))
+    table = Table(state)
+    after = Table(state)
+    after.apply(good)
+    bad = data.draw(bad_patches(after.state))  # refused by the state the patches before it leave
+    try:
+        _prepare(after, bad, {})
+        raise AssertionError("the bad patch was prepared")
+    except PatchError as alone:
+        expected = f"patch {len(good)}: {alone.message}"
+    for run in (table.check, table.apply):
+        with pytest.raises(PatchError) as refused:
+            run([*good, bad])
+        assert refused.value.message == expected
+        assert refused.value.patch_index == len(good)
+    assert table.canonical_json() == Table(state).canonical_json()

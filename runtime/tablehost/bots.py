@@ -48,7 +48,13 @@ class RandomBot:
         Raises:
             ValueError: nothing but undo (or nothing at all) is offered.
         """
-        candidates = [a for a in offered if a.get("intent") != "undo"]
+        candidates: Sequence[AvailableActionDict]
+        for action in offered:  # a bot game offers no undo: then the offers are the candidates, uncopied
+            if action.get("intent") == "undo":
+                candidates = [a for a in offered if a.get("intent") != "undo"]
+                break
+        else:
+            candidates = offered
         if not candidates:
             raise ValueError("no action to choose from")
         return candidates[self._random.randrange(len(candidates))]

@@ -379,7 +379,8 @@ class Gate:
                 _object(answer)
                 for name in ("rng_used", "allow_undo", "game_over"):
                     _member(answer, name, bool)
-            self._printed(answer)
+            if answer.get("printed") is not None:  # a dict by now; _printed checks what it holds
+                self._printed(answer)
             grown = self._outcome(answer, table)
             estimate = self.state_bytes + grown
             if estimate > self.limits.state_bytes_max:
@@ -438,14 +439,20 @@ class Gate:
 
     def _outcome(self, answer: dict[str, Any], table: Table) -> int:
         """Patches, scores and offers of a setup or step answer; returns the patches' estimate."""
-        patches = _member(answer, "patches", list)
+        # Each member's type tested inline; _member names a fault.
+        patches = answer.get("patches")
+        if type(patches) is not list:
+            patches = _member(answer, "patches", list)
         try:
             lengths, grown = self._patches(patches, table)
         except _Bad as exc:
             exc.path.append(".patches")
             raise
-        self._scores(_member(answer, "scores", dict))
-        actions = _member(answer, "actions", dict)
+        scores = answer.get("scores")
+        self._scores(scores if type(scores) is dict else _member(answer, "scores", dict))
+        actions = answer.get("actions")
+        if type(actions) is not dict:
+            actions = _member(answer, "actions", dict)
         try:
             self._actions(actions, table, lengths, answer["game_over"])
         except _Bad as exc:
@@ -499,6 +506,27 @@ class Gate:
     def _patch_values(self, op: str, patch: dict[str, Any]) -> int:
         """Checks of one patch beyond :meth:`Table.check`: its values, ids and sizes; returns its bytes."""
         limits = self.limits
+        if op == "add_piece" or op == "insert_piece":  # the most frequent ops first
+            try:
+                return self._piece(patch["piece"])
+            except _Bad as exc:
+                exc.path.append(".piece")
+                raise
+        if op == "log":
+            try:
+                return self._log_entry(patch["entry"])
+            except _Bad as exc:
+                exc.path.append(".entry")
+                raise
+        if op == "set_active_players":
+            ids = patch["player_ids"]
+            seated = self._ids
+            for k, pid in enumerate(ids):
+                if type(pid) is not int or pid not in seated:
+                    raise _with(_Bad(f"player {pid} is not seated"), f".player_ids[{k}]")
+            if len(ids) > 1 and len(set(ids)) != len(ids):
+                raise _with(_Bad("names a player twice"), ".player_ids")
+            return len(ids) * _NODE_BYTES
         if op in _KEYED_OPS:
             key = patch["key"]
             if len(key) > limits.string_chars_max:
@@ -521,29 +549,9 @@ class Gate:
             except _Bad as exc:
                 exc.path.append(".value")
                 raise
-        if op == "add_piece" or op == "insert_piece":
-            try:
-                return self._piece(patch["piece"])
-            except _Bad as exc:
-                exc.path.append(".piece")
-                raise
         if op == "set_piece_owner" or op == "set_space_owner":
             self._owner(patch.get("owner"), ".owner")
             return 0
-        if op == "set_active_players":
-            ids = patch["player_ids"]
-            for k, pid in enumerate(ids):
-                if type(pid) is not int or pid not in self._ids:
-                    raise _with(_Bad(f"player {pid} is not seated"), f".player_ids[{k}]")
-            if len(set(ids)) != len(ids):
-                raise _with(_Bad("names a player twice"), ".player_ids")
-            return len(ids) * _NODE_BYTES
-        if op == "log":
-            try:
-                return self._log_entry(patch["entry"])
-            except _Bad as exc:
-                exc.path.append(".entry")
-                raise
         return 0  # pragma: no cover - Table.check knows every op
 
     def _owner(self, owner: Any, where: str) -> None:
@@ -554,24 +562,27 @@ class Gate:
         owner = piece.get("owner")
         if owner is not None and (type(owner) is not int or owner not in self._ids):
             raise _with(_Bad(f"player {owner!r} is not seated"), ".owner")
-        size = _NODE_BYTES * 5 + len(piece["public_kind"])
+        public_kind = piece["public_kind"]
         private_kind = piece.get("private_kind")
-        for name, text in (("public_kind", piece["public_kind"]), ("private_kind", private_kind)):
-            if type(text) is str and len(text) > self.limits.string_chars_max:
-                raise _with(
-                    _Bad(f"holds {len(text)} characters, over the limit of {self.limits.string_chars_max}"),
-                    "." + name,
-                )
+        limit = self.limits.string_chars_max
+        size = _NODE_BYTES * 5 + len(public_kind)
+        if len(public_kind) > limit:  # a str: Table.check, or the caller of a setup state's, saw to it
+            raise _with(_Bad(f"holds {len(public_kind)} characters, over the limit of {limit}"), ".public_kind")
         if type(private_kind) is str:
+            if len(private_kind) > limit:
+                raise _with(
+                    _Bad(f"holds {len(private_kind)} characters, over the limit of {limit}"), ".private_kind"
+                )
             size += len(private_kind)
-        for name in ("public_state", "private_state"):
-            mapping = piece.get(name)
-            if mapping:
-                try:
-                    size += self._value(mapping, self.limits.value_depth_max + 1)
-                except _Bad as exc:
-                    exc.path.append("." + name)
-                    raise
+        public, private = piece.get("public_state"), piece.get("private_state")
+        if public or private:  # empty or absent maps add nothing (the common piece)
+            for name, mapping in (("public_state", public), ("private_state", private)):
+                if mapping:
+                    try:
+                        size += self._value(mapping, self.limits.value_depth_max + 1)
+                    except _Bad as exc:
+                        exc.path.append("." + name)
+                        raise
         return size
 
     def _log_entry(self, entry: dict[str, Any]) -> int:
@@ -771,7 +782,8 @@ class Gate:
             total += count
         if total > limits.offers_total_max:
             return False
-        self._see_table(table)
+        if table is not self._table:
+            self._see_table(table)
         try:
             encoded = orjson.dumps(actions, option=orjson.OPT_SORT_KEYS)
         except TypeError:  # not JSON (an integer out of range): the detailed path names it

@@ -559,7 +559,8 @@ class Match:
             return self.undo(player_id, expected_version=expected_version)
         self._check_turn(player_id, expected_version, by_host=by_host)
         for offer in self._actions.get(player_id, ()):  # a plain loop: no generator per move
-            if offer["action"] == action:
+            offered = offer["action"]
+            if offered is action or offered == action:  # a bot passes the offered dict itself
                 break
         else:
             raise NotOffered(
@@ -568,9 +569,10 @@ class Match:
                 player_id=player_id,
             )
         move_seed = draw_seed() if seed is None else seed
-        next_ref = f"{self.match_id}:{self.version + 1}"
+        version = self.version
+        next_ref = f"{self.match_id}:{version + 1}"
         answer = self.pool.step(
-            self.state_ref,
+            f"{self.match_id}:{version}",  # self.state_ref
             lambda: self.table.state,
             next_ref,
             player_id,
@@ -620,7 +622,7 @@ class Match:
             # Gate (patches checked), make durable, then apply: the apply cannot fail after
             # the check, and a failed journal write leaves the match as it was.
             self.journal("move", move.to_json())
-        self._commit_move(move, self._position() if move.undoable and self.undo_enabled else None)
+        self._commit_move(move, self._position() if self.undo_enabled and move.undoable else None)
         self._take_outcome(response)
         if self.check_mirror:
             self._compare_mirror(response)
@@ -780,7 +782,7 @@ class Match:
         Raises:
             PatchError: a patch does not fit; the state is as it was.
         """
-        judge = move.undoable and before is not None
+        judge = before is not None and move.undoable
         check = RevealCheck.before(self.table, move.patches, self._seat_ids()) if judge else None
         self.table.apply(move.patches)
         if check is not None:
@@ -793,7 +795,7 @@ class Match:
         self.version = move.seq
         if self._undo_chain and self._undo_chain[-1][0].player_id != move.player_id:
             self._undo_chain.clear()
-        if move.undoable and before is not None:
+        if before is not None and move.undoable:
             self._undo_chain.append((move, before))
         else:
             self._undo_chain.clear()
@@ -842,7 +844,7 @@ class Match:
         # The gate checked every list's shape; one cast of the whole map, not a call per player.
         actions = cast("dict[str, list[AvailableActionDict]]", response["actions"])
         self._actions = {int(pid): acts for pid, acts in actions.items()}
-        self._ranks = self._checked_ranks(self.game_over, response.get("ranks"))
+        self._ranks = self._checked_ranks(self.game_over, response.get("ranks")) if self.game_over else None
 
     def _checked_ranks(self, game_over: bool, ranks: Any) -> dict[int, int] | None:
         """The game's ranks when it is over and its result rule is ``ranks``, else None."""

@@ -114,8 +114,14 @@ class CallBudget:
         """A fresh budget of ``limits.fuel_per_call`` fuel and ``limits.wall_ms`` from now, each
         times ``scale`` (>= 1: an ABI v1.1 ``playout`` of N games or a long ``search``); the
         fuel at most :data:`FUEL_MAX`."""
+        return cls(*CallBudget.fields_for(limits, scale))
+
+    @staticmethod
+    def fields_for(limits: Limits, scale: int = 1) -> tuple[int, float, float, int, int]:
+        """The fields of :meth:`start`'s budget, in order: ``CallBudget(*fields)`` is that budget
+        (a caller that starts many budgets from the same limits computes them once)."""
         hard_ms = float(limits.wall_ms * scale * max(1, limits.liveness_factor))
-        return cls(
+        return (
             min(limits.fuel_per_call * scale, FUEL_MAX), float(limits.wall_ms * scale), hard_ms,
             limits.wall_ms * scale, scale,
         )
@@ -167,7 +173,7 @@ class Guest:
         self.refs: OrderedDict[str, None] = OrderedDict()
         self.broken = False
         self.match_key: str | None = None
-        self.last_stats: CallStats | None = None
+        self._last_stats: tuple[str, int, float, int] | None = None  # CallStats' fields, built when read
         self._budget = CallBudget.start(limits)
         self._raw: RawStore | None = None
         self._armed_cpu = 0.0  # thread CPU seconds when the current crossing was armed
@@ -219,22 +225,22 @@ class Guest:
             BudgetExceeded, GuestPanic, GuestTrap, GuestProtocolError: the call failed;
                 :attr:`broken` is set.
         """
-        op_name = OP_NAMES.get(op, str(op))
+        op_name = OP_NAMES.get(op) or str(op)
         self._budget = budget if budget is not None else CallBudget.start(self.limits)
         fuel_before = self._budget.fuel
         started = time.perf_counter()
         try:
             try:
-                packed = self._cross(op, orjson.dumps(request))
+                packed = self._cross(op, orjson.dumps(request), op_name)
             except BaseException:
-                self.last_stats = CallStats(
+                self._last_stats = (
                     op_name,
                     fuel_before - self._budget.fuel,
                     (time.perf_counter() - started) * 1000.0,
                     self._memory_bytes() if self._raw is not None else 0,
                 )
                 raise
-            self.last_stats = CallStats(
+            self._last_stats = (
                 op_name, fuel_before - self._budget.fuel, (time.perf_counter() - started) * 1000.0, self._memory_now
             )
             response = parse_response(packed, op_name)
@@ -245,6 +251,13 @@ class Guest:
         except GuestError:
             self.broken = True
             raise
+
+    @property
+    def last_stats(self) -> CallStats | None:
+        """The :class:`CallStats` of the latest :meth:`call` (None before the first); built when
+        read: most calls' stats are never looked at."""
+        fields = self._last_stats
+        return None if fields is None else CallStats(*fields)
 
     def abi_minor(self, budget: CallBudget | None = None) -> int:
         """The ABI v1 minor version the module implements (what ``tablehost_abi_v1()`` returns).
@@ -276,7 +289,7 @@ class Guest:
         """Record that the SDK no longer holds ``ref``."""
         self.refs.pop(ref, None)
 
-    def _cross(self, op: int, payload: bytes) -> bytes:
+    def _cross(self, op: int, payload: bytes, op_name: str | None = None) -> bytes:
         size = len(payload)
         if size > self._buffer_bytes:
             self._replace_buffer(size)
@@ -284,7 +297,8 @@ class Guest:
         assert raw is not None
         # Memory never shrinks, so the buffer checked at allocation is still inside it.
         copy_in(raw.base + self._buffer_ptr, payload, size)
-        op_name = OP_NAMES.get(op, str(op))
+        if op_name is None:
+            op_name = OP_NAMES.get(op) or str(op)
         with self._crossing(op_name):
             packed = self._call.call(op, self._buffer_ptr, size).i64
         return self._read_packed(packed, op_name)
@@ -292,7 +306,7 @@ class Guest:
     def _crossing(self, op_name: str) -> _Crossing:
         """Arm the store with what is left of the move's budget; the block's spend is taken out of it."""
         budget = self._budget
-        remaining_ms = budget.remaining_ms()
+        remaining_ms = min(budget.cpu_left_ms, budget.wall_left_ms)  # budget.remaining_ms()
         if remaining_ms <= 0:
             self.broken = True
             raise BudgetExceeded(
@@ -349,14 +363,15 @@ class Guest:
                 f"response of {out_len} bytes is over the {self.limits.response_bytes}-byte limit",
                 budget="response", op=op_name,
             )
-        memory_bytes = self._memory_now = self._memory_bytes()
+        raw = self._raw
+        assert raw is not None
+        memory_bytes = self._memory_now = raw.memory_bytes()
         if out_ptr + out_len > memory_bytes:
             raise GuestProtocolError(
                 f"response at {out_ptr}..{out_ptr + out_len} lies outside guest memory ({memory_bytes} bytes)",
                 op=op_name,
             )
-        assert self._raw is not None
-        return ctypes.string_at(self._raw.base + out_ptr, out_len)
+        return ctypes.string_at(raw.base + out_ptr, out_len)
 
     def _arm(self, fuel: int) -> None:
         """Arm a host-initiated call (the panic report) with its own fresh budget."""
@@ -419,7 +434,12 @@ class _Crossing:
         budget = guest._budget
         budget.cpu_left_ms = guest._armed_left_ms - (time.thread_time() - guest._armed_cpu) * 1000.0
         budget.wall_left_ms = (guest._armed_deadline - time.monotonic()) * 1000.0
-        guest._charge()
+        raw = guest._raw  # guest._charge(), inlined
+        if raw is not None:
+            try:
+                budget.fuel = raw.fuel_left()
+            except wasmtime.WasmtimeError:
+                budget.fuel = 0
         if exc is not None:
             if isinstance(exc, (wasmtime.Trap, wasmtime.WasmtimeError)):  # what WasmErrors does, inlined
                 guest.broken = True

@@ -267,6 +267,7 @@ class GuestPool:
         self._metadata: dict[str, Any] | None = None
         self._metadata_asked = False
         self._lease: _Lease | None = None
+        self._budget_fields = (self.limits, CallBudget.fields_for(self.limits))  # a call's fresh budget
         _SWEEPER.add(self)
 
     @contextmanager
@@ -598,7 +599,7 @@ class GuestPool:
     ) -> dict[str, Any]:
         ref = state_ref if state_ref is not None else next_ref
         assert ref is not None
-        key = match_key(ref)
+        key = ref.rpartition(":")[0] or ref  # match_key(ref)
         entered = time.perf_counter()
         lease = self._lease
         if (lease is not None and not lease.spent and lease.key == key
@@ -730,7 +731,8 @@ class GuestPool:
                 self._drop_hold_locked(lease)
             raise
         finally:
-            self._account(op, entered, started, cpu_started, fuel, failure)
+            if failure is not None or self.observer is not None:  # what _account skips otherwise
+                self._account(op, entered, started, cpu_started, fuel, failure)
 
     def _timing(
         self, op: int, entered: float, started: float | None, cpu_started: float, fuel: int,
@@ -783,7 +785,11 @@ class GuestPool:
         instead of releasing it; a failed one releases and counts it as always.
         """
         guest = warm if warm is not None else self._instantiate(key)
-        budget = CallBudget.start(self.limits)
+        limits, fresh = self._budget_fields
+        if limits is not self.limits:  # the limits were replaced: their budget, once
+            fresh = CallBudget.fields_for(self.limits)
+            self._budget_fields = (self.limits, fresh)
+        budget = CallBudget(*fresh)  # CallBudget.start(self.limits)
         try:
             held = state_ref if state_ref is not None and state_ref in guest.refs else None
             response, by_ref = self._call_with_state(guest, op, held, get_state, fields, budget)
