@@ -1072,9 +1072,9 @@ def register(commands: Any) -> None:
     serve.add_argument(
         "--switch-interval-ms", type=float, default=DEFAULT_SWITCH_INTERVAL_MS, metavar="MS",
         help="how long a thread running Python may keep the interpreter while another thread waits for it, "
-        f"{MIN_SWITCH_INTERVAL_MS:g} to {MAX_SWITCH_INTERVAL_MS:g} ms (default %(default)g; Python's own is 5): "
+        f"{MIN_SWITCH_INTERVAL_MS:g} to {MAX_SWITCH_INTERVAL_MS:g} ms (default %(default)g, Python's own): "
         "a request thread coming back from the guest or the store, and grpc's thread taking in new requests, "
-        "wait up to this long behind a busy one",
+        "wait up to this long behind a busy one; shorter costs CPU in switches",
     )
     serve.add_argument(
         "--sync",

@@ -1,4 +1,5 @@
-"""The garbage collector's settings of a process that plays bot games (``play``, ``simulate`` workers, benches).
+"""The interpreter's settings of a process: the garbage collector's for bot games (``play``, ``simulate``
+workers, benches), and the server's thread switch interval (:data:`DEFAULT_SWITCH_INTERVAL_MS`).
 
 A bot game's objects die by reference counting as soon as the game is over (its match, table and
 record), so the cyclic collector mostly rescans what outlives every game: loaded modules, the
@@ -29,15 +30,17 @@ import threading
 BOT_JOB_GC_THRESHOLDS = (10_000, 10, 1_000)
 """``gc.set_threshold`` of a process that plays bot games (see the module docstring for the figures)."""
 
-DEFAULT_SWITCH_INTERVAL_MS = 1.0
-"""``serve``'s thread switch interval (``sys.setswitchinterval``), ms; Python's default is 5.
+DEFAULT_SWITCH_INTERVAL_MS = 5.0
+"""``serve``'s thread switch interval (``sys.setswitchinterval``), ms: Python's own default.
 
-A thread that released the interpreter lock (grpc's intake thread between polls, a request
-thread back from a guest call or a store commit) and wants it again waits until the thread
-holding it is asked to let go, after one switch interval. In a server that is most of what a
-slow request waits for: :data:`SWITCH_INTERVAL_FIGURES`."""
-
-SWITCH_INTERVAL_FIGURES = "measured: see the CHANGELOG"
+A thread that wants the interpreter lock back (grpc's intake thread between polls, a request
+thread back from a guest call or a store commit) waits at most this long before the holder is
+asked to let go. Shorter was tried and not adopted (``bench/grpc_latency.py --levels 100
+--loads paced --sync normal --games 6``, 4,578 moves, alternated, load 3-4 from other work):
+5 ms gave a p99 of 23.9 / 54.6 / 22.7 ms at 3.23 / 3.39 / 3.27 server CPU ms per move, 1 ms
+50.9 / 45.9 / 57.9 ms at 4.19 / 4.13 / 3.58: more forced switches cost CPU, and the queue that
+sets the p99 grew with it. On a quiet machine neither won clearly (p99 within each other's
+run-to-run spread). ``serve --switch-interval-ms`` is there to try it on other machines."""
 
 _lock = threading.Lock()
 _tuned = False
