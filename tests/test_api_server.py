@@ -630,3 +630,25 @@ def test_an_empty_upload_is_refused_with_the_same_words_as_over_http(host: Host)
 
     refusal = refused(host.admin.upload_module, b"", "empty")
     assert refusal.status == grpc.StatusCode.INVALID_ARGUMENT and EMPTY_MODULE in str(refusal), refusal
+
+
+def test_a_match_held_by_a_long_change_does_not_stall_the_listing(host: Host) -> None:
+    """A server bot searching for a minute holds its match; ListMatches lists it as it stands."""
+    match_id, *_ = new_match(host)
+    live = host.registry._matches[match_id]
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with live.changed:
+            held.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(10)
+        listed = host.admin.list_matches()  # the client's 10 s deadline: a stall fails here
+        assert match_id in [m["match_id"] for m in listed]
+    finally:
+        release.set()
+        holder.join()

@@ -112,6 +112,11 @@ HOST_INTENTS = ("confirm", "choice")
 the first of intent ``choice``; never ``cancel`` or ``undo`` (so it cannot go back and forth)."""
 
 
+LIST_WAIT_S = 0.05
+"""Seconds ``ListMatches`` waits for a match another request is changing before it lists the
+match as it stands (:meth:`MatchRegistry.list_matches`)."""
+
+
 @dataclass
 class LiveMatch:
     """A match in memory with its lock.
@@ -1828,7 +1833,10 @@ class MatchRegistry:
         Returns:
             Dicts ``{match_id, module_id, module_name, players: [PlayerInfo], version, game_over,
             active_player_ids, created_at, status, result (MatchResult or None), open_seats,
-            options, time_control}``.
+            options, time_control}``. A match whose change has held it over
+            :data:`LIST_WAIT_S` (a server bot searching for seconds) is listed as it stands,
+            without catching up on other processes' moves, so one busy match never stalls the
+            listing of all.
         """
         visible = lambda match_id: principal.match_id is None or principal.match_id == match_id
         if self.store.shared:  # matches another process created or changed since their eviction here
@@ -1848,8 +1856,13 @@ class MatchRegistry:
                 summaries.append(waiting_summary(entry.pending, entry.aborted))
         if not open_only:
             for live in lives:
-                with live.changed:
-                    self._catch_up(live)
+                if live.changed.acquire(timeout=LIST_WAIT_S):
+                    try:
+                        self._catch_up(live)
+                        summaries.append(live_summary(live.match))
+                    finally:
+                        live.changed.release()
+                else:  # a long change holds it (a server bot's search): listed as it stands
                     summaries.append(live_summary(live.match))
         summaries = [
             s
