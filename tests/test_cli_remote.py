@@ -279,3 +279,21 @@ def test_an_oversized_module_is_refused_before_it_is_read_or_sent(tmp_path: Path
     assert result.stderr.splitlines() == [
         f"tablehost: {huge}: module is {limit + 1} bytes, over the {limit}-byte limit"
     ]
+
+
+def test_a_call_past_its_deadline_is_not_called_a_refusal(capsys: pytest.CaptureFixture[str]) -> None:
+    """The client's own deadline ran out: the move may have been applied, so no 'refused'."""
+    import argparse
+
+    import grpc
+
+    from tablehost.cli_remote import EXIT_FAILED, _guarded
+    from tablehost.client import ApiError
+
+    def slow(args: argparse.Namespace) -> int:
+        raise ApiError(grpc.StatusCode.DEADLINE_EXCEEDED, "Deadline Exceeded")
+
+    assert _guarded(slow)(argparse.Namespace()) == EXIT_FAILED
+    err = capsys.readouterr().err
+    assert "refused" not in err
+    assert "may still have been applied" in err and "tablehost view" in err

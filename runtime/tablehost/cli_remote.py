@@ -140,6 +140,13 @@ def _guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse
             if exc.status in BAD_INPUT_STATUSES:
                 return EXIT_BAD_INPUT
         except ApiError as exc:
+            if exc.status == grpc.StatusCode.DEADLINE_EXCEEDED:  # the client's own deadline, not a refusal
+                print(
+                    "tablehost: no answer from the server within the deadline: a move may still have been "
+                    "applied (tablehost view shows the match as it is now)",
+                    file=sys.stderr,
+                )
+                return EXIT_FAILED
             print(
                 f"tablehost: the server refused: {exc.status.name}: {escape_controls(exc.details)}",
                 file=sys.stderr,
