@@ -652,3 +652,31 @@ def test_a_match_held_by_a_long_change_does_not_stall_the_listing(host: Host) ->
     finally:
         release.set()
         holder.join()
+
+
+def test_bots_wait_out_a_rate_limit_and_finish_the_match(tmp_path: Path) -> None:
+    """A bot refused RESOURCE_EXHAUSTED (request/rate_limited) waits the retry-after-ms it was
+    told and plays on; it used to give up on the first refusal."""
+    from tablehost.api.rate_limit import RateLimits
+
+    from tablehost.api.metrics import Metrics
+
+    metrics = Metrics()
+    registry = MatchRegistry(tmp_path / "data", synchronous="NORMAL", metrics=metrics)
+    server, port = create_server(
+        "127.0.0.1:0", registry, max_workers=16, metrics=metrics, rate_limits=RateLimits(8, 2)
+    )
+    server.start()
+    address = f"127.0.0.1:{port}"
+    admin = TablehostClient(address, registry.admin_token_path.read_text().strip(), timeout_s=10)
+    try:
+        module_id = admin.upload_module(module_bytes("tic_tac_toe"), "tic_tac_toe")["module_id"]
+        created = admin.create_match(module_id, ["ann", "bob"])
+        finals = run_bots(address, created["match_id"], [s["token"] for s in created["seats"]], seed=1)
+        assert all(view["game_over"] for view in finals)
+        assert metrics.rate_limited.labels("request")._value.get() > 0  # the limit did bite
+    finally:
+        admin.close()
+        registry.close_watchers()
+        server.stop(0).wait()
+        registry.close()

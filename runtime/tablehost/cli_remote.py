@@ -763,6 +763,32 @@ class _BotRun:
         return " and ".join(waits) or "nobody (no seat is active)"
 
 
+def _submit_within_rate(
+    client: TablehostClient, match_id: str, action: dict[str, Any], version: int, timeout_s: float
+) -> None:
+    """Submit a bot's move; a rate-limit refusal is retried after the server's ``retry-after-ms``
+    for up to ``timeout_s`` seconds, a FAILED_PRECONDITION (the match moved on: stale version,
+    not this seat's turn, over) is dropped, the next view decides.
+
+    Raises:
+        ApiError: any other refusal, or still rate-limited after ``timeout_s`` seconds.
+    """
+    give_up = time.monotonic() + timeout_s
+    while True:
+        try:
+            client.submit(match_id, action, version)
+            return
+        except ApiError as exc:
+            if exc.code == "request/rate_limited" and exc.retry_after_ms is not None:
+                wait_s = exc.retry_after_ms / 1000
+                if time.monotonic() + wait_s <= give_up:
+                    time.sleep(wait_s)
+                    continue
+            if exc.status != grpc.StatusCode.FAILED_PRECONDITION:
+                raise
+            return
+
+
 def _play_seat(
     address: str,
     run: _BotRun,
@@ -814,11 +840,7 @@ def _play_seat(
                 choice = bot.choose_in_view(pool, view["state"], offered, view["viewer"])
             else:
                 choice = bot.choose(offered)
-            try:
-                client.submit(run.match_id, choice["action"], view["version"])
-            except ApiError as exc:
-                if exc.status != grpc.StatusCode.FAILED_PRECONDITION:
-                    raise
+            _submit_within_rate(client, run.match_id, choice["action"], view["version"], timeout_s)
     except BotError:
         raise
     except ApiError as exc:
