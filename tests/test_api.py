@@ -353,6 +353,19 @@ def test_a_guest_failure_is_aborted_and_logged_with_the_budget_that_tripped() ->
     )
 
 
+def test_a_busy_or_quarantined_module_is_not_told_as_a_failure_of_the_players_game() -> None:
+    from tablehost.api.interceptors import details_for
+
+    busy = errors.ModuleBusy("no guest run slot came free within 5000 ms")
+    assert details_for(busy, show_guest=False, ref="r1") == (
+        "module/busy: the server's slots for running games stayed busy (another game is slow); "
+        "retry shortly (log ref r1)"
+    )
+    paused = errors.ModuleQuarantined("calls kept failing")
+    assert "pauses it for a while" in details_for(paused, show_guest=False)
+    assert "could not handle" not in details_for(paused, show_guest=False)
+
+
 def test_status_details_are_capped_so_the_status_never_changes() -> None:
     from tablehost.api.interceptors import DETAILS_CHARS_MAX, details_for
 

@@ -126,6 +126,9 @@ GUEST_REASONS: dict[str, str] = {
     "guest/budget": "the game ran out of a budget while handling this request",
     "guest/protocol": "the game answered something the host does not accept",
     "guest/error": "the game could not handle this request",
+    # The host's own refusals, not a failure of this game's answer:
+    "module/busy": "the server's slots for running games stayed busy (another game is slow); retry shortly",
+    "module/quarantined": "this game's calls kept failing, so the server pauses it for a while; retry later",
 }
 """What a player is told of a guest failure, by code; the details are in the server log."""
 
