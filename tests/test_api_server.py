@@ -321,6 +321,26 @@ def test_one_log_event_per_request_with_its_context(host: Host) -> None:
     assert requests[0]["version"] == 1 and requests[0]["latency_ms"] >= 0
 
 
+def test_a_watch_the_client_cancels_is_logged_and_counted_as_cancelled(host: Host) -> None:
+    match_id, *_ = new_match(host)
+    channel = grpc.insecure_channel(host.address)
+    stub = pb_grpc.MatchServiceStub(channel)
+    token = host.registry.admin_token_path.read_text().strip()
+    with capture_logs(processors=[structlog.contextvars.merge_contextvars]) as events:
+        stream = stub.WatchMatch(
+            pb.WatchMatchRequest(match_id=match_id), metadata=(("authorization", f"Bearer {token}"),)
+        )
+        next(stream)
+        stream.cancel()
+        for _ in range(200):  # the server notices the cancel at its next wait (a fraction of a second)
+            watches = [e for e in events if e["event"] == "api.request" and e["method"] == "WatchMatch"]
+            if watches:
+                break
+            time.sleep(0.05)
+    channel.close()
+    assert [(e["outcome"], e["messages"]) for e in watches] == [("CANCELLED", 1)]
+
+
 def test_a_huge_match_id_is_logged_cut_to_its_cap(host: Host) -> None:
     """A client's match_id is logged before its token is checked: a 1 MiB one (no token, or a
     seat token of another match) must not become a 1 MiB log line."""
@@ -657,9 +677,8 @@ def test_a_match_held_by_a_long_change_does_not_stall_the_listing(host: Host) ->
 def test_bots_wait_out_a_rate_limit_and_finish_the_match(tmp_path: Path) -> None:
     """A bot refused RESOURCE_EXHAUSTED (request/rate_limited) waits the retry-after-ms it was
     told and plays on; it used to give up on the first refusal."""
-    from tablehost.api.rate_limit import RateLimits
-
     from tablehost.api.metrics import Metrics
+    from tablehost.api.rate_limit import RateLimits
 
     metrics = Metrics()
     registry = MatchRegistry(tmp_path / "data", synchronous="NORMAL", metrics=metrics)

@@ -307,6 +307,8 @@ class RequestInterceptor:
                     yield message
                     cpu = time.thread_time()
                 cpu_s += time.thread_time() - cpu
+                if not context.is_active():  # the stream ended because the client went away
+                    outcome = "CANCELLED"
             except GeneratorExit:
                 outcome = "CANCELLED"
                 raise
