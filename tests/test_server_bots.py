@@ -164,3 +164,31 @@ def test_the_command_line_reads_bot_seats() -> None:
     for bad in (["2"], ["x=random"], ["3=random"], ["0=random"], ["1=random", "1=first"], ["1="]):
         with pytest.raises(SystemExit):
             parse_seat_bots(bad, 2)
+
+
+def test_a_slow_bot_turn_is_played_a_budget_at_a_time_not_all_in_one_request(
+    host: Host, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bot whose turn is many slow searches (ismcts:5000 over a risk turn took 70 s) plays at
+    least one move per request or tick, then stops at the budget; the timekeeper plays on."""
+    from tablehost.api import registry as registry_module
+
+    created = host.admin.create_match(host.module_id, ["ann", ""], bots={2: "random"})
+    live = host.registry._matches[created["match_id"]]
+    calls: list[float] = []
+
+    def slow_move(match: Any, max_moves: int = 1) -> int:
+        calls.append(time.monotonic())
+        time.sleep(0.1)  # one search
+        return 1  # "a move was made": the budget, not the game, ends the turn
+
+    monkeypatch.setattr(registry_module, "BOT_TURN_BUDGET_S", 0.2)
+    monkeypatch.setattr(registry_module, "play_bots", slow_move)
+    with live.changed:
+        assert host.registry._play_bots(live)
+    assert 1 <= len(calls) <= 3  # not BOT_MOVES_PER_CALL (256) searches in one go
+    calls.clear()
+    monkeypatch.setattr(registry_module, "BOT_TURN_BUDGET_S", 0.0)
+    with live.changed:
+        assert host.registry._play_bots(live)
+    assert len(calls) == 1  # always one move, so a bot's turn always goes on

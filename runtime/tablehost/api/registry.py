@@ -112,6 +112,10 @@ HOST_INTENTS = ("confirm", "choice")
 the first of intent ``choice``; never ``cancel`` or ``undo`` (so it cannot go back and forth)."""
 
 
+BOT_TURN_BUDGET_S = 1.0
+"""Seconds of server bot moves one request or tick plays past the first move; the timekeeper
+plays the rest, a tick at a time (:meth:`MatchRegistry._play_bots`)."""
+
 LIST_WAIT_S = 0.05
 """Seconds ``ListMatches`` waits for a match another request is changing before it lists the
 match as it stands (:meth:`MatchRegistry.list_matches`)."""
@@ -1470,15 +1474,22 @@ class MatchRegistry:
             moved = True
         return moved
 
-    def _play_bots(self, live: LiveMatch) -> bool:
-        """Play ``live``'s server bot seats while one is to move (at most
-        :data:`~tablehost.api.server_bots.BOT_MOVES_PER_CALL` moves; a match of bots only goes on
-        at the next tick); call under ``live.changed`` and the match's hold. Returns whether a
-        move was made."""
+    def _play_bots(self, live: LiveMatch, budget_s: float | None = None) -> bool:
+        """Play ``live``'s server bot seats while one is to move: at least one move, then more
+        while ``budget_s`` seconds (default :data:`BOT_TURN_BUDGET_S`) have not passed (at most
+        :data:`~tablehost.api.server_bots.BOT_MOVES_PER_CALL`); the rest at the next tick. Call
+        under ``live.changed`` and the match's hold. Returns whether a move was made.
+
+        The budget keeps a slow bot (``ismcts:5000`` over a whole risk turn: dozens of searches)
+        from holding the request of the person who moved, and the timekeeper's other matches,
+        for a minute."""
         if not live.match.bots:
             return False
         moved = False
+        give_up = time.monotonic() + (BOT_TURN_BUDGET_S if budget_s is None else budget_s)
         for _ in range(BOT_MOVES_PER_CALL):
+            if moved and time.monotonic() >= give_up:
+                return moved
             live.next_clocks = None
             if not play_bots(live.match, max_moves=1):
                 return moved
