@@ -569,10 +569,9 @@ class Match:
                 player_id=player_id,
             )
         move_seed = draw_seed() if seed is None else seed
-        version = self.version
-        next_ref = f"{self.match_id}:{version + 1}"
+        next_ref = f"{self.match_id}:{self.version + 1}"
         answer = self.pool.step(
-            f"{self.match_id}:{version}",  # self.state_ref
+            self.state_ref,
             lambda: self.table.state,
             next_ref,
             player_id,

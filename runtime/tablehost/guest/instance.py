@@ -306,7 +306,7 @@ class Guest:
     def _crossing(self, op_name: str) -> _Crossing:
         """Arm the store with what is left of the move's budget; the block's spend is taken out of it."""
         budget = self._budget
-        remaining_ms = min(budget.cpu_left_ms, budget.wall_left_ms)  # budget.remaining_ms()
+        remaining_ms = budget.remaining_ms()
         if remaining_ms <= 0:
             self.broken = True
             raise BudgetExceeded(
@@ -434,12 +434,7 @@ class _Crossing:
         budget = guest._budget
         budget.cpu_left_ms = guest._armed_left_ms - (time.thread_time() - guest._armed_cpu) * 1000.0
         budget.wall_left_ms = (guest._armed_deadline - time.monotonic()) * 1000.0
-        raw = guest._raw  # guest._charge(), inlined
-        if raw is not None:
-            try:
-                budget.fuel = raw.fuel_left()
-            except wasmtime.WasmtimeError:
-                budget.fuel = 0
+        guest._charge()
         if exc is not None:
             if isinstance(exc, (wasmtime.Trap, wasmtime.WasmtimeError)):  # what WasmErrors does, inlined
                 guest.broken = True

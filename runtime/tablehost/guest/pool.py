@@ -599,7 +599,7 @@ class GuestPool:
     ) -> dict[str, Any]:
         ref = state_ref if state_ref is not None else next_ref
         assert ref is not None
-        key = ref.rpartition(":")[0] or ref  # match_key(ref)
+        key = match_key(ref)
         entered = time.perf_counter()
         lease = self._lease
         if (lease is not None and not lease.spent and lease.key == key
