@@ -58,8 +58,8 @@ class Host:
         return TablehostClient(self.address, token, timeout_s=10)
 
 
-def start_host(data_dir: Path) -> Host:
-    registry = MatchRegistry(data_dir, synchronous="NORMAL")
+def start_host(data_dir: Path, store: str | None = None) -> Host:
+    registry = MatchRegistry(data_dir, synchronous="NORMAL", store=store)
     server, port = create_server("127.0.0.1:0", registry, max_workers=32)
     server.start()
     address = f"127.0.0.1:{port}"

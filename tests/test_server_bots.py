@@ -4,6 +4,7 @@ no token, it plays on after a restart, and bad bot seats are refused before anyt
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -177,7 +178,7 @@ def test_a_slow_bot_turn_is_played_a_budget_at_a_time_not_all_in_one_request(
     live = host.registry._matches[created["match_id"]]
     calls: list[float] = []
 
-    def slow_move(match: Any, max_moves: int = 1) -> int:
+    def slow_move(match: Any, max_moves: int = 1, **_: Any) -> int:
         calls.append(time.monotonic())
         time.sleep(0.1)  # one search
         return 1  # "a move was made": the budget, not the game, ends the turn
@@ -192,3 +193,95 @@ def test_a_slow_bot_turn_is_played_a_budget_at_a_time_not_all_in_one_request(
     with live.changed:
         assert host.registry._play_bots(live)
     assert len(calls) == 1  # always one move, so a bot's turn always goes on
+
+
+class HeldSearch:
+    """A search bot's search that starts, then waits for the test to let it answer."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.started = threading.Event()
+        self.release = threading.Event()
+        self.released: list[bool] = []
+        real = server_bots.SearchBot.choose_in_view
+
+        def held(bot: Any, pool: Any, view: dict[str, Any], offered: Any, player_id: int) -> Any:
+            self.started.set()
+            self.released.append(self.release.wait(timeout=8))
+            return real(bot, pool, view, offered, player_id)
+
+        monkeypatch.setattr(server_bots.SearchBot, "choose_in_view", held)
+
+
+def wait_for(client: Any, match_id: str, version: int) -> dict[str, Any]:
+    deadline = time.monotonic() + 20
+    view = client.view(match_id)
+    while view["version"] < version and time.monotonic() < deadline:
+        time.sleep(0.05)
+        view = client.view(match_id)
+    return dict(view)
+
+
+@pytest.mark.parametrize("store", ["sqlite", "postgresql"])
+def test_a_long_search_holds_no_request_of_its_match(
+    store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    """While a server bot searches (ismcts:5000 on risk: about 50 s a decision), the seat that just
+    moved, a spectator and the admin are answered (on PostgreSQL too, where a change also holds
+    the match in the store); the bot's move lands afterwards, at the version it searched, and the
+    match replays."""
+    url = request.getfixturevalue("postgres_url") if store == "postgresql" else None
+    host = start_host(tmp_path / "data", store=url)
+    try:
+        searched_off_the_lock(host, monkeypatch)
+    finally:
+        stop_host(host)
+
+
+def searched_off_the_lock(host: Host, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tablehost.api import registry as registry_module
+
+    monkeypatch.setattr(registry_module, "BOT_REPLY_WAIT_S", 0.2)
+    search = HeldSearch(monkeypatch)
+    created = host.admin.create_match(host.module_id, ["ann", ""], bots={2: "mcts:50"})
+    match_id = created["match_id"]
+    ann = host.client(created["seats"][0]["token"])
+    spectator = host.client(created["spectator_token"])
+    view = ann.view(match_id)
+    moved = ann.submit(match_id, view["actions"][0]["action"], view["version"])
+    assert search.started.wait(timeout=5), "the bot was asked for its decision"
+    # The search is running: without the bot thread the submit above would still be waiting.
+    assert moved["version"] == 1 and not [a for a in moved["actions"] if a["intent"] != "undo"]
+    assert ann.view(match_id)["version"] == 1
+    assert spectator.view(match_id)["version"] == 1
+    assert len(host.admin.record(match_id)["moves"]) == 1
+    search.release.set()
+    after = wait_for(ann, match_id, 2)
+    assert search.released == [True], "the search answered when the test let it, not at its timeout"
+    assert after["version"] == 2 and [a for a in after["actions"] if a["intent"] != "undo"]
+    assert [m["player_id"] for m in host.admin.record(match_id)["moves"]] == [1, 2]
+    assert replays(host, match_id, "tic_tac_toe")
+
+
+def test_a_decision_the_match_moved_past_is_dropped(host: Host, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bot's decision searched on a version the match has left (here: the admin aborted it
+    meanwhile) is refused and changes nothing."""
+    from tablehost.api import registry as registry_module
+
+    monkeypatch.setattr(registry_module, "BOT_REPLY_WAIT_S", 0.0)
+    search = HeldSearch(monkeypatch)
+    created = host.admin.create_match(host.module_id, ["ann", ""], bots={2: "mcts:50"})
+    match_id = created["match_id"]
+    ann = host.client(created["seats"][0]["token"])
+    view = ann.view(match_id)
+    ann.submit(match_id, view["actions"][0]["action"], view["version"])
+    assert search.started.wait(timeout=5)
+    host.admin.abort(match_id)
+    search.release.set()
+    deadline = time.monotonic() + 10
+    while host.registry._thinker.busy_with(match_id) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not host.registry._thinker.busy_with(match_id)
+    record = host.admin.record(match_id)
+    assert [m["player_id"] for m in record["moves"]] == [1]
+    assert ann.view(match_id)["game_over"]
+    assert host.registry._matches[match_id].pins == 0, "the bot thread let go of the match"

@@ -41,15 +41,19 @@ from typing import Any, TypeVar
 import structlog
 
 from tablehost.api.auth import ADMIN, Principal, ensure_admin_token, hash_token, new_token
+from tablehost.api.bot_thinker import BotThinker
 from tablehost.api.faults import InvalidRequest, PermissionDenied, Unauthenticated, UnknownModule
 from tablehost.api.metrics import Metrics
 from tablehost.api.server_bots import (
     BOT_MOVES_PER_CALL,
     check_bot_fits,
     check_bot_name,
+    decide,
+    is_search_bot,
     needs_sampler,
     next_bot,
     play_bots,
+    take_decision,
 )
 from tablehost.api.stored_matches import (
     LOBBY_STATUSES,
@@ -113,8 +117,14 @@ the first of intent ``choice``; never ``cancel`` or ``undo`` (so it cannot go ba
 
 
 BOT_TURN_BUDGET_S = 1.0
-"""Seconds of server bot moves one request or tick plays past the first move; the timekeeper
-plays the rest, a tick at a time (:meth:`MatchRegistry._play_bots`)."""
+"""Seconds of ``random``/``first`` server bot moves one request or tick plays past the first
+move; the timekeeper plays the rest, a tick at a time (:meth:`MatchRegistry._play_bots`)."""
+
+BOT_REPLY_WAIT_S = 1.0
+"""Seconds the reply to a change (a move, the create or last join that starts a match) waits
+for server search bots to move while the caller has nothing to do meanwhile; the search runs on
+the bot thread, outside the match's lock, and a longer one lands later (watch shows it)
+(:meth:`MatchRegistry._await_bots`)."""
 
 LIST_WAIT_S = 0.05
 """Seconds ``ListMatches`` waits for a match another request is changing before it lists the
@@ -359,6 +369,8 @@ class MatchRegistry:
         self._load_at_start()
         self.heartbeat.beat(force=True)
         self._timekeeper: Timekeeper | None = None
+        self._thinker = BotThinker()
+        """Runs the server search bots' decisions off the matches' locks (:meth:`_think`)."""
 
     def start_timekeeper(self) -> None:
         """Start the thread that runs the clocks (:mod:`tablehost.api.timekeeper`); idempotent."""
@@ -655,6 +667,7 @@ class MatchRegistry:
         self.close_watchers()
         if self._timekeeper is not None:
             self._timekeeper.stop()
+        self._thinker.close()
         self.closed.set()
         for pool in [*self._pools.values(), *self._resume_pools.values()]:
             pool.close()
@@ -1205,7 +1218,13 @@ class MatchRegistry:
             return True
         if any(p in live.zombies for p in live.match.active_player_ids):
             return True
-        return bool(live.match.bots) and next_bot(live.match) is not None
+        if not live.match.bots:
+            return False
+        player_id = next_bot(live.match)
+        if player_id is None:
+            return False
+        # A search already asked for: the bot thread plays it (and pins the match meanwhile).
+        return not (is_search_bot(live.match.bots[player_id]) and self._thinker.busy_with(live.match.match_id))
 
     def evict_idle(self, now: float | None = None) -> int:
         """Drop from memory the matches no one is using: after :attr:`evict_after_s` without a
@@ -1475,14 +1494,15 @@ class MatchRegistry:
         return moved
 
     def _play_bots(self, live: LiveMatch, budget_s: float | None = None) -> bool:
-        """Play ``live``'s server bot seats while one is to move: at least one move, then more
-        while ``budget_s`` seconds (default :data:`BOT_TURN_BUDGET_S`) have not passed (at most
-        :data:`~tablehost.api.server_bots.BOT_MOVES_PER_CALL`); the rest at the next tick. Call
-        under ``live.changed`` and the match's hold. Returns whether a move was made.
+        """Play ``live``'s ``random`` and ``first`` bot seats while one is to move: at least one
+        move, then more while ``budget_s`` seconds (default :data:`BOT_TURN_BUDGET_S`) have not
+        passed (at most :data:`~tablehost.api.server_bots.BOT_MOVES_PER_CALL`); the rest at the
+        next tick. A search bot to move is asked of the bot thread (:meth:`_ask_bot`), never
+        searched here. Call under ``live.changed`` and the match's hold. Returns whether a move
+        was made.
 
-        The budget keeps a slow bot (``ismcts:5000`` over a whole risk turn: dozens of searches)
-        from holding the request of the person who moved, and the timekeeper's other matches,
-        for a minute."""
+        The budget keeps a long game of bots from holding the request of the person who moved,
+        and the timekeeper's other matches."""
         if not live.match.bots:
             return False
         moved = False
@@ -1491,7 +1511,8 @@ class MatchRegistry:
             if moved and time.monotonic() >= give_up:
                 return moved
             live.next_clocks = None
-            if not play_bots(live.match, max_moves=1):
+            if not play_bots(live.match, max_moves=1, searches=False):
+                self._ask_bot(live)
                 return moved
             self._commit_clocks(live)
             moved = True
@@ -1499,13 +1520,95 @@ class MatchRegistry:
                 self._play_for_absent(live)
         return moved
 
-    def _move_bots(self, live: LiveMatch) -> None:
-        """After a match starts: let its bot seats move (and wake its watchers)."""
+    def _ask_bot(self, live: LiveMatch) -> None:
+        """Have the bot thread take the decision of the search bot to move in ``live``, if one
+        is (and none is asked for yet); the match stays in memory until it ran (pinned). Call
+        under ``live.changed``."""
+        player_id = next_bot(live.match)
+        if player_id is None or not is_search_bot(live.match.bots[player_id]):
+            return
+        with self._lock:
+            live.pins += 1  # before the ask: the thread may run it at once and unpin
+        if not self._thinker.ask(live.match.match_id, lambda: self._think(live)):
+            self._unpin(live)
+
+    def _think(self, live: LiveMatch) -> None:
+        """One search bot decision of ``live``, on the bot thread: the seat's view taken under
+        ``live.changed``, the search run without it, and the action played under it again at the
+        version searched (refused as stale, and logged, when the match moved meanwhile; the next
+        change or tick asks again). Unpins ``live`` (pinned by :meth:`_ask_bot`)."""
+        try:
+            with live.changed:
+                if self._closing or live.match.game_over:
+                    return
+                if self.store.shared:
+                    self._catch_up(live)
+                player_id = next_bot(live.match)
+                if player_id is None or not is_search_bot(live.match.bots[player_id]):
+                    return
+                decision = take_decision(live.match, player_id)
+            if decision is None:
+                return
+            choice = decide(decision)  # the long part, with the match free for everyone else
+
+            def change() -> MoveRecord:  # run again on the stored match when the copy was behind
+                live.next_clocks = None
+                move = live.match.submit_view_action(
+                    decision.player_id, choice["action"], expected_version=decision.version
+                )
+                self._commit_clocks(live)
+                if live.zombies:
+                    self._play_for_absent(live)
+                self._play_bots(live)
+                return move
+
+            with live.changed:
+                if self._closing:
+                    return
+                try:
+                    self._changed(live, change)
+                except TablehostError as exc:  # stale (the match moved on) or refused: nothing changed
+                    log.info("bot.decision_dropped", match_id=decision.match_id, player_id=decision.player_id,
+                             version=decision.version, code=exc.code, error=str(exc))
+                live.changed.notify_all()
+        finally:
+            self._unpin(live)
+
+    def _unpin(self, live: LiveMatch) -> None:
+        with self._lock:
+            live.pins -= 1
+            live.used_at = time.monotonic()
+
+    def _await_bots(self, live: LiveMatch, viewer: int | None) -> None:
+        """Wait, releasing ``live.changed``, up to :data:`BOT_REPLY_WAIT_S` while a search bot the
+        bot thread was asked for is to move and ``viewer`` (None: no seat) is offered nothing
+        but ``undo`` meanwhile, so a reply shows a quick bot's answer. Call under
+        ``live.changed``, outside the match's hold."""
         if not live.match.bots:
             return
-        with live.changed, self._held(live):
-            if self._play_bots(live):
-                live.changed.notify_all()
+        give_up = time.monotonic() + BOT_REPLY_WAIT_S
+        while not self._closing:
+            match = live.match
+            player_id = next_bot(match)
+            if player_id is None or not self._thinker.busy_with(match.match_id):
+                return
+            if viewer is not None and any(a.get("intent") != "undo" for a in match.actions_for(viewer)):
+                return
+            remaining = give_up - time.monotonic()
+            if remaining <= 0:
+                return
+            live.changed.wait(remaining)
+
+    def _move_bots(self, live: LiveMatch) -> None:
+        """After a match starts: let its bot seats move (and wake its watchers), waiting a little
+        for a search bot's first moves (:meth:`_await_bots`)."""
+        if not live.match.bots:
+            return
+        with live.changed:
+            with self._held(live):
+                if self._play_bots(live):
+                    live.changed.notify_all()
+            self._await_bots(live, None)
 
     def _commit_clocks(self, live: LiveMatch) -> None:
         if live.next_clocks is not None:
@@ -1746,6 +1849,7 @@ class MatchRegistry:
                 live.changed.notify_all()
                 if move is not None and move.printed:  # bounded by the gate's limits; for the admin
                     log.info("guest.printed", match_id=match_id, seq=move.seq, printed=move.printed)
+                self._await_bots(live, player_id)
                 return self._served(live, player_id)
 
     def undo(self, principal: Principal, match_id: str, expected_version: int) -> ServedView:

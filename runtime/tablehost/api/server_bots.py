@@ -9,7 +9,10 @@ bot (``mcts:N``, ``ismcts:N``) searches inside the guest on that view (:mod:`tab
 Each decision's seed derives from the match id, the version and the seat (all public), so a
 decision is the same after a restart and never depends on what the seat may not see. The
 registry plays bot seats after every change (create, the last join, each move) and on every
-timekeeper tick, which also makes a restarted server play on.
+timekeeper tick, which also makes a restarted server play on. ``random`` and ``first`` take
+microseconds and play right there (:func:`play_bots`); a search is taken in two steps, so that
+it runs outside the match's lock (:mod:`tablehost.api.bot_thinker`): :func:`take_decision`
+under the lock, :func:`decide` without it.
 
 A bot whose search fails (budget, a refused answer) is logged and plays the first offered
 action of intent ``confirm``, else ``choice``, as the host does for an absent seat, so a match
@@ -19,15 +22,17 @@ never stalls on a failing bot.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 
 import structlog
 
 from tablehost.api.faults import InvalidRequest
-from tablehost.bots import SearchBot, make_bot
+from tablehost.bots import SEARCH_BOTS, SearchBot, make_bot
 from tablehost.errors import GuestError
+from tablehost.guest import GuestPool
 from tablehost.match import Match
 from tablehost.sampler_probe import no_sampler_refusal
-from tablehost.types import PlayerId
+from tablehost.types import AvailableActionDict, PlayerId, StateDict
 
 log = structlog.get_logger("tablehost.server_bots")
 
@@ -116,38 +121,91 @@ def next_bot(match: Match) -> PlayerId | None:
     return None
 
 
-def play_bots(match: Match, max_moves: int = BOT_MOVES_PER_CALL) -> int:
+def is_search_bot(name: str) -> bool:
+    """Whether bot ``name`` (one :func:`check_bot_name` accepted) searches (``mcts:N``, ``ismcts:N``)."""
+    return name.partition(":")[0] in SEARCH_BOTS
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What a bot seat decides on, taken under the match's lock (:func:`take_decision`).
+
+    Attributes:
+        match_id: the match.
+        version: the match version the view is of; the move is played only at that version.
+        player_id: the bot's seat.
+        name: the bot (``random``, ``first``, ``mcts:N``, ``ismcts:N``).
+        view: the seat's view (``Match.view(player_id).state``): never the state.
+        offered: the seat's offered actions in view addresses, ``undo`` left out (non-empty).
+        pool: the game module's instances (a search runs in one of them).
+    """
+
+    match_id: str
+    version: int
+    player_id: PlayerId
+    name: str
+    view: StateDict
+    offered: list[AvailableActionDict]
+    pool: GuestPool
+
+
+def take_decision(match: Match, player_id: PlayerId) -> Decision | None:
+    """The decision bot seat ``player_id`` of ``match`` is to take now; None when it is offered
+    nothing but ``undo``. Call under the match's lock; the result is read-only and may be used
+    without it."""
+    view = match.view(player_id)
+    offered = [a for a in view.actions if a.get("intent") != "undo"]
+    if not offered:
+        return None
+    return Decision(match.match_id, match.version, player_id, match.bots[player_id], view.state, offered, match.pool)
+
+
+def decide(decision: Decision) -> AvailableActionDict:
+    """The bot's choice, one element of ``decision.offered``; needs no lock (a search runs in the
+    guest pool, which is thread-safe).
+
+    A failing search (a guest failure or refusal, or a view too large to search) is logged as
+    ``bot.search_failed`` and replaced by the host's choice: the first offered action of intent
+    ``confirm``, else ``choice``, else the first offered.
+    """
+    bot = make_bot(decision.name, decision_seed(decision.match_id, decision.version, decision.player_id))
+    offered = decision.offered
+    try:
+        if isinstance(bot, SearchBot):
+            return bot.choose_in_view(decision.pool, decision.view, offered, decision.player_id)
+        return bot.choose(offered)
+    except (GuestError, ValueError) as exc:
+        log.warning("bot.search_failed", match_id=decision.match_id, player_id=decision.player_id,
+                    bot=decision.name, code=getattr(exc, "code", "view/too_large"), error=str(exc))
+        return next((a for intent in HOST_INTENTS for a in offered if a.get("intent", "choice") == intent),
+                    offered[0])
+
+
+def play_bots(match: Match, max_moves: int = BOT_MOVES_PER_CALL, *, searches: bool = True) -> int:
     """Play the bot seats of ``match`` while one of them is to move (at most ``max_moves``).
+
+    Args:
+        match: the match, under its lock.
+        max_moves: the most moves to make.
+        searches: False to stop at a search bot's turn (the caller has it searched off the lock).
 
     Returns:
         The moves made.
 
     Raises:
         MatchError, GuestError, PatchError: the move itself was refused or failed (nothing of it
-            changed); a failing *search* is not raised (see the module docstring).
+            changed); a failing *search* is not raised (see :func:`decide`).
         StoreUnavailable, StoreConflict: the move could not be stored.
     """
     moves = 0
     while moves < max_moves:
         player_id = next_bot(match)
-        if player_id is None:
+        if player_id is None or (not searches and is_search_bot(match.bots[player_id])):
             break
-        view = match.view(player_id)
-        offered = [a for a in view.actions if a.get("intent") != "undo"]
-        if not offered:
+        decision = take_decision(match, player_id)
+        if decision is None:
             break
-        name = match.bots[player_id]
-        bot = make_bot(name, decision_seed(match.match_id, match.version, player_id))
-        try:
-            if isinstance(bot, SearchBot):
-                choice = bot.choose_in_view(match.pool, view.state, offered, player_id)
-            else:
-                choice = bot.choose(offered)
-        except GuestError as exc:
-            log.warning("bot.search_failed", match_id=match.match_id, player_id=player_id, bot=name,
-                        code=exc.code, error=str(exc))
-            choice = next((a for intent in HOST_INTENTS for a in offered if a.get("intent", "choice") == intent),
-                          offered[0])
-        match.submit_view_action(player_id, choice["action"], expected_version=match.version)
+        choice = decide(decision)
+        match.submit_view_action(player_id, choice["action"], expected_version=decision.version)
         moves += 1
     return moves
