@@ -12,6 +12,8 @@ from typing import Any
 
 import grpc
 import pytest
+import structlog
+import structlog.testing
 
 from tablehost.api import server_bots
 from tablehost.client import ApiError
@@ -285,3 +287,28 @@ def test_a_decision_the_match_moved_past_is_dropped(host: Host, monkeypatch: pyt
     assert [m["player_id"] for m in record["moves"]] == [1]
     assert ann.view(match_id)["game_over"]
     assert host.registry._matches[match_id].pins == 0, "the bot thread let go of the match"
+
+
+@pytest.mark.parametrize("search_answer", [
+    {"action": {"type": "space_click", "space_id": "b"}},  # not offered: only "a" is
+    b"\xff not json",
+    {"error": {"code": "no_action", "message": "refuses to decide"}},
+])
+def test_a_hostile_search_answer_plays_the_hosts_choice_and_holds_nothing(host: Host, search_answer: Any) -> None:
+    """A module whose search answers something not offered, garbage or a refusal: the bot thread
+    logs it and plays the host's choice (the first ``confirm``), checked like any move; the server
+    and the match go on."""
+    from scripted_guest import scripted_guest
+
+    metadata = {"metadata": {"min_players": 2, "max_players": 2, "hidden_information": False}}
+    wasm = scripted_guest(more={6: metadata, 8: search_answer})
+    module_id = host.admin.upload_module(wasm, "hostile-search")["module_id"]
+    with structlog.testing.capture_logs() as logs:
+        created = host.admin.create_match(module_id, ["", "bob"], bots={1: "mcts:10"})
+        match_id = created["match_id"]
+        bob = host.client(created["seats"][1]["token"])
+        view = wait_for(bob, match_id, 1)
+    assert [e["player_id"] for e in logs if e["event"] == "bot.search_failed"] == [1]
+    assert view["version"] == 1 and [a["action"] for a in view["actions"]] == [{"type": "space_click", "space_id": "b"}]
+    assert [m["player_id"] for m in host.admin.record(match_id)["moves"]] == [1]
+    assert not host.registry._thinker.busy_with(match_id)
