@@ -200,15 +200,16 @@ def test_a_slow_bot_turn_is_played_a_budget_at_a_time_not_all_in_one_request(
 class HeldSearch:
     """A search bot's search that starts, then waits for the test to let it answer."""
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, iterations: int = 50) -> None:
         self.started = threading.Event()
         self.release = threading.Event()
         self.released: list[bool] = []
         real = server_bots.SearchBot.choose_in_view
 
         def held(bot: Any, pool: Any, view: dict[str, Any], offered: Any, player_id: int) -> Any:
-            self.started.set()
-            self.released.append(self.release.wait(timeout=8))
+            if bot.iterations == iterations:  # other bots search as usual
+                self.started.set()
+                self.released.append(self.release.wait(timeout=8))
             return real(bot, pool, view, offered, player_id)
 
         monkeypatch.setattr(server_bots.SearchBot, "choose_in_view", held)
@@ -262,6 +263,27 @@ def searched_off_the_lock(host: Host, monkeypatch: pytest.MonkeyPatch) -> None:
     assert after["version"] == 2 and [a for a in after["actions"] if a["intent"] != "undo"]
     assert [m["player_id"] for m in host.admin.record(match_id)["moves"]] == [1, 2]
     assert replays(host, match_id, "tic_tac_toe")
+
+
+def test_a_quick_bot_does_not_wait_behind_a_long_search(host: Host, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One match's bot searches long (held here); another match's bot, of a kind whose decisions
+    have been quick, answers its seat at once: it has a lane of its own."""
+    search = HeldSearch(monkeypatch)
+    slow = host.admin.create_match(host.module_id, ["ann", ""], bots={2: "mcts:50"})
+    ann = host.client(slow["seats"][0]["token"])
+    view = ann.view(slow["match_id"])
+    ann.submit(slow["match_id"], view["actions"][0]["action"], view["version"])
+    assert search.started.wait(timeout=5)
+    module = host.registry._pool(host.module_id).module.sha256
+    host.registry._thinker.took((module, "mcts:20"), 0.01)  # as if it had decided quickly before
+    quick = host.admin.create_match(host.module_id, ["bob", ""], bots={2: "mcts:20"})
+    bob = host.client(quick["seats"][0]["token"])
+    view = bob.view(quick["match_id"])
+    moved = bob.submit(quick["match_id"], view["actions"][0]["action"], view["version"])
+    assert moved["version"] == 2, "the quick bot answered within the reply"
+    assert ann.view(slow["match_id"])["version"] == 1 and not search.released, "the long search still runs"
+    search.release.set()
+    assert wait_for(ann, slow["match_id"], 2)["version"] == 2
 
 
 def test_a_decision_the_match_moved_past_is_dropped(host: Host, monkeypatch: pytest.MonkeyPatch) -> None:

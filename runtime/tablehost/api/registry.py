@@ -1529,7 +1529,8 @@ class MatchRegistry:
             return
         with self._lock:
             live.pins += 1  # before the ask: the thread may run it at once and unpin
-        if not self._thinker.ask(live.match.match_id, lambda: self._think(live)):
+        quick = self._thinker.is_quick((live.match.pool.module.sha256, live.match.bots[player_id]))
+        if not self._thinker.ask(live.match.match_id, lambda: self._think(live), quick=quick):
             self._unpin(live)
 
     def _think(self, live: LiveMatch) -> None:
@@ -1549,7 +1550,9 @@ class MatchRegistry:
                 decision = take_decision(live.match, player_id)
             if decision is None:
                 return
+            started = time.monotonic()
             choice = decide(decision)  # the long part, with the match free for everyone else
+            self._thinker.took((decision.pool.module.sha256, decision.name), time.monotonic() - started)
 
             def change() -> MoveRecord:  # run again on the stored match when the copy was behind
                 live.next_clocks = None
