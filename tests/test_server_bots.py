@@ -172,8 +172,9 @@ def test_the_command_line_reads_bot_seats() -> None:
 def test_a_slow_bot_turn_is_played_a_budget_at_a_time_not_all_in_one_request(
     host: Host, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A bot whose turn is many slow searches (ismcts:5000 over a risk turn took 70 s) plays at
-    least one move per request or tick, then stops at the budget; the timekeeper plays on."""
+    """A bot seat played in the request (random, first) whose turn is many moves plays at least
+    one move per request or tick, then stops at the budget; the timekeeper plays on. (Searches
+    run on the bot thread instead: test_a_long_search_holds_no_request_of_its_match.)"""
     from tablehost.api import registry as registry_module
 
     created = host.admin.create_match(host.module_id, ["ann", ""], bots={2: "random"})
