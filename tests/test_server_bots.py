@@ -335,3 +335,28 @@ def test_a_hostile_search_answer_plays_the_hosts_choice_and_holds_nothing(host: 
     assert view["version"] == 1 and [a["action"] for a in view["actions"]] == [{"type": "space_click", "space_id": "b"}]
     assert [m["player_id"] for m in host.admin.record(match_id)["moves"]] == [1]
     assert not host.registry._thinker.busy_with(match_id)
+
+
+def test_a_decision_still_offered_after_another_seat_moved_is_played(host: Host, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hearts' passing is simultaneous: the person moving while bot seat 1 searches does not
+    make the bot drop its decision; its action is still offered, so it is played at the new
+    version (a person faster than the search would otherwise stall every bot)."""
+    from tablehost.api import registry as registry_module
+
+    monkeypatch.setattr(registry_module, "BOT_REPLY_WAIT_S", 0.0)
+    search = HeldSearch(monkeypatch, iterations=3)
+    module_id = upload(host, "hearts")
+    with structlog.testing.capture_logs() as logs:
+        created = host.admin.create_match(module_id, ["", "", "", "dee"], bots={n: "ismcts:3" for n in (1, 2, 3)})
+        match_id = created["match_id"]
+        assert search.started.wait(timeout=5)
+        dee = host.client(created["seats"][3]["token"])
+        view = dee.view(match_id)
+        offers = [a for a in view["actions"] if a["intent"] != "undo"]
+        assert view["version"] == 0 and offers, "everyone passes at once; the bots have not moved yet"
+        dee.submit(match_id, offers[0]["action"], 0)
+        search.release.set()
+        wait_for(dee, match_id, 2)
+    movers = [m["player_id"] for m in host.admin.record(match_id)["moves"]]
+    assert movers[:2] == [4, 1], "the bot's decision, searched at version 0, was played at version 1"
+    assert not [e for e in logs if e["event"] == "bot.decision_dropped"]

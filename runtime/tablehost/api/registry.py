@@ -54,6 +54,7 @@ from tablehost.api.server_bots import (
     next_bot,
     play_bots,
     take_decision,
+    version_to_play,
 )
 from tablehost.api.stored_matches import (
     LOBBY_STATUSES,
@@ -1536,8 +1537,10 @@ class MatchRegistry:
     def _think(self, live: LiveMatch) -> None:
         """One search bot decision of ``live``, on the bot thread: the seat's view taken under
         ``live.changed``, the search run without it, and the action played under it again at the
-        version searched (refused as stale, and logged, when the match moved meanwhile; the next
-        change or tick asks again). Unpins ``live`` (pinned by :meth:`_ask_bot`)."""
+        version searched, or at the current one while the action is still offered to the seat
+        (:func:`~tablehost.api.server_bots.version_to_play`); otherwise refused as stale, and
+        logged, and the next change or tick asks again. Unpins ``live`` (pinned by
+        :meth:`_ask_bot`)."""
         try:
             with live.changed:
                 if self._closing or live.match.game_over:
@@ -1557,7 +1560,7 @@ class MatchRegistry:
             def change() -> MoveRecord:  # run again on the stored match when the copy was behind
                 live.next_clocks = None
                 move = live.match.submit_view_action(
-                    decision.player_id, choice["action"], expected_version=decision.version
+                    decision.player_id, choice["action"], expected_version=version_to_play(live.match, decision, choice)
                 )
                 self._commit_clocks(live)
                 if live.zombies:

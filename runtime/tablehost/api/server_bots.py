@@ -181,6 +181,23 @@ def decide(decision: Decision) -> AvailableActionDict:
                     offered[0])
 
 
+def version_to_play(match: Match, decision: Decision, choice: AvailableActionDict) -> int:
+    """The version at which ``choice`` (decided on ``decision``) is played in ``match`` now.
+
+    ``decision.version`` while the match is still there. When the match moved on meanwhile (in
+    a simultaneous phase another seat moved, as hearts' passing), the decision still stands
+    while its action is offered to the seat as it was: the current version is returned, so a
+    seat moving faster than a bot searches cannot make it drop every decision. Otherwise
+    ``decision.version``, which the match then refuses as stale. Call under the match's lock.
+    """
+    if match.version == decision.version or match.game_over:
+        return decision.version
+    current = take_decision(match, decision.player_id)
+    if current is not None and any(a["action"] == choice["action"] for a in current.offered):
+        return match.version
+    return decision.version
+
+
 def play_bots(match: Match, max_moves: int = BOT_MOVES_PER_CALL, *, searches: bool = True) -> int:
     """Play the bot seats of ``match`` while one of them is to move (at most ``max_moves``).
 
