@@ -1,0 +1,141 @@
+"""Hostile input at the edges: bytes that are not a request, seats and colours out of range,
+failed authentications in a flood. Over a real server on a loopback port where the fault is
+on the wire (test_api_server's start_host)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+import structlog
+from structlog.testing import capture_logs
+
+from tablehost.api._pb import tablehost_pb2 as pb
+from tablehost.api.metrics import Metrics
+from tablehost.api.registry import MatchRegistry
+from tablehost.api.server import create_server
+from tablehost.client import TablehostClient
+from test_api_server import Host, module_bytes, stop_host
+
+
+def start_host_with_metrics(data_dir: Path, **server_options: Any) -> tuple[Host, Metrics]:
+    """test_api_server's host, with the server's metrics (and ``create_server`` options)."""
+    metrics = Metrics()
+    registry = MatchRegistry(data_dir, synchronous="NORMAL", metrics=metrics)
+    server, port = create_server("127.0.0.1:0", registry, max_workers=32, metrics=metrics, **server_options)
+    server.start()
+    address = f"127.0.0.1:{port}"
+    admin = TablehostClient(address, registry.admin_token_path.read_text().strip(), timeout_s=10)
+    module_id = admin.upload_module(module_bytes("tic_tac_toe"), "tic_tac_toe")["module_id"]
+    return Host(address, admin, module_id, data_dir, registry, server), metrics
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Host, Metrics]]:
+    started, metrics = start_host_with_metrics(tmp_path_factory.mktemp("data"))
+    yield started, metrics
+    stop_host(started)
+
+
+@pytest.fixture
+def host(served: tuple[Host, Metrics]) -> Host:
+    return served[0]
+
+
+def admin_metadata(host: Host) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {host.registry.admin_token_path.read_text().strip()}"),)
+
+
+def raw_call(channel: grpc.Channel, path: str, *, streaming: bool = False) -> Any:
+    """A method called with the request's bytes as given (identity serializers)."""
+    kind = channel.unary_stream if streaming else channel.unary_unary
+    return kind(path, request_serializer=lambda data: data, response_deserializer=lambda data: data)
+
+
+def counted(metrics: Metrics, name: str, **labels: str) -> float:
+    """A sample of the server's metrics (none yet: 0)."""
+    return metrics.registry.get_sample_value(name, labels) or 0.0
+
+
+BAD_UTF8_MATCH_ID = b"\x0a\x02\xc3\x28"  # field 1 (match_id), length 2, "\xc3\x28": not UTF-8
+
+
+@pytest.mark.parametrize(
+    ("method", "streaming", "message", "body", "says"),
+    [
+        ("GetView", False, "GetViewRequest", b"\xff\xff\xff", "Wire format was corrupt"),
+        ("GetView", False, "GetViewRequest", BAD_UTF8_MATCH_ID, "String field had bad UTF-8"),
+        ("CreateMatch", False, "CreateMatchRequest", b"\x12\x02\x0a\x09", "Wire format was corrupt"),
+        ("WatchMatch", True, "WatchMatchRequest", b"\xff\xff\xff", "Wire format was corrupt"),
+        ("WatchMatch", True, "WatchMatchRequest", BAD_UTF8_MATCH_ID, "String field had bad UTF-8"),
+    ],
+)
+def test_a_body_that_is_not_the_request_message_is_invalid_argument_logged_and_counted(
+    served: tuple[Host, Metrics], method: str, streaming: bool, message: str, body: bytes, says: str
+) -> None:
+    """grpc's own deserializer answered INTERNAL ("Exception deserializing request!") before the
+    request wrapper ran: nothing logged through api.request, nothing counted."""
+    host, metrics = served
+    service = "ModuleService" if method.endswith("Module") else "MatchService"
+    before = counted(metrics, "tablehost_requests_total", method=method, code="INVALID_ARGUMENT")
+    channel = grpc.insecure_channel(host.address)
+    try:
+        call = raw_call(channel, f"/tablehost.v1.{service}/{method}", streaming=streaming)
+        with (
+            capture_logs(processors=[structlog.contextvars.merge_contextvars]) as events,
+            pytest.raises(grpc.RpcError) as info,
+        ):
+            answer = call(body, metadata=admin_metadata(host), timeout=10)
+            if streaming:
+                next(iter(answer))
+    finally:
+        channel.close()
+    error = info.value
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, error.details()
+    assert error.details() == f"request/invalid: the request is not a valid tablehost.v1.{message}: {says}"
+    assert ("tablehost-code", "request/invalid") in tuple(error.trailing_metadata() or ())
+    logged = [e for e in events if e["event"] == "api.request"]
+    assert [(e["method"], e["outcome"], e.get("seat")) for e in logged] == [(method, "INVALID_ARGUMENT", "admin")]
+    assert counted(metrics, "tablehost_requests_total", method=method, code="INVALID_ARGUMENT") == before + 1
+
+
+def test_a_malformed_body_without_a_token_is_unauthenticated(host: Host) -> None:
+    """The token is checked before the body is refused: a stranger learns nothing of the body."""
+    channel = grpc.insecure_channel(host.address)
+    try:
+        with pytest.raises(grpc.RpcError) as info:
+            raw_call(channel, "/tablehost.v1.MatchService/GetView")(b"\xff\xff\xff", timeout=10)
+    finally:
+        channel.close()
+    assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
+
+
+def test_well_formed_raw_bytes_are_served_as_before(host: Host) -> None:
+    """The handlers parse the bytes themselves: a valid body is the same request as through a stub."""
+    channel = grpc.insecure_channel(host.address)
+    try:
+        body = pb.ListModulesRequest().SerializeToString()
+        answer = raw_call(channel, "/tablehost.v1.ModuleService/ListModules")(
+            body, metadata=admin_metadata(host), timeout=10
+        )
+        modules = pb.ListModulesResponse.FromString(answer).modules
+        assert host.module_id in [m.module_id for m in modules]
+        created = pb.CreateMatchRequest(module_id=host.module_id, seats=[pb.SeatRequest()] * 2)
+        reply = pb.CreateMatchResponse.FromString(
+            raw_call(channel, "/tablehost.v1.MatchService/CreateMatch")(
+                created.SerializeToString() + b"\xf8\x07\x01",  # an unknown field (127) is kept, not refused
+                metadata=admin_metadata(host), timeout=10,
+            )
+        )
+        watch = raw_call(channel, "/tablehost.v1.MatchService/WatchMatch", streaming=True)(
+            pb.WatchMatchRequest(match_id=reply.match_id).SerializeToString(), metadata=admin_metadata(host),
+            timeout=10,
+        )
+        first = pb.MatchView.FromString(next(iter(watch)))
+        watch.cancel()
+        assert first.match_id == reply.match_id
+    finally:
+        channel.close()
