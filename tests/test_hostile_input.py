@@ -17,7 +17,7 @@ from tablehost.api._pb import tablehost_pb2 as pb
 from tablehost.api.metrics import Metrics
 from tablehost.api.registry import MatchRegistry
 from tablehost.api.server import create_server
-from tablehost.client import TablehostClient
+from tablehost.client import ApiError, TablehostClient
 from test_api_server import Host, module_bytes, stop_host
 
 
@@ -139,3 +139,18 @@ def test_well_formed_raw_bytes_are_served_as_before(host: Host) -> None:
         assert first.match_id == reply.match_id
     finally:
         channel.close()
+
+
+@pytest.mark.parametrize("seat", [0, 3, 2**32 - 1])
+def test_joining_a_seat_the_match_does_not_have_is_invalid_argument_naming_the_seats(
+    host: Host, seat: int
+) -> None:
+    """Seat 0 was refused as match/seat_taken (FAILED_PRECONDITION), as if someone held it."""
+    created = host.admin.create_match(host.module_id, ["ann", "bob"], open_seats=[2])
+    with pytest.raises(ApiError) as info:
+        host.admin.join(created["match_id"], "cid", player_id=seat)
+    refusal = info.value
+    assert (refusal.status, refusal.code) == (grpc.StatusCode.INVALID_ARGUMENT, "request/invalid")
+    assert f"seat {seat} does not exist: match {created['match_id']} has seats 1 to 2" in refusal.details
+    joined = host.admin.join(created["match_id"], "cid", player_id=2)  # the open seat is still open
+    assert (joined["player_id"], joined["status"]) == (2, "active")

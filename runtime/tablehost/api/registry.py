@@ -1008,7 +1008,8 @@ class MatchRegistry:
             PermissionDenied: a seat token, or another match's token.
             UnknownMatch: no such match.
             SeatTaken: the seat is taken, no seat is open, or the match already started.
-            InvalidRequest: a bad name or colour.
+            InvalidRequest: a bad name or colour; ``NoSuchSeat`` (:mod:`tablehost.lobby`, code
+                ``request/invalid``) for a ``player_id`` outside the match's seats.
             GuestError: the game's setup failed on the last join (the seat stays open).
         """
         if principal.kind == "seat" or (principal.match_id is not None and principal.match_id != match_id):
