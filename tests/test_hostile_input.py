@@ -154,3 +154,34 @@ def test_joining_a_seat_the_match_does_not_have_is_invalid_argument_naming_the_s
     assert f"seat {seat} does not exist: match {created['match_id']} has seats 1 to 2" in refusal.details
     joined = host.admin.join(created["match_id"], "cid", player_id=2)  # the open seat is still open
     assert (joined["player_id"], joined["status"]) == (2, "active")
+
+
+@pytest.mark.parametrize(
+    "color", ["#12345", "#gggggg", "12#34", "zzz", "Red", "reddish", "#", "red; x", "#c0392b ", "\u0440ed"]
+)
+def test_a_seat_colour_the_table_cannot_draw_is_refused_and_nothing_is_created(host: Host, color: str) -> None:
+    """Any 1-32 characters of [A-Za-z0-9#] passed as a colour; the web table then ignored it."""
+    before = len(host.admin.list_matches())
+    with pytest.raises(ApiError) as info:
+        host.admin.create_match(host.module_id, ["ann", "bob"], ["#fff", color])
+    assert (info.value.status, info.value.code) == (grpc.StatusCode.INVALID_ARGUMENT, "request/invalid")
+    assert "a color is empty (the server's palette), #rgb, #rgba, #rrggbb, #rrggbbaa or a CSS colour" in (
+        info.value.details
+    )
+    assert len(host.admin.list_matches()) == before
+    waiting = host.admin.create_match(host.module_id, ["ann", "bob"], open_seats=[2])
+    with pytest.raises(ApiError) as joined:
+        host.admin.join(waiting["match_id"], "cid", color=color)
+    assert joined.value.status == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_every_css_colour_form_is_accepted_as_given(host: Host) -> None:
+    colors = ["#a1B", "#a1b2", "#C0392B", "#c0392b80", "navy", "rebeccapurple", "lightgoldenrodyellow", ""]
+    created = host.admin.create_match(host.module_id, [f"p{n}" for n in range(2)], colors[:2])
+    assert [s["color"] for s in created["seats"]] == colors[:2]
+    for color in colors[2:]:
+        seat = host.admin.create_match(host.module_id, ["ann", "bob"], [color, ""])["seats"][0]
+        assert seat["color"] == (color or "#c0392b")  # empty: the palette's first colour
+    with pytest.raises(ApiError) as info:
+        host.admin.create_match(host.module_id, ["ann", "bob"], ["Navy", ""])
+    assert "(colour names are lowercase); got 'Navy'" in info.value.details

@@ -1200,7 +1200,9 @@ def register(commands: Any) -> None:
     join.add_argument(
         "--seat", type=int, help=f"the seat (player id) wanted, 1 to {MAX_SEATS}; default the lowest open one"
     )
-    join.add_argument("--color", help="display colour (#rrggbb or a name)")
+    join.add_argument(
+        "--color", help="display colour: #rgb, #rrggbb (or with alpha) or a lowercase CSS colour name (navy)"
+    )
 
     _match_command(commands, "resign", "resign this seat token's seat", cmd_resign)
 
