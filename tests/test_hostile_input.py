@@ -185,3 +185,39 @@ def test_every_css_colour_form_is_accepted_as_given(host: Host) -> None:
     with pytest.raises(ApiError) as info:
         host.admin.create_match(host.module_id, ["ann", "bob"], ["Navy", ""])
     assert "(colour names are lowercase); got 'Navy'" in info.value.details
+
+
+@pytest.mark.parametrize(
+    ("choice", "says"),
+    [
+        ('{"type": "space_click", "space_id": "a1", "spaceid": "b2"}',
+         "a space_click has no key 'spaceid' (its keys: type, space_id)"),
+        ('{"type": "piece_click", "space_id": "a1", "index": 0, "x": 1, "y": 2}',
+         "a piece_click has no keys 'x', 'y' (its keys: type, space_id, index)"),
+        ('{"type": "button_click", "button": {"id": "pass", "colour": "red"}}',
+         "a button has no key 'colour' (its keys: id, label, location, disabled)"),
+        ('{"action": {"type": "space_click", "space_id": "a1"}, "intent": "confirm", "seat": 2}',
+         "a listed action (view --json's actions[]) has no key 'seat' (its keys: action, intent, label)"),
+        ('{"action": {"type": "space_click", "space_id": "a1", "to": "b2"}, "label": "X on a1"}',
+         "a space_click has no key 'to'"),
+        ('{"action": "space_click"}', "the 'action' of a listed action must be an object"),
+    ],
+)
+def test_act_refuses_a_json_action_with_a_key_no_action_has_and_sends_nothing(
+    host: Host, capsys: pytest.CaptureFixture[str], choice: str, says: str
+) -> None:
+    """`tablehost act` dropped unknown keys unseen: a typo (spaceid) played another move or failed
+    far from its cause."""
+    from tablehost import cli
+
+    created = host.admin.create_match(host.module_id, ["ann", "bob"])
+    match_id, token = created["match_id"], created["seats"][0]["token"]
+    before = host.admin.view(match_id)["version"]
+    status = cli.main(["act", match_id, choice, "--address", host.address, "--token", token])
+    err = capsys.readouterr().err
+    assert status == 2, err
+    assert f"tablehost: {says}" in err and "Traceback" not in err
+    assert host.admin.view(match_id)["version"] == before  # nothing was played
+    listed = '{"action": {"type": "space_click", "space_id": "a1"}, "intent": "confirm", "label": "X on a1"}'
+    assert cli.main(["act", match_id, listed, "--address", host.address, "--token", token, "--json"]) == 0
+    assert host.admin.view(match_id)["version"] == before + 1  # an entry as view --json lists it is played

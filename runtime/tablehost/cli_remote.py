@@ -40,7 +40,7 @@ from tablehost.cli_ranges import (
     MIN_SWITCH_INTERVAL_MS,
     require_in_range,
 )
-from tablehost.client import ApiError, ServerUnreachable, TablehostClient
+from tablehost.client import ACTION_FIELDS, BUTTON_FIELDS, ApiError, ServerUnreachable, TablehostClient
 from tablehost.errors import ModuleError
 from tablehost.gcpolicy import DEFAULT_SWITCH_INTERVAL_MS
 from tablehost.limits import DEFAULT_LIMITS
@@ -565,9 +565,17 @@ def _chosen_action(choice: str, view: dict[str, Any]) -> dict[str, Any]:
     """The action ``choice`` names: an index into ``view["actions"]``, ``undo`` (the platform's
     undo), or an action as JSON (an object, or ``{"action": {...}}`` as `view --json` lists it).
 
+    Args:
+        choice: what the user typed after the match id.
+        view: the token's current view (its ``actions`` are what an index names).
+
+    Returns:
+        The action dict to submit (its shape is checked further by the client).
+
     Raises:
         SystemExit: no such index (saying why this token cannot act, when that is why), not
-            JSON, not an object, or an integer outside 64 bits (shown as given).
+            JSON, not an object, an integer outside 64 bits (shown as given), or a key no
+            action has (:func:`_refuse_unknown_keys`; the CLI exits 2).
     """
     if choice.strip().lower() == "undo":
         return dict(UNDO_ACTION)
@@ -588,7 +596,49 @@ def _chosen_action(choice: str, view: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(parsed, dict):
         raise SystemExit("tablehost: a JSON action must be an object")
     _check_integers(parsed, "action")
+    _refuse_unknown_keys(parsed)
     return dict(parsed.get("action", parsed))
+
+
+LISTED_ACTION_KEYS = ("action", "intent", "label")
+"""The keys of an entry of ``view --json``'s ``actions`` list, which ``act`` takes as given."""
+
+
+def _refuse_unknown_keys(parsed: dict[str, Any]) -> None:
+    """Refuse a JSON action with a key no action has (the API would drop it unseen).
+
+    Args:
+        parsed: the user's JSON object: an action (``{"type": ..., ...}``) or a listed entry
+            ``{"action": {...}, "intent"?, "label"?}``.
+
+    Raises:
+        SystemExit: ``"tablehost: a space_click has no key 'x' (its keys: type, space_id)"``, the
+            same for a button's keys (id, label, location, disabled) and a listed entry's
+            (action, intent, label), or a listed entry whose ``action`` is not an object. An
+            action of no known ``type`` passes here; the client refuses it naming the types.
+    """
+    action: Any = parsed
+    if "action" in parsed:
+        _no_keys_but(parsed, LISTED_ACTION_KEYS, "a listed action (view --json's actions[])")
+        action = parsed["action"]
+        if not isinstance(action, dict):
+            raise SystemExit("tablehost: the 'action' of a listed action must be an object")
+    kind = action.get("type")
+    fields = ACTION_FIELDS.get(kind) if isinstance(kind, str) else None
+    if fields is None:
+        return
+    _no_keys_but(action, ("type", *fields), f"a {kind}")
+    if isinstance(action.get("button"), dict):
+        _no_keys_but(action["button"], tuple(BUTTON_FIELDS), "a button")
+
+
+def _no_keys_but(value: dict[str, Any], keys: tuple[str, ...], what: str) -> None:
+    """SystemExit naming the keys of ``value`` outside ``keys`` (at most five, each cut to 40)."""
+    unknown = [key for key in value if key not in keys]
+    if unknown:
+        named = ", ".join(repr(key[:40]) for key in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
+        plural = "keys" if len(unknown) > 1 else "key"
+        raise SystemExit(f"tablehost: {what} has no {plural} {named} (its keys: {', '.join(keys)})")
 
 
 INT64_MIN = -(2**63)
