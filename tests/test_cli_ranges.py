@@ -81,6 +81,14 @@ CASES: list[tuple[list[str], dict[str, str], str]] = [
             ("--switch-interval-ms", "0", "--switch-interval-ms must be 0.05 to 100 ms, got 0"),
             ("--switch-interval-ms", "nan", "--switch-interval-ms must be 0.05 to 100 ms, got nan"),
             ("--switch-interval-ms", BIG, "--switch-interval-ms must be 0.05 to 100 ms"),
+            # "-inf", "-nan", "-1e3" were read as options: "expected one argument"
+            ("--switch-interval-ms", "-inf", "--switch-interval-ms must be 0.05 to 100 ms, got -inf (not a finite"),
+            ("--switch-interval-ms", "inf", "--switch-interval-ms must be 0.05 to 100 ms, got inf (not a finite"),
+            ("--switch-interval-ms", "-nan", "--switch-interval-ms must be 0.05 to 100 ms, got nan (not a finite"),
+            ("--rate-limit", "-Infinity", "--rate-limit must be 0 to 1000000 requests/s, got -inf (not a finite"),
+            ("--rate-limit", "-1e3", "--rate-limit must be 0 to 1000000 requests/s, got -1000.0"),
+            ("--evict-after", "-inf", "--evict-after must be 0 to 2592000 s, got -inf (not a finite number)"),
+            ("--evict-after", "nan", "--evict-after must be 0 to 2592000 s, got nan (not a finite number)"),
             ("--check-players", "100000", "--check-players must be 1 to 64"),
             (
                 "--metrics-port",
@@ -131,6 +139,11 @@ CASES: list[tuple[list[str], dict[str, str], str]] = [
         )
         for value in ("inf", "nan", "1e+300")
     ],
+    (
+        ["bots", "--match", "m-1", "--tokens", "t", "--address", "127.0.0.1:1", "--timeout", "-inf"],
+        {},
+        "--timeout must be a positive number of seconds",  # was "expected one argument"
+    ),
     # Seeds are 64-bit everywhere (bots and demo took any number and cut it silently).
     (
         ["bots", "--match", "m-1", "--tokens", "t", "--address", "127.0.0.1:1", "--seed", "-1"],
