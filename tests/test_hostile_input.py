@@ -4,6 +4,7 @@ on the wire (test_api_server's start_host)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,10 +12,19 @@ from typing import Any
 import grpc
 import pytest
 import structlog
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from structlog.testing import capture_logs
 
 from tablehost.api._pb import tablehost_pb2 as pb
+from tablehost.api._pb import tablehost_pb2_grpc as pb_grpc
 from tablehost.api.metrics import Metrics
+from tablehost.api.rate_limit import (
+    DEFAULT_AUTH_FAILURE_BURST,
+    DEFAULT_AUTH_FAILURES_PER_S,
+    AuthFailureLimiter,
+    RateLimits,
+    peer_address,
+)
 from tablehost.api.registry import MatchRegistry
 from tablehost.api.server import create_server
 from tablehost.client import ApiError, TablehostClient
@@ -221,3 +231,102 @@ def test_act_refuses_a_json_action_with_a_key_no_action_has_and_sends_nothing(
     listed = '{"action": {"type": "space_click", "space_id": "a1"}, "intent": "confirm", "label": "X on a1"}'
     assert cli.main(["act", match_id, listed, "--address", host.address, "--token", token, "--json"]) == 0
     assert host.admin.view(match_id)["version"] == before + 1  # an entry as view --json lists it is played
+
+
+def _trailers(error: grpc.RpcError) -> dict[str, str]:
+    return dict(error.trailing_metadata() or ())  # type: ignore[attr-defined]
+
+
+def test_failed_authentications_are_limited_per_address_and_known_tokens_still_served(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tokenless and unknown-token requests had no bucket: a client could make the server hash
+    tokens, ask the store and log UNAUTHENTICATED as fast as it could send."""
+    limits = RateLimits(auth_failures_per_s=5, auth_failure_burst=3)
+    host, metrics = start_host_with_metrics(tmp_path / "data", rate_limits=limits)
+    channel = grpc.insecure_channel(host.address)
+    try:
+        created = host.admin.create_match(host.module_id, ["ann", "bob"])
+        match_id, seat = created["match_id"], created["seats"][0]["token"]
+        stub = pb_grpc.MatchServiceStub(channel)
+        request = pb.GetViewRequest(match_id=match_id)
+
+        def refusal(metadata: tuple[tuple[str, str], ...] = ()) -> grpc.RpcError:
+            with pytest.raises(grpc.RpcError) as info:
+                stub.GetView(request, metadata=metadata, timeout=10)
+            return info.value
+
+        lookups: list[str] = []
+        authenticate = host.registry.authenticate
+        monkeypatch.setattr(
+            host.registry, "authenticate", lambda token, **kw: lookups.append(token) or authenticate(token, **kw)
+        )
+        unknown = (("authorization", "Bearer ths_guessed"),)
+        assert [refusal(md).code() for md in ((), unknown, ())] == [grpc.StatusCode.UNAUTHENTICATED] * 3
+        assert lookups == ["ths_guessed"]
+        over = [refusal(md) for md in ((), unknown, (("authorization", "Basic x"),))]
+        assert [e.code() for e in over] == [grpc.StatusCode.RESOURCE_EXHAUSTED] * 3
+        assert lookups == ["ths_guessed"]  # an address over its limit: an unknown token is not looked up
+        for error in over:
+            trailers = _trailers(error)
+            assert trailers["tablehost-code"] == "request/rate_limited"
+            assert 1 <= int(trailers["retry-after-ms"]) <= 200, trailers
+            assert "failed authentication (more than 5 per second, burst 3)" in error.details()
+        assert counted(metrics, "tablehost_rate_limited_total", kind="auth") == 3
+        # A token this server knows is served from that address all along; so is the health check.
+        assert stub.GetView(request, metadata=(("authorization", f"Bearer {seat}"),), timeout=10).viewer == 1
+        health = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=10)
+        assert health.status == health_pb2.HealthCheckResponse.SERVING
+        time.sleep(int(_trailers(over[-1])["retry-after-ms"]) / 1000 + 0.05)
+        assert refusal().code() == grpc.StatusCode.UNAUTHENTICATED  # one failure refilled
+        assert refusal().code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    finally:
+        channel.close()
+        stop_host(host)
+
+
+def test_the_default_allows_a_burst_of_100_failed_authentications(tmp_path: Path) -> None:
+    host, _ = start_host_with_metrics(tmp_path / "data")
+    channel = grpc.insecure_channel(host.address)
+    try:
+        stub = pb_grpc.ModuleServiceStub(channel)
+        codes = []
+        for _ in range(DEFAULT_AUTH_FAILURE_BURST + 1):
+            with pytest.raises(grpc.RpcError) as info:
+                stub.ListModules(pb.ListModulesRequest(), timeout=10)
+            codes.append(info.value.code())
+    finally:
+        channel.close()
+        stop_host(host)
+    assert DEFAULT_AUTH_FAILURE_BURST == 100 and DEFAULT_AUTH_FAILURES_PER_S == 10
+    assert codes[:-1] == [grpc.StatusCode.UNAUTHENTICATED] * 100  # nearly all: the bucket refills meanwhile
+    assert codes[-1] in (grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.UNAUTHENTICATED)
+
+
+@pytest.mark.parametrize(
+    ("peer", "address"),
+    [
+        ("ipv4:10.0.0.7:53512", "ipv4:10.0.0.7"),
+        ("ipv6:[2001:db8::1]:53512", "ipv6:2001:db8::/64"),
+        ("ipv6:%5B2001:db8:0:0:ffff::9%5D:1", "ipv6:2001:db8::/64"),
+        ("ipv6:[::1]:40000", "ipv6:::/64"),
+        ("unix:/run/tablehost.sock", "unix"),
+        ("", ""),
+    ],
+)
+def test_failures_are_counted_per_address_not_per_connection(peer: str, address: str) -> None:
+    assert peer_address(peer) == address
+
+
+def test_the_failure_limit_forgets_every_address_once_all_have_refilled() -> None:
+    now = [100.0]
+    limiter = AuthFailureLimiter(per_s=2, burst=2, clock=lambda: now[0])
+    assert not limiter.tracking
+    limiter.failed("ipv4:1.2.3.4")
+    limiter.failed("ipv4:1.2.3.4")
+    assert limiter.tracking and limiter.over("ipv4:1.2.3.4") == 500 and limiter.over("ipv4:5.6.7.8") is None
+    now[0] += 0.5
+    assert limiter.over("ipv4:1.2.3.4") is None
+    now[0] += 0.5
+    assert not limiter.tracking and limiter.over("ipv4:1.2.3.4") is None  # forgotten: no cost per request
+    assert AuthFailureLimiter(per_s=0, burst=1).over("x") is None

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import grpc
 import orjson
 
+from tablehost.api.rate_limit import DEFAULT_AUTH_FAILURE_BURST, DEFAULT_AUTH_FAILURES_PER_S
 from tablehost.api.registry import MAX_SEATS
 from tablehost.api.validation import check_address
 from tablehost.bots import SearchBot, is_search_bot, make_bot, parse_bot_list
@@ -263,6 +264,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
             str(args.rate_limit),
             "--rate-burst",
             str(args.rate_burst),
+            "--auth-failure-rate",
+            str(args.auth_failure_rate),
+            "--auth-failure-burst",
+            str(args.auth_failure_burst),
             "--watches-per-token",
             str(args.watches_per_token),
             "--check-uploads",
@@ -281,7 +286,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
             forwarded += ["--metrics-port", str(args.metrics_port)]
         return serve_processes(args.processes, args.listen, args.data, forwarded, http=args.http)
     try:
-        rate_limits = RateLimits(args.rate_limit, args.rate_burst)
+        rate_limits = RateLimits(
+            args.rate_limit, args.rate_burst, args.auth_failure_rate, args.auth_failure_burst
+        )
     except ValueError as exc:
         print(f"tablehost: {exc}", file=sys.stderr)
         return 2
@@ -318,6 +325,8 @@ def _check_serve_numbers(args: argparse.Namespace) -> None:
     require_in_range("--max-workers", args.max_workers, 1, MAX_REQUEST_THREADS)
     require_in_range("--rate-limit", args.rate_limit, 0, MAX_RATE_PER_S, " requests/s")
     require_in_range("--rate-burst", args.rate_burst, 1, MAX_RATE_BURST)
+    require_in_range("--auth-failure-rate", args.auth_failure_rate, 0, MAX_RATE_PER_S, " per s")
+    require_in_range("--auth-failure-burst", args.auth_failure_burst, 1, MAX_RATE_BURST)
     require_in_range("--watches-per-token", args.watches_per_token, 1, MAX_WATCHES_PER_TOKEN)
     require_in_range("--check-uploads", args.check_uploads, 0, MAX_CHECK_GAMES)
     require_in_range("--evict-after", args.evict_after, 0, MAX_EVICT_AFTER_S, " s")
@@ -1124,6 +1133,24 @@ def register(commands: Any) -> None:
         type=int,
         default=4000,
         help=f"requests one token may send at once, 1 to {MAX_RATE_BURST} (default %(default)s)",
+    )
+    serve.add_argument(
+        "--auth-failure-rate",
+        type=float,
+        default=DEFAULT_AUTH_FAILURES_PER_S,
+        metavar="PER_S",
+        help="failed authentications (no token, an unknown one) per second one client address may cause, "
+        f"sustained, 0 to {MAX_RATE_PER_S:g} (0: no limit; default %(default)g); beyond it and "
+        "--auth-failure-burst, its requests with a token this server does not know get RESOURCE_EXHAUSTED "
+        "and retry-after-ms, unchecked (known tokens from that address are still served; health checks "
+        "are never limited)",
+    )
+    serve.add_argument(
+        "--auth-failure-burst",
+        type=int,
+        default=DEFAULT_AUTH_FAILURE_BURST,
+        help=f"failed authentications one client address may cause at once, 1 to {MAX_RATE_BURST} "
+        "(default %(default)s)",
     )
     serve.add_argument(
         "--watches-per-token",

@@ -21,7 +21,9 @@ For every wrapped method it
    contextvars;
 2. resolves the ``authorization: Bearer`` token to a principal
    (:data:`~tablehost.api.auth.current_principal`) and takes one request from that token's
-   rate limit (:mod:`tablehost.api.rate_limit`); the token is checked before a malformed body
+   rate limit (:mod:`tablehost.api.rate_limit`); a failed authentication counts against the
+   peer address, and an address over that limit gets RESOURCE_EXHAUSTED, without a lookup,
+   for any token this process does not know; the token is checked before a malformed body
    is refused, so a request without a known token is UNAUTHENTICATED whatever its body, and a
    malformed one with a known token INVALID_ARGUMENT;
 3. maps any :class:`~tablehost.errors.TablehostError` to a gRPC status through
@@ -58,9 +60,9 @@ from google.protobuf.descriptor import Descriptor, ServiceDescriptor
 from google.protobuf.message import DecodeError
 
 from tablehost.api.auth import ADMIN, Principal, bearer_token, current_principal, hash_token
-from tablehost.api.faults import InvalidRequest
+from tablehost.api.faults import InvalidRequest, Unauthenticated
 from tablehost.api.metrics import Metrics
-from tablehost.api.rate_limit import RateLimiter, RateLimits
+from tablehost.api.rate_limit import AuthFailureLimiter, RateLimiter, RateLimits, peer_address
 from tablehost.api.registry import MatchRegistry
 from tablehost.errors import BudgetExceeded, GuestError, TablehostError
 
@@ -213,7 +215,8 @@ class RequestInterceptor:
     Args:
         registry: resolves bearer tokens to principals.
         metrics: counts requests by method and status (and rate-limit refusals).
-        rate_limits: the per-token request budget (default :class:`RateLimits`).
+        rate_limits: the per-token request budget and the per-address failed-authentication
+            budget (default :class:`RateLimits`).
         show_guest_output: tell every caller what a failing game said and printed (local
             development); by default only the admin is told, players get a log reference.
     """
@@ -228,7 +231,9 @@ class RequestInterceptor:
     ) -> None:
         self.registry = registry
         self.metrics = metrics
-        self.limiter = RateLimiter(rate_limits or RateLimits())
+        limits = rate_limits or RateLimits()
+        self.limiter = RateLimiter(limits)
+        self.auth_failures = AuthFailureLimiter(limits.auth_failures_per_s, limits.auth_failure_burst)
         self.show_guest_output = show_guest_output
 
     def wrap_servicer(self, servicer: Any, service: ServiceDescriptor) -> SimpleNamespace:
@@ -300,15 +305,47 @@ class RequestInterceptor:
         structlog.contextvars.bind_contextvars(
             method=method, match_id=cap(getattr(request, "match_id", ""), LOGGED_MATCH_ID_CHARS) or None
         )
-        token = bearer_token(context.invocation_metadata())
-        token_sha256 = hash_token(token)
-        self.limiter.take(token_sha256)  # before the lookup, which may ask a shared store
-        principal = self.registry.authenticate(token, token_sha256=token_sha256)
+        principal = self._authenticate(context)
         current_principal.set(principal)
         structlog.contextvars.bind_contextvars(seat=principal.label)
         if malformed is not None:
             raise malformed
         return request
+
+    def _authenticate(self, context: grpc.ServicerContext) -> Principal:
+        """The principal of the request's bearer token, within the token's rate and its
+        address's failed-authentication limit (:class:`AuthFailureLimiter`).
+
+        Raises:
+            Unauthenticated: no token or an unknown one (counted against the peer address).
+            RateLimited: the token is over its rate; or the peer address is over its failures
+                and the token is not one this process knows (``kind="auth"``; not looked up).
+        """
+        failures = self.auth_failures
+        peer, over_ms = None, None
+        if failures.tracking:  # a failure was counted lately: is this address over its budget?
+            peer = peer_address(context.peer())
+            over_ms = failures.over(peer)
+        try:
+            token = bearer_token(context.invocation_metadata())
+        except Unauthenticated:
+            if peer is not None and over_ms is not None:
+                raise failures.refusal(peer, over_ms) from None
+            failures.failed(peer or peer_address(context.peer()))
+            raise
+        token_sha256 = hash_token(token)
+        if peer is not None and over_ms is not None:
+            known = self.registry.known_principal(token_sha256)
+            if known is None:
+                raise failures.refusal(peer, over_ms)
+            self.limiter.take(token_sha256)
+            return known
+        self.limiter.take(token_sha256)  # before the lookup, which may ask a shared store
+        try:
+            return self.registry.authenticate(token, token_sha256=token_sha256)
+        except Unauthenticated:
+            failures.failed(peer or peer_address(context.peer()))
+            raise
 
     def _fail(self, exc: BaseException, context: grpc.ServicerContext) -> tuple[grpc.StatusCode, str | None]:
         """Log ``exc``, set the ``tablehost-code`` trailer; return the status and the log ref."""
@@ -333,7 +370,8 @@ class RequestInterceptor:
         if retry_after_ms is not None:
             trailing += (("retry-after-ms", str(retry_after_ms)),)
             if self.metrics is not None:
-                self.metrics.rate_limited.labels("watch" if exc.code.endswith("watchers") else "request").inc()
+                kind = getattr(exc, "kind", None) or ("watch" if exc.code.endswith("watchers") else "request")
+                self.metrics.rate_limited.labels(kind).inc()
         context.set_trailing_metadata(trailing)
         return status, ref
 

@@ -683,6 +683,14 @@ class MatchRegistry:
             raise Unauthenticated("unknown token")
         return principal
 
+    def known_principal(self, token_sha256: str) -> Principal | None:
+        """The principal of a token this process knows already (never asks the store), or None.
+
+        The request wrapper serves such tokens from an address over its failed-authentication
+        limit (:class:`~tablehost.api.rate_limit.AuthFailureLimiter`) without a store query.
+        """
+        return self._tokens.get(token_sha256)
+
     def _stored_principal(self, token_sha256: str) -> Principal | None:
         """The principal of a token another process created (shared stores), remembered once found."""
         seat = self.store.find_seat(token_sha256)
