@@ -65,17 +65,26 @@ def install(out: Path) -> None:
 
     original_unary = interceptors.RequestInterceptor._unary
 
-    def traced_unary(self: Any, method: str, behavior: Any) -> Any:
-        handle = original_unary(self, method, behavior)
+    def traced_unary(self: Any, method: str, behavior: Any, parse: Any) -> Any:
+        # The handler gets the request's bytes and parses them itself: its match id is read off
+        # the parsed request the behaviour receives, on the same thread.
+        seen = threading.local()
 
-        def traced(request: Any, context: Any) -> Any:
+        def behavior_seen(request: Any, context: Any) -> Any:
+            seen.match_id = getattr(request, "match_id", "")
+            return behavior(request, context)
+
+        handle = original_unary(self, method, behavior_seen, parse)
+
+        def traced(data: bytes, context: Any) -> Any:
+            seen.match_id = ""
             started, cpu = time.perf_counter(), time.thread_time()
             try:
-                return handle(request, context)
+                return handle(data, context)
             finally:
                 requests.append(
-                    (method, getattr(request, "match_id", ""), started, time.perf_counter(),
-                     time.thread_time() - cpu, threading.get_ident())
+                    (method, seen.match_id, started, time.perf_counter(), time.thread_time() - cpu,
+                     threading.get_ident())
                 )
 
         return traced

@@ -75,12 +75,23 @@ CASES: list[tuple[list[str], dict[str, str], str]] = [
             ("--rate-limit", "inf", "--rate-limit must be 0 to 1000000 requests/s, got inf"),
             ("--rate-limit", "1e300", "--rate-limit must be 0 to 1000000 requests/s"),
             ("--rate-burst", BIG, "--rate-burst must be 1 to 1000000"),
+            ("--auth-failure-rate", "-1", "--auth-failure-rate must be 0 to 1000000 per s, got -1.0"),
+            ("--auth-failure-rate", "nan", "--auth-failure-rate must be 0 to 1000000 per s, got nan (not a finite"),
+            ("--auth-failure-burst", "0", "--auth-failure-burst must be 1 to 1000000, got 0"),
             ("--watches-per-token", BIG, "--watches-per-token must be 1 to 1024"),
             ("--watches-per-token", "0", "--watches-per-token must be 1 to 1024"),
             ("--check-uploads", BIG, "--check-uploads must be 0 to 100000"),
             ("--switch-interval-ms", "0", "--switch-interval-ms must be 0.05 to 100 ms, got 0"),
             ("--switch-interval-ms", "nan", "--switch-interval-ms must be 0.05 to 100 ms, got nan"),
             ("--switch-interval-ms", BIG, "--switch-interval-ms must be 0.05 to 100 ms"),
+            # "-inf", "-nan", "-1e3" were read as options: "expected one argument"
+            ("--switch-interval-ms", "-inf", "--switch-interval-ms must be 0.05 to 100 ms, got -inf (not a finite"),
+            ("--switch-interval-ms", "inf", "--switch-interval-ms must be 0.05 to 100 ms, got inf (not a finite"),
+            ("--switch-interval-ms", "-nan", "--switch-interval-ms must be 0.05 to 100 ms, got nan (not a finite"),
+            ("--rate-limit", "-Infinity", "--rate-limit must be 0 to 1000000 requests/s, got -inf (not a finite"),
+            ("--rate-limit", "-1e3", "--rate-limit must be 0 to 1000000 requests/s, got -1000.0"),
+            ("--evict-after", "-inf", "--evict-after must be 0 to 2592000 s, got -inf (not a finite number)"),
+            ("--evict-after", "nan", "--evict-after must be 0 to 2592000 s, got nan (not a finite number)"),
             ("--check-players", "100000", "--check-players must be 1 to 64"),
             (
                 "--metrics-port",
@@ -131,6 +142,11 @@ CASES: list[tuple[list[str], dict[str, str], str]] = [
         )
         for value in ("inf", "nan", "1e+300")
     ],
+    (
+        ["bots", "--match", "m-1", "--tokens", "t", "--address", "127.0.0.1:1", "--timeout", "-inf"],
+        {},
+        "--timeout must be a positive number of seconds",  # was "expected one argument"
+    ),
     # Seeds are 64-bit everywhere (bots and demo took any number and cut it silently).
     (
         ["bots", "--match", "m-1", "--tokens", "t", "--address", "127.0.0.1:1", "--seed", "-1"],

@@ -55,8 +55,8 @@ def test_a_json_action_with_an_integer_past_64_bits_is_shown_as_given(choice: st
 
 
 def test_a_json_action_within_64_bits_is_kept_exact() -> None:
-    action = cli_remote._chosen_action('{"type": "space_click", "n": 18446744073709551615}', VIEW)
-    assert action == {"type": "space_click", "n": 2**64 - 1}
+    action = cli_remote._chosen_action('{"type": "piece_click", "space_id": "a", "index": 18446744073709551615}', VIEW)
+    assert action == {"type": "piece_click", "space_id": "a", "index": 2**64 - 1}
     assert cli_remote._chosen_action("0", VIEW) == {"type": "space_click", "space_id": "a"}
     assert cli_remote._chosen_action("undo", VIEW) == UNDO_ACTION
 

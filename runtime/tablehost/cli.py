@@ -23,7 +23,7 @@ from tablehost import logs
 from tablehost._stacks import on_big_stack
 from tablehost.bots import MAX_PLAYERS, is_search_bot, parse_bot_list
 from tablehost.cli_budgets import add_budget_options, describe_limits, limits_from_args
-from tablehost.cli_ranges import MAX_CHECK_GAMES, MAX_GAMES, MAX_PLIES, require_in_range
+from tablehost.cli_ranges import MAX_CHECK_GAMES, MAX_GAMES, MAX_PLIES, NUMBER_ARGUMENT, require_in_range
 from tablehost.conformance import check_module, format_report
 from tablehost.errors import TablehostError
 from tablehost.gcpolicy import tune_for_bot_jobs
@@ -430,6 +430,13 @@ class OneLineParser(argparse.ArgumentParser):
     and ``tablehost COMMAND: argument --OPTION: ... (see tablehost COMMAND --help)`` on standard
     error (the help gives each option's range); sub-parsers inherit the class.
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # argparse reads "-inf", "-nan" and "-1e3" as options ("expected one argument"); its
+        # pattern for a negative number is this private attribute (Python 3.8 to 3.13), which
+        # tests/test_cli_ranges.py checks through the command line.
+        self._negative_number_matcher = NUMBER_ARGUMENT
 
     def error(self, message: str) -> NoReturn:
         """Print ``message`` as one line naming this command and exit with status 2."""

@@ -12,6 +12,7 @@ The budget options' ranges (``--wall-ms`` ...) are in :data:`tablehost.cli_budge
 from __future__ import annotations
 
 import math
+import re
 
 MAX_GAMES = 10_000_000
 """``simulate --games``: every outcome is kept until the summary (about 360 bytes each: 3.6 GB
@@ -63,13 +64,23 @@ def require_in_range(option: str, value: float, least: float, most: float, unit:
 
     Raises:
         SystemExit: ``"tablehost: OPTION must be LEAST to MOST[ UNIT], got VALUE"`` (the CLI
-            prints it and exits with status 2).
+            prints it and exits with status 2); for ``nan``, ``inf`` or ``-inf`` followed by
+            ``" (not a finite number)"``.
     """
     finite = isinstance(value, int) or math.isfinite(value)  # an int may be too large for a float
     if not (finite and least <= value <= most):
         raise SystemExit(
             f"tablehost: {option} must be {_number(least)} to {_number(most)}{unit}, got {value}"
+            + ("" if finite else " (not a finite number)")
         )
+
+
+NUMBER_ARGUMENT = re.compile(r"-(?:(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?|inf(?:inity)?|nan)\Z", re.IGNORECASE)
+"""What an option's value may look like when it starts with ``-``: a negative number, with an
+exponent (``-1e3``) or not, or ``-inf`` / ``-infinity`` / ``-nan`` (what ``float`` reads).
+argparse's own pattern knows only ``-5`` and ``-.5``, so ``--switch-interval-ms -inf`` was
+"expected one argument": :class:`tablehost.cli.OneLineParser` uses this one, and the value then
+reaches the option's range check (:func:`require_in_range`). No option of ours looks like this."""
 
 
 def _number(value: float) -> str:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import grpc
 import orjson
 
+from tablehost.api.rate_limit import DEFAULT_AUTH_FAILURE_BURST, DEFAULT_AUTH_FAILURES_PER_S
 from tablehost.api.registry import MAX_SEATS
 from tablehost.api.validation import check_address
 from tablehost.bots import SearchBot, is_search_bot, make_bot, parse_bot_list
@@ -40,7 +41,7 @@ from tablehost.cli_ranges import (
     MIN_SWITCH_INTERVAL_MS,
     require_in_range,
 )
-from tablehost.client import ApiError, ServerUnreachable, TablehostClient
+from tablehost.client import ACTION_FIELDS, BUTTON_FIELDS, ApiError, ServerUnreachable, TablehostClient
 from tablehost.errors import ModuleError
 from tablehost.gcpolicy import DEFAULT_SWITCH_INTERVAL_MS
 from tablehost.limits import DEFAULT_LIMITS
@@ -263,6 +264,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
             str(args.rate_limit),
             "--rate-burst",
             str(args.rate_burst),
+            "--auth-failure-rate",
+            str(args.auth_failure_rate),
+            "--auth-failure-burst",
+            str(args.auth_failure_burst),
             "--watches-per-token",
             str(args.watches_per_token),
             "--check-uploads",
@@ -281,7 +286,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
             forwarded += ["--metrics-port", str(args.metrics_port)]
         return serve_processes(args.processes, args.listen, args.data, forwarded, http=args.http)
     try:
-        rate_limits = RateLimits(args.rate_limit, args.rate_burst)
+        rate_limits = RateLimits(
+            args.rate_limit, args.rate_burst, args.auth_failure_rate, args.auth_failure_burst
+        )
     except ValueError as exc:
         print(f"tablehost: {exc}", file=sys.stderr)
         return 2
@@ -318,6 +325,8 @@ def _check_serve_numbers(args: argparse.Namespace) -> None:
     require_in_range("--max-workers", args.max_workers, 1, MAX_REQUEST_THREADS)
     require_in_range("--rate-limit", args.rate_limit, 0, MAX_RATE_PER_S, " requests/s")
     require_in_range("--rate-burst", args.rate_burst, 1, MAX_RATE_BURST)
+    require_in_range("--auth-failure-rate", args.auth_failure_rate, 0, MAX_RATE_PER_S, " per s")
+    require_in_range("--auth-failure-burst", args.auth_failure_burst, 1, MAX_RATE_BURST)
     require_in_range("--watches-per-token", args.watches_per_token, 1, MAX_WATCHES_PER_TOKEN)
     require_in_range("--check-uploads", args.check_uploads, 0, MAX_CHECK_GAMES)
     require_in_range("--evict-after", args.evict_after, 0, MAX_EVICT_AFTER_S, " s")
@@ -565,9 +574,17 @@ def _chosen_action(choice: str, view: dict[str, Any]) -> dict[str, Any]:
     """The action ``choice`` names: an index into ``view["actions"]``, ``undo`` (the platform's
     undo), or an action as JSON (an object, or ``{"action": {...}}`` as `view --json` lists it).
 
+    Args:
+        choice: what the user typed after the match id.
+        view: the token's current view (its ``actions`` are what an index names).
+
+    Returns:
+        The action dict to submit (its shape is checked further by the client).
+
     Raises:
         SystemExit: no such index (saying why this token cannot act, when that is why), not
-            JSON, not an object, or an integer outside 64 bits (shown as given).
+            JSON, not an object, an integer outside 64 bits (shown as given), or a key no
+            action has (:func:`_refuse_unknown_keys`; the CLI exits 2).
     """
     if choice.strip().lower() == "undo":
         return dict(UNDO_ACTION)
@@ -588,7 +605,49 @@ def _chosen_action(choice: str, view: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(parsed, dict):
         raise SystemExit("tablehost: a JSON action must be an object")
     _check_integers(parsed, "action")
+    _refuse_unknown_keys(parsed)
     return dict(parsed.get("action", parsed))
+
+
+LISTED_ACTION_KEYS = ("action", "intent", "label")
+"""The keys of an entry of ``view --json``'s ``actions`` list, which ``act`` takes as given."""
+
+
+def _refuse_unknown_keys(parsed: dict[str, Any]) -> None:
+    """Refuse a JSON action with a key no action has (the API would drop it unseen).
+
+    Args:
+        parsed: the user's JSON object: an action (``{"type": ..., ...}``) or a listed entry
+            ``{"action": {...}, "intent"?, "label"?}``.
+
+    Raises:
+        SystemExit: ``"tablehost: a space_click has no key 'x' (its keys: type, space_id)"``, the
+            same for a button's keys (id, label, location, disabled) and a listed entry's
+            (action, intent, label), or a listed entry whose ``action`` is not an object. An
+            action of no known ``type`` passes here; the client refuses it naming the types.
+    """
+    action: Any = parsed
+    if "action" in parsed:
+        _no_keys_but(parsed, LISTED_ACTION_KEYS, "a listed action (view --json's actions[])")
+        action = parsed["action"]
+        if not isinstance(action, dict):
+            raise SystemExit("tablehost: the 'action' of a listed action must be an object")
+    kind = action.get("type")
+    fields = ACTION_FIELDS.get(kind) if isinstance(kind, str) else None
+    if fields is None:
+        return
+    _no_keys_but(action, ("type", *fields), f"a {kind}")
+    if isinstance(action.get("button"), dict):
+        _no_keys_but(action["button"], tuple(BUTTON_FIELDS), "a button")
+
+
+def _no_keys_but(value: dict[str, Any], keys: tuple[str, ...], what: str) -> None:
+    """SystemExit naming the keys of ``value`` outside ``keys`` (at most five, each cut to 40)."""
+    unknown = [key for key in value if key not in keys]
+    if unknown:
+        named = ", ".join(repr(key[:40]) for key in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
+        plural = "keys" if len(unknown) > 1 else "key"
+        raise SystemExit(f"tablehost: {what} has no {plural} {named} (its keys: {', '.join(keys)})")
 
 
 INT64_MIN = -(2**63)
@@ -1076,6 +1135,24 @@ def register(commands: Any) -> None:
         help=f"requests one token may send at once, 1 to {MAX_RATE_BURST} (default %(default)s)",
     )
     serve.add_argument(
+        "--auth-failure-rate",
+        type=float,
+        default=DEFAULT_AUTH_FAILURES_PER_S,
+        metavar="PER_S",
+        help="failed authentications (no token, an unknown one) per second one client address may cause, "
+        f"sustained, 0 to {MAX_RATE_PER_S:g} (0: no limit; default %(default)g); beyond it and "
+        "--auth-failure-burst, its requests with a token this server does not know get RESOURCE_EXHAUSTED "
+        "and retry-after-ms, unchecked (known tokens from that address are still served; health checks "
+        "are never limited)",
+    )
+    serve.add_argument(
+        "--auth-failure-burst",
+        type=int,
+        default=DEFAULT_AUTH_FAILURE_BURST,
+        help=f"failed authentications one client address may cause at once, 1 to {MAX_RATE_BURST} "
+        "(default %(default)s)",
+    )
+    serve.add_argument(
         "--watches-per-token",
         type=int,
         default=4,
@@ -1200,7 +1277,9 @@ def register(commands: Any) -> None:
     join.add_argument(
         "--seat", type=int, help=f"the seat (player id) wanted, 1 to {MAX_SEATS}; default the lowest open one"
     )
-    join.add_argument("--color", help="display colour (#rrggbb or a name)")
+    join.add_argument(
+        "--color", help="display colour: #rgb, #rrggbb (or with alpha) or a lowercase CSS colour name (navy)"
+    )
 
     _match_command(commands, "resign", "resign this seat token's seat", cmd_resign)
 

@@ -226,7 +226,9 @@ class TablehostClient:
             or, when this join filled the last seat, the started match's status.
 
         Raises:
-            ApiError: FAILED_PRECONDITION when the seat is taken or none is open.
+            ApiError: FAILED_PRECONDITION when the seat is taken or none is open;
+                INVALID_ARGUMENT for a ``player_id`` the match does not have (the details name
+                its seats, ``1 to N``).
         """
         request = pb.JoinMatchRequest(match_id=match_id, username=username, color=color)
         if player_id is not None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tablehost.errors import MatchError
+from tablehost.errors import MatchError, TablehostError
 from tablehost.history import RECORD_FORMAT, PlayerInfo
 from tablehost.types import PlayerId
 
@@ -28,6 +28,13 @@ class SeatTaken(MatchError):
     """JoinMatch found the chosen seat taken, no seat open, or the match already started."""
 
     code = "match/seat_taken"
+
+
+class NoSuchSeat(TablehostError):
+    """JoinMatch asked for a seat the match does not have (0, negative, past its last seat): a
+    malformed request (``request/invalid``, INVALID_ARGUMENT / HTTP 400), not a taken seat."""
+
+    code = "request/invalid"
 
 
 @dataclass
@@ -91,7 +98,9 @@ class PendingMatch:
             A copy of the seat with ``username`` set.
 
         Raises:
-            SeatTaken: the seat is taken or does not exist, or no seat is open.
+            NoSuchSeat: ``player_id`` is not one of the seats (1 to the seat count):
+                ``"seat 0 does not exist: match m-... has seats 1 to 2"``.
+            SeatTaken: the seat is taken, or no seat is open.
         """
         if player_id is None:
             if self.full:
@@ -99,8 +108,8 @@ class PendingMatch:
             player_id = self.open_seats[0]
         seat = next((s for s in self.seats if s.player_id == player_id), None)
         if seat is None:
-            raise SeatTaken(
-                f"match {self.match_id} has no seat {player_id} (seats 1..{len(self.seats)})",
+            raise NoSuchSeat(
+                f"seat {player_id} does not exist: match {self.match_id} has seats 1 to {len(self.seats)}",
                 match_id=self.match_id,
             )
         if not seat.open:

@@ -9,7 +9,8 @@ gRPC status::
     ├── Unauthenticated     auth/unauthenticated     no token, or a token the server does not know
     ├── PermissionDenied    auth/permission_denied   a known token used beyond its rights
     ├── TooManyWatchers     request/too_many_watchers the token or the server has all its watch streams open
-    ├── RateLimited         request/rate_limited     the token sent more requests per second than allowed
+    ├── RateLimited         request/rate_limited     the token sent more requests per second than allowed,
+    │                                                or its address failed authentication too often
     └── ResponseTooLarge    response/too_large       the answer is over the server's message size limit
 """
 
@@ -57,17 +58,21 @@ class TooManyWatchers(TablehostError):
 
 
 class RateLimited(TablehostError):
-    """A request beyond its token's rate (:mod:`tablehost.api.rate_limit`).
+    """A request beyond its token's rate, or from an address with too many failed
+    authentications (:mod:`tablehost.api.rate_limit`).
 
-    ``retry_after_ms``: milliseconds until the token may send one more request.
+    ``retry_after_ms``: milliseconds until one more request is allowed. ``kind``: which limit,
+    ``"request"`` (the token's) or ``"auth"`` (the address's failures): the label of
+    ``tablehost_rate_limited_total``.
     """
 
     code = "request/rate_limited"
     retry_after_ms: int = 1000
 
-    def __init__(self, message: str, *, retry_after_ms: int = 1000) -> None:
+    def __init__(self, message: str, *, retry_after_ms: int = 1000, kind: str = "request") -> None:
         super().__init__(message)
         self.retry_after_ms = retry_after_ms
+        self.kind = kind
 
 
 class ResponseTooLarge(TablehostError):

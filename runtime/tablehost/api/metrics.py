@@ -29,7 +29,7 @@ metric                                 type       labels, meaning
                                                   inside handlers (auth, registry, guest, store,
                                                   views); the rest of the process's CPU is grpc,
                                                   its threads and the background threads
-``rate_limited_total``                 counter    ``kind`` (request, watch): refused by a rate limit
+``rate_limited_total``                 counter    ``kind`` (request, watch, auth): refused by a rate limit
 ``gc_pause_seconds``                   histogram  ``generation`` (0, 1, 2): one garbage collection
                                                   (every thread waits for it: the interpreter lock)
 =====================================  =========  ===========================================

@@ -697,6 +697,14 @@ class MatchRegistry:
             raise Unauthenticated("unknown token")
         return principal
 
+    def known_principal(self, token_sha256: str) -> Principal | None:
+        """The principal of a token this process knows already (never asks the store), or None.
+
+        The request wrapper serves such tokens from an address over its failed-authentication
+        limit (:class:`~tablehost.api.rate_limit.AuthFailureLimiter`) without a store query.
+        """
+        return self._tokens.get(token_sha256)
+
     def _stored_principal(self, token_sha256: str) -> Principal | None:
         """The principal of a token another process created (shared stores), remembered once found."""
         seat = self.store.find_seat(token_sha256)
@@ -1022,7 +1030,8 @@ class MatchRegistry:
             PermissionDenied: a seat token, or another match's token.
             UnknownMatch: no such match.
             SeatTaken: the seat is taken, no seat is open, or the match already started.
-            InvalidRequest: a bad name or colour.
+            InvalidRequest: a bad name or colour; ``NoSuchSeat`` (:mod:`tablehost.lobby`, code
+                ``request/invalid``) for a ``player_id`` outside the match's seats.
             GuestError: the game's setup failed on the last join (the seat stays open).
         """
         if principal.kind == "seat" or (principal.match_id is not None and principal.match_id != match_id):

@@ -35,7 +35,6 @@ from grpc_reflection.v1alpha import reflection
 from tablehost import logs
 from tablehost._stacks import BigStackExecutor
 from tablehost.api._pb import tablehost_pb2 as pb
-from tablehost.api._pb import tablehost_pb2_grpc as pb_grpc
 from tablehost.api.auth import ensure_admin_token
 from tablehost.api.bind import bind_port
 from tablehost.api.interceptors import RequestInterceptor
@@ -123,18 +122,14 @@ def create_server(
     )
     wrapper = RequestInterceptor(registry, metrics, rate_limits, show_guest_output=show_guest_output)
     services = pb.DESCRIPTOR.services_by_name
-    pb_grpc.add_ModuleServiceServicer_to_server(  # type: ignore[no-untyped-call]
-        wrapper.wrap_servicer(ModuleServicer(registry), services["ModuleService"]), server
-    )
+    wrapper.add_to_server(ModuleServicer(registry), services["ModuleService"], server)
     slots = WatchSlots(
         watch_share(max_workers) if max_watchers is None else max_watchers, per_token=watches_per_token
     )
     if metrics is not None:
         metrics.watch_streams.set_function(lambda: slots.open)
     match_servicer = MatchServicer(registry, slots, max_response_bytes=max_response_bytes)
-    pb_grpc.add_MatchServiceServicer_to_server(  # type: ignore[no-untyped-call]
-        wrapper.wrap_servicer(match_servicer, services["MatchService"]), server
-    )
+    wrapper.add_to_server(match_servicer, services["MatchService"], server)
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     _follow_store_health(registry, health_servicer, metrics, health_interval_s)

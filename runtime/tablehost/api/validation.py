@@ -11,7 +11,6 @@ import re
 from tablehost.api.faults import InvalidRequest
 
 USERNAME_MAX_CHARS = 64
-COLOR_MAX_CHARS = 32
 MODULE_NAME_MAX_CHARS = 200
 """The ``modules.name`` column is ``VARCHAR(200)`` (:mod:`tablehost.store`)."""
 
@@ -19,8 +18,30 @@ MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 """Largest message the server sends and the client receives, bytes (views, records, lists).
 grpc's own default (4 MiB on receive) is below what a long match's record can reach."""
 
-_COLOR = re.compile(r"[A-Za-z0-9#]{1,32}")
-"""A colour: a short name or CSS-like ``#rgb`` / ``#rrggbb`` (which this pattern covers)."""
+_HEX_COLOR = re.compile(r"#(?:[0-9A-Fa-f]{3,4}|[0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})")
+"""CSS's hex colours: ``#rgb``, ``#rgba``, ``#rrggbb``, ``#rrggbbaa`` (either case)."""
+
+_CSS_COLOR_WORDS = """
+aliceblue antiquewhite aqua aquamarine azure beige bisque black blanchedalmond blue blueviolet
+brown burlywood cadetblue chartreuse chocolate coral cornflowerblue cornsilk crimson cyan darkblue
+darkcyan darkgoldenrod darkgray darkgreen darkgrey darkkhaki darkmagenta darkolivegreen darkorange
+darkorchid darkred darksalmon darkseagreen darkslateblue darkslategray darkslategrey darkturquoise
+darkviolet deeppink deepskyblue dimgray dimgrey dodgerblue firebrick floralwhite forestgreen
+fuchsia gainsboro ghostwhite gold goldenrod gray green greenyellow grey honeydew hotpink indianred
+indigo ivory khaki lavender lavenderblush lawngreen lemonchiffon lightblue lightcoral lightcyan
+lightgoldenrodyellow lightgray lightgreen lightgrey lightpink lightsalmon lightseagreen
+lightskyblue lightslategray lightslategrey lightsteelblue lightyellow lime limegreen linen magenta
+maroon mediumaquamarine mediumblue mediumorchid mediumpurple mediumseagreen mediumslateblue
+mediumspringgreen mediumturquoise mediumvioletred midnightblue mintcream mistyrose moccasin
+navajowhite navy oldlace olive olivedrab orange orangered orchid palegoldenrod palegreen
+paleturquoise palevioletred papayawhip peachpuff peru pink plum powderblue purple rebeccapurple
+red rosybrown royalblue saddlebrown salmon sandybrown seagreen seashell sienna silver skyblue
+slateblue slategray slategrey snow springgreen steelblue tan teal thistle tomato turquoise violet
+wheat white whitesmoke yellow yellowgreen
+"""
+CSS_COLOR_NAMES = frozenset(_CSS_COLOR_WORDS.split())
+"""The 148 named colours of CSS Color Module Level 4, lowercase (the form the web table draws:
+``render.js`` takes a lowercase name or a hex colour and ignores anything else)."""
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
@@ -42,19 +63,29 @@ def check_username(username: str) -> str:
 
 
 def check_color(color: str) -> str:
-    """Return ``color`` if the API accepts it.
+    """Return ``color`` if it is a seat colour the API accepts.
+
+    A seat's colour reaches every view and the web table, which draws it as a CSS colour; so a
+    colour is one the table can draw as given, or empty.
 
     Args:
-        color: empty (the server picks one), ``#rgb``, ``#rrggbb`` or a short name of at most
-            32 characters from ``[A-Za-z0-9#]`` (``red``, ``navy``).
+        color: empty (the server picks one from its palette); a CSS hex colour ``#rgb``,
+            ``#rgba``, ``#rrggbb`` or ``#rrggbbaa`` (digits of either case: ``#c0392b``,
+            ``#A1B``); or one of the 148 CSS colour names in lowercase (:data:`CSS_COLOR_NAMES`:
+            ``red``, ``navy``, ``rebeccapurple``).
+
+    Returns:
+        ``color`` unchanged.
 
     Raises:
-        InvalidRequest: anything else.
+        InvalidRequest: anything else (``#12345``, ``#gggggg``, ``Red``, ``reddish``,
+            ``red; background: url(x)``), naming the forms accepted.
     """
-    if color and not _COLOR.fullmatch(color):
+    if color and not (_HEX_COLOR.fullmatch(color) or color in CSS_COLOR_NAMES):
+        hint = " (colour names are lowercase)" if color.lower() in CSS_COLOR_NAMES else ""
         raise InvalidRequest(
-            f"a color is empty, #rgb, #rrggbb or a name of at most {COLOR_MAX_CHARS} letters and digits; "
-            f"got {color[:40]!r}"
+            "a color is empty (the server's palette), #rgb, #rgba, #rrggbb, #rrggbbaa or a CSS colour "
+            f"name such as red or navy{hint}; got {color[:40]!r}"
         )
     return color
 

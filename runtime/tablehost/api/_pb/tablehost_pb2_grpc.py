@@ -292,7 +292,9 @@ class MatchServiceServicer:
         """Take an open seat of a WAITING match: the chosen one, or the lowest open
         one. The admin token, or the match's spectator token (the invitation).
         Returns that seat's token. Concurrent joins get distinct seats; a join
-        that finds the seat taken or no seat open gets FAILED_PRECONDITION.
+        that finds the seat taken or no seat open gets FAILED_PRECONDITION; a
+        player_id the match does not have (0, past its last seat) gets
+        INVALID_ARGUMENT naming the seats ("has seats 1 to N").
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
