@@ -49,7 +49,6 @@ from tablehost.api.server_bots import (
     check_bot_fits,
     check_bot_name,
     decide,
-    is_search_bot,
     needs_sampler,
     next_bot,
     play_bots,
@@ -65,6 +64,7 @@ from tablehost.api.stored_matches import (
 )
 from tablehost.api.timekeeper import Timekeeper
 from tablehost.api.validation import check_color, check_module_name, check_username
+from tablehost.bots import is_search_bot
 from tablehost.clocks import Clocks, Heartbeat, TimeControl, iso_to_ms, now_ms
 from tablehost.conformance import check_module
 from tablehost.errors import GuestError, ModuleError, PatchError, RecordError, TablehostError, UnknownMatch

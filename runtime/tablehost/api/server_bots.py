@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import structlog
 
 from tablehost.api.faults import InvalidRequest
-from tablehost.bots import SEARCH_BOTS, SearchBot, make_bot
+from tablehost.bots import SEARCH_BOTS, SearchBot, is_search_bot, make_bot
 from tablehost.errors import GuestError
 from tablehost.guest import GuestPool
 from tablehost.match import Match
@@ -52,12 +52,17 @@ def check_bot_name(name: str) -> str:
     Raises:
         InvalidRequest: an unknown name or too many iterations.
     """
+    iterations = (f"bot {name!r}: a server bot searches at least 1 and at most {MAX_BOT_ITERATIONS} iterations "
+                  f"a decision, e.g. {name.partition(':')[0]}:200")
     try:
         bot = make_bot(name)
     except ValueError as exc:
+        base, colon, count = name.partition(":")
+        if base in SEARCH_BOTS and colon and count:  # the iterations are what is wrong
+            raise InvalidRequest(iterations) from exc
         raise InvalidRequest(str(exc)) from exc
     if isinstance(bot, SearchBot) and bot.iterations > MAX_BOT_ITERATIONS:
-        raise InvalidRequest(f"bot {name!r}: a server bot searches at most {MAX_BOT_ITERATIONS} iterations")
+        raise InvalidRequest(iterations)
     return name
 
 
@@ -119,11 +124,6 @@ def next_bot(match: Match) -> PlayerId | None:
                 and any(a.get("intent") != "undo" for a in match.actions_for(player_id))):
             return player_id
     return None
-
-
-def is_search_bot(name: str) -> bool:
-    """Whether bot ``name`` (one :func:`check_bot_name` accepted) searches (``mcts:N``, ``ismcts:N``)."""
-    return name.partition(":")[0] in SEARCH_BOTS
 
 
 @dataclass(frozen=True)
