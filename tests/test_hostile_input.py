@@ -330,3 +330,34 @@ def test_the_failure_limit_forgets_every_address_once_all_have_refilled() -> Non
     now[0] += 0.5
     assert not limiter.tracking and limiter.over("ipv4:1.2.3.4") is None  # forgotten: no cost per request
     assert AuthFailureLimiter(per_s=0, burst=1).over("x") is None
+
+
+@pytest.mark.parametrize(
+    ("choice", "says"),
+    [
+        ('{"type":"space_click","space_id":"b1","x":' + "[" * 1500 + "]" * 1500 + "}",
+         "the JSON action nests 1501 levels deep; an action nests at most 32"),
+        ("{" * 100_000, "the JSON action nests 100000 levels deep"),
+        ('{"type": "space_click", "space_id": "[[[[' + "[" * 100 + '"}', "has no key"),  # brackets in a string
+        ("[" * 32 + "]" * 32, "a JSON action must be an object"),  # deep enough to parse, still refused
+        ("{" + "x" * 5000, "... (5001 characters) is neither an action index nor JSON"),
+    ],
+    ids=["1500-deep", "100000-open", "brackets-in-a-string", "32-deep", "long-not-json"],
+)
+def test_act_refuses_deeply_nested_json_with_one_line_and_sends_nothing(
+    host: Host, capsys: pytest.CaptureFixture[str], choice: str, says: str
+) -> None:
+    """`tablehost act` with JSON nested 1500 deep died of a RecursionError traceback (exit 1)."""
+    from tablehost import cli
+
+    created = host.admin.create_match(host.module_id, ["ann", "bob"])
+    match_id, token = created["match_id"], created["seats"][0]["token"]
+    before = host.admin.view(match_id)["version"]
+    if "has no key" in says:  # a string full of brackets is no nesting: the action is parsed
+        choice = choice.replace('"}', '", "x": 1}')
+    status = cli.main(["act", match_id, choice, "--address", host.address, "--token", token])
+    err = capsys.readouterr().err
+    assert status == 2, err
+    assert says in err and "Traceback" not in err and len(err.splitlines()) == 1, err[:500]
+    assert len(err) < 600
+    assert host.admin.view(match_id)["version"] == before

@@ -582,8 +582,9 @@ def _chosen_action(choice: str, view: dict[str, Any]) -> dict[str, Any]:
         The action dict to submit (its shape is checked further by the client).
 
     Raises:
-        SystemExit: no such index (saying why this token cannot act, when that is why), not
-            JSON, not an object, an integer outside 64 bits (shown as given), or a key no
+        SystemExit: no such index (saying why this token cannot act, when that is why), JSON
+            nested deeper than :data:`MAX_ACTION_JSON_DEPTH` (checked before it is parsed: the
+            decoder would recurse into a RecursionError), not JSON, not an object, an integer outside 64 bits (shown as given), or a key no
             action has (:func:`_refuse_unknown_keys`; the CLI exits 2).
     """
     if choice.strip().lower() == "undo":
@@ -596,12 +597,18 @@ def _chosen_action(choice: str, view: dict[str, Any]) -> dict[str, Any]:
                 raise SystemExit(f"tablehost: {reason}")
             raise SystemExit(f"tablehost: no action [{index}]; this view offers {len(view['actions'])}")
         return dict(view["actions"][index]["action"])
+    depth = json_nesting_depth(choice)
+    if depth > MAX_ACTION_JSON_DEPTH:
+        raise SystemExit(
+            f"tablehost: the JSON action nests {depth} levels deep; an action nests at most "
+            f"{MAX_ACTION_JSON_DEPTH}"
+        )
     try:
         # The standard library keeps integers exact (orjson turns one past 64 bits into a float,
         # which an error message would then show as 1e+23); NaN and Infinity are not JSON.
         parsed = json.loads(choice, parse_constant=_no_constant)
-    except (json.JSONDecodeError, ValueError):
-        raise SystemExit(f"tablehost: {choice!r} is neither an action index nor JSON") from None
+    except (json.JSONDecodeError, ValueError, RecursionError):
+        raise SystemExit(f"tablehost: {_shown(choice)} is neither an action index nor JSON") from None
     if not isinstance(parsed, dict):
         raise SystemExit("tablehost: a JSON action must be an object")
     _check_integers(parsed, "action")
@@ -648,6 +655,51 @@ def _no_keys_but(value: dict[str, Any], keys: tuple[str, ...], what: str) -> Non
         named = ", ".join(repr(key[:40]) for key in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
         plural = "keys" if len(unknown) > 1 else "key"
         raise SystemExit(f"tablehost: {what} has no {plural} {named} (its keys: {', '.join(keys)})")
+
+
+MAX_ACTION_JSON_DEPTH = 32
+"""Deepest nesting of objects and arrays ``act`` parses (an action nests 3: a listed entry, its
+action, a button); deeper is refused before the decoder recurses."""
+
+SHOWN_INPUT_CHARS = 200
+"""Longest piece of the user's input a refusal echoes (longer is cut, saying how long it was)."""
+
+
+def _shown(text: str) -> str:
+    """``repr(text)``, cut to :data:`SHOWN_INPUT_CHARS` characters with its length when longer."""
+    if len(text) <= SHOWN_INPUT_CHARS:
+        return repr(text)
+    return f"{text[:SHOWN_INPUT_CHARS]!r}... ({len(text)} characters)"
+
+
+def json_nesting_depth(text: str) -> int:
+    """How deep objects and arrays nest in ``text``, without parsing it (linear, no recursion).
+
+    Args:
+        text: JSON or not; brackets inside strings (with their escapes) do not count.
+
+    Returns:
+        The greatest number of ``[``/``{`` open at once: 0 for a scalar, 1 for ``{"a": 1}``. Text
+        that is not JSON gets a number too; the decoder refuses it afterwards.
+    """
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
 
 
 INT64_MIN = -(2**63)
