@@ -24,7 +24,7 @@ import orjson
 
 from tablehost.api.rate_limit import DEFAULT_AUTH_FAILURE_BURST, DEFAULT_AUTH_FAILURES_PER_S
 from tablehost.api.registry import MAX_SEATS
-from tablehost.api.validation import check_address
+from tablehost.api.validation import check_address, check_token
 from tablehost.bots import SearchBot, is_search_bot, make_bot, parse_bot_list
 from tablehost.cli_budgets import add_budget_options, budget_argv, limits_from_args
 from tablehost.cli_ranges import (
@@ -116,15 +116,28 @@ def _match_command(
 
 
 def _token(args: argparse.Namespace) -> str:
+    """The token a client command sends: ``--token`` (default ``$TABLEHOST_TOKEN``), else the
+    ``--token-file``'s text, stripped.
+
+    Raises:
+        SystemExit: no token anywhere, or one grpc cannot send (not 1 to 256 printable ASCII
+            characters without spaces, :func:`~tablehost.api.validation.check_token`), naming
+            where it came from but not echoing it; before any connection (the CLI exits 2).
+    """
     if args.token:
-        return str(args.token)
+        token, source = str(args.token), "--token (or $TABLEHOST_TOKEN)"
+    else:
+        try:
+            token, source = Path(args.token_file).read_text().strip(), f"the token file {args.token_file}"
+        except (OSError, UnicodeDecodeError):
+            raise SystemExit(
+                f"tablehost: no token: pass --token, set TABLEHOST_TOKEN, or point --token-file at the "
+                f"server's admin_token (tried {args.token_file})"
+            ) from None
     try:
-        return Path(args.token_file).read_text().strip()
-    except OSError:
-        raise SystemExit(
-            f"tablehost: no token: pass --token, set TABLEHOST_TOKEN, or point --token-file at the server's "
-            f"admin_token (tried {args.token_file})"
-        ) from None
+        return check_token(token)
+    except ValueError as exc:
+        raise SystemExit(f"tablehost: {source}: {exc}") from None
 
 
 def _guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
@@ -1105,6 +1118,11 @@ def cmd_bots(args: argparse.Namespace) -> int:
     tokens = [t.strip() for t in args.tokens.split(",") if t.strip()]
     if not tokens:
         raise SystemExit("tablehost: --tokens needs at least one seat token")
+    for number, token in enumerate(tokens, 1):
+        try:
+            check_token(token)
+        except ValueError as exc:
+            raise SystemExit(f"tablehost: --tokens: token {number}: {exc}") from None
     if args.timeout <= 0:
         raise SystemExit("tablehost: --timeout must be a positive number of seconds")
     require_in_range("--timeout", args.timeout, 0, MAX_GIVE_UP_S, " s")

@@ -106,6 +106,43 @@ def check_module_name(name: str) -> str:
     return name
 
 
+MAX_TOKEN_CHARS = 256
+"""Longest bearer token a client sends. The server issues 47 characters (``ths_`` + 43 url-safe,
+``auth.new_token``); grpc refuses metadata over 8 KiB with its own error dump."""
+
+
+def check_token(token: str) -> str:
+    """Refuse a bearer token grpc cannot send, before any connection.
+
+    grpc sends ``authorization`` metadata as printable ASCII only: a token with ``é``, a control
+    character or a space failed as ``INTERNAL: Invalid metadata`` (after grpc printed its
+    C-core dump), a 10 KB one as RESOURCE_EXHAUSTED, and the server never saw either.
+
+    Args:
+        token: the token as given (``--token``, ``$TABLEHOST_TOKEN``, a token file).
+
+    Returns:
+        ``token``, unchanged.
+
+    Raises:
+        ValueError: empty, longer than :data:`MAX_TOKEN_CHARS`, or with a character outside
+            printable ASCII ``!``..``~`` (a space, a control character, anything non-ASCII);
+            the message names the character's position and code point, never the token.
+    """
+    if not 1 <= len(token) <= MAX_TOKEN_CHARS:
+        raise ValueError(
+            f"a token has 1 to {MAX_TOKEN_CHARS} characters, this one has {len(token)} "
+            "(the server issues 47: ths_..., thv_..., tha_...)"
+        )
+    for position, char in enumerate(token, 1):
+        if not "!" <= char <= "~":
+            raise ValueError(
+                f"a token is printable ASCII without spaces; character {position} of this one is "
+                f"U+{ord(char):04X}"
+            )
+    return token
+
+
 def check_address(address: str, *, listening: bool = False) -> tuple[str, int]:
     """Split a ``host:port`` address, refusing what grpc would misread.
 
