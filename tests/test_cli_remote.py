@@ -338,3 +338,45 @@ def test_a_token_grpc_cannot_send_is_refused_before_any_connection(tmp_path: Pat
         assert reached.returncode == 1 and "no tablehost server answers" in reached.stderr, reached.stderr
     with pytest.raises(ValueError, match="character 5 of this one is U\\+00E9"):
         TablehostClient("127.0.0.1:1", "ths_é")
+
+
+def run_main_cases(cases: list[tuple[list[str], str]]) -> None:
+    """Run each argv through ``cli.main`` in one child: each exits 2 with its message, no traceback."""
+    from test_cli_ranges import CHILD
+
+    result = subprocess.run(
+        [sys.executable, "-c", CHILD],
+        input=orjson.dumps([[argv, {}] for argv, _ in cases]),
+        capture_output=True,
+        env=_env(),
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr.decode()
+    for (argv, says), (code, err, _) in zip(cases, orjson.loads(result.stdout), strict=True):
+        assert code == 2 and says in err and "Traceback" not in err, (argv, err[:300])
+
+
+def test_digits_other_than_ascii_are_refused() -> None:
+    """`--bot 2=mcts:１０` made a working bot recorded as 'mcts:１０' and `--option
+    target_score=９９` was taken as 99 (Python's int reads fullwidth digits): one line, exit 2."""
+    from test_cli_ranges import TTT
+
+    nowhere = ["--address", "127.0.0.1:1", "--token", "ths_x"]  # refused before anything is sent
+    run_main_cases([
+        (["play", TTT, "--players", "2", "--bots", "mcts:１０,random"],
+         "bot 'mcts:１０': the iterations must be a whole number from 1 to 10000000 in ASCII digits 0-9"),
+        (["play", TTT, "--players", "2", "--bots", "mcts:٣"], "ASCII digits 0-9"),  # Arabic-Indic 3
+        (["create", "m", "--players", "2", "--option", "target_score=９９", *nowhere],
+         "--option target_score='９９': write the number in ASCII digits 0-9"),
+        (["create", "m", "--players", "2", "--bot", "２=random", *nowhere], "is not SEAT=NAME"),
+    ])
+    from tablehost.bots import make_bot
+    from tablehost.cli import parse_options
+
+    assert parse_options(["n=-5", "score=99", "name=é", "flag=true"]) == {
+        "n": -5, "score": 99, "name": "é", "flag": True  # a string that is no number stays a string
+    }
+    assert make_bot("mcts:10").iterations == 10  # type: ignore[union-attr]
+    with pytest.raises(ValueError, match="ASCII digits"):
+        make_bot("ismcts:１０")

@@ -361,3 +361,13 @@ def test_act_refuses_deeply_nested_json_with_one_line_and_sends_nothing(
     assert says in err and "Traceback" not in err and len(err.splitlines()) == 1, err[:500]
     assert len(err) < 600
     assert host.admin.view(match_id)["version"] == before
+
+
+def test_a_server_bot_with_digits_other_than_ascii_is_invalid_argument(host: Host) -> None:
+    """CreateMatch's server bot 'mcts:１０' played as mcts:10 and was recorded under that name."""
+    with pytest.raises(ApiError) as refused:
+        host.admin.create_match(host.module_id, ["ann", "bob"], bots={2: "mcts:１０"})
+    assert refused.value.status == grpc.StatusCode.INVALID_ARGUMENT
+    assert "the iterations must be a whole number from 1 to 10000000 in ASCII digits 0-9" in refused.value.details
+    created = host.admin.create_match(host.module_id, ["ann", "bob"], bots={2: "mcts:10"})
+    assert created["match_id"]

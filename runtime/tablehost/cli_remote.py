@@ -414,12 +414,13 @@ def parse_seat_bots(pairs: list[str], players: int) -> dict[int, str]:
     """``--bot SEAT=NAME`` values as seat number (1-based) -> bot name; the server checks the name.
 
     Raises:
-        SystemExit: not SEAT=NAME, a seat outside 1..players, or a seat given twice.
+        SystemExit: not SEAT=NAME (the seat in ASCII digits), a seat outside 1..players, or a
+            seat given twice.
     """
     bots: dict[int, str] = {}
     for pair in pairs:
         seat, equals, name = pair.partition("=")
-        if not equals or not seat.strip().isdigit() or not name.strip():
+        if not equals or not (seat.strip().isascii() and seat.strip().isdigit()) or not name.strip():
             raise SystemExit(f"tablehost: --bot {pair!r} is not SEAT=NAME (e.g. 2=mcts:200)")
         number = int(seat)
         if not 1 <= number <= players or number in bots:
@@ -602,7 +603,7 @@ def _chosen_action(choice: str, view: dict[str, Any]) -> dict[str, Any]:
     """
     if choice.strip().lower() == "undo":
         return dict(UNDO_ACTION)
-    if choice.strip().lstrip("-").isdigit():
+    if choice.strip().isascii() and choice.strip().lstrip("-").isdigit():
         index = int(choice)
         if not 0 <= index < len(view["actions"]):
             reason = why_no_action(view)
