@@ -380,3 +380,19 @@ def test_digits_other_than_ascii_are_refused() -> None:
     assert make_bot("mcts:10").iterations == 10  # type: ignore[union-attr]
     with pytest.raises(ValueError, match="ASCII digits"):
         make_bot("ismcts:１０")
+
+
+def test_an_option_given_twice_is_refused() -> None:
+    """`--option misere=true --option misere=false` played misere=false without a word."""
+    from test_cli_ranges import TTT
+
+    nowhere = ["--address", "127.0.0.1:1", "--token", "ths_x"]  # refused before anything is sent
+    twice = "--option 'misere' is given twice; give each option once"
+    run_main_cases([
+        (["play", TTT, "--players", "2", "--bots", "random", "--option", "misere=true", "--option", "misere=false"],
+         twice),
+        (["create", "m", "--players", "2", "--option", "misere=true", "--option", "misere=true", *nowhere], twice),
+    ])
+    from tablehost.cli import parse_options
+
+    assert parse_options(["misere=true", "target_score=50"]) == {"misere": True, "target_score": 50}

@@ -136,7 +136,8 @@ def parse_options(pairs: Sequence[str]) -> dict[str, Any]:
         as an int, anything else as the string given.
 
     Raises:
-        SystemExit: a pair without ``=`` or without a key; a number in digits other than
+        SystemExit: a pair without ``=`` or without a key; a key given twice (the last won
+            silently, even ``misere=true`` then ``misere=false``); a number in digits other than
             ASCII ``0-9`` (``９９``, ``٩٩``: Python's ``int`` reads them, so
             ``target_score=９９`` became 99). The CLI exits 2.
     """
@@ -145,6 +146,8 @@ def parse_options(pairs: Sequence[str]) -> dict[str, Any]:
         key, equals, text = pair.partition("=")
         if not equals or not key:
             raise SystemExit(f"tablehost: --option {pair!r} is not KEY=VALUE")
+        if key in options:
+            raise SystemExit(f"tablehost: --option {key[:100]!r} is given twice; give each option once")
         value: Any = text
         if text in ("true", "false"):
             value = text == "true"
