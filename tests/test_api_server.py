@@ -389,6 +389,21 @@ def test_a_clock_over_a_year_is_refused_and_nothing_is_created(host: Host) -> No
     assert created["match_id"]
 
 
+def test_a_clock_under_a_second_is_refused_and_nothing_is_created(host: Host) -> None:
+    """main_ms or per_move_ms of 1 ended the match on time at the first view."""
+    before = len(host.admin.list_matches())
+    for control, says in [
+        ({"main_ms": 1}, "time_control: main_ms is at least 1000 ms, got 1"),
+        ({"main_ms": 999, "increment_ms": 5000}, "main_ms is at least 1000 ms, got 999"),
+        ({"per_move_ms": 1}, "time_control: per_move_ms is at least 1000 ms, got 1"),
+    ]:
+        error = refused(lambda c: host.admin.create_match(host.module_id, ["ann", "bob"], time_control=c), control)
+        assert error.status == grpc.StatusCode.INVALID_ARGUMENT and says in error.details, error.details
+    assert len(host.admin.list_matches()) == before
+    for control in ({"main_ms": 1000, "increment_ms": 1}, {"per_move_ms": 1000}, {}):
+        assert host.admin.create_match(host.module_id, ["ann", "bob"], time_control=control)["match_id"]
+
+
 def test_create_match_refuses_seats_it_would_drop_and_sends_nothing(host: Host) -> None:
     """A bot or open seat numbered past the usernames was silently dropped (the match started
     with every seat a person's)."""

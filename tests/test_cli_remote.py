@@ -396,3 +396,16 @@ def test_an_option_given_twice_is_refused() -> None:
     from tablehost.cli import parse_options
 
     assert parse_options(["misere=true", "target_score=50"]) == {"misere": True, "target_score": 50}
+
+
+def test_a_clock_under_a_second_is_refused() -> None:
+    """`--clock 0.001` and `--clock 1e-300` were taken: the match ended on time at the first view."""
+    nowhere = ["--address", "127.0.0.1:1", "--token", "ths_x"]  # refused before anything is sent
+    run_main_cases([
+        (["create", "m", "--players", "2", "--clock", clock, *nowhere], f"--clock {clock!r}: the time is at least 1 second")
+        for clock in ("0.001", "1e-300", "0.999+5")
+    ])
+    from tablehost.clocks import TimeControl
+
+    assert TimeControl.parse("1") == TimeControl(per_move_ms=1000)
+    assert TimeControl.parse("1+0.5") == TimeControl(main_ms=1000, increment_ms=500)

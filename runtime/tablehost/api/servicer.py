@@ -19,7 +19,7 @@ from tablehost.api.faults import InvalidRequest, ResponseTooLarge
 from tablehost.api.registry import MatchRegistry, ServedView
 from tablehost.api.validation import MAX_RESPONSE_BYTES
 from tablehost.api.watch_slots import WatchSlots
-from tablehost.clocks import MAX_CLOCK_SECONDS, TimeControl
+from tablehost.clocks import MAX_CLOCK_SECONDS, MIN_CLOCK_SECONDS, TimeControl
 from tablehost.metadata import GameMetadata
 from tablehost.store import StoredModule
 from tablehost.view_delta import diff_views
@@ -38,13 +38,20 @@ def _module(stored: StoredModule, metadata: GameMetadata) -> pb.Module:
 
 
 def _time_control(message: pb.TimeControl) -> TimeControl:
-    """The request's time control; INVALID_ARGUMENT for an inconsistent one, or one with a time
+    """The request's time control; INVALID_ARGUMENT for an inconsistent one, one with a time
     over :data:`~tablehost.clocks.MAX_CLOCK_SECONDS` (a year, as ``--clock``): a seat's time grows
-    by its increment each move, and past 2**64 ms no view of the match could be sent."""
+    by its increment each move, and past 2**64 ms no view of the match could be sent; or a main
+    or per-move time under :data:`~tablehost.clocks.MIN_CLOCK_SECONDS` (1000 ms, as ``--clock``:
+    1 ms ended the match on time at the first view). All zero is no clock."""
     try:
         control = TimeControl.from_json(convert.time_control_from_proto(message))
     except ValueError as exc:
         raise InvalidRequest(f"time_control: {exc}") from None
+    if 0 < control.starting_ms < MIN_CLOCK_SECONDS * 1000:
+        field = "per_move_ms" if control.per_move_ms else "main_ms"
+        raise InvalidRequest(
+            f"time_control: {field} is at least {MIN_CLOCK_SECONDS * 1000} ms, got {control.starting_ms}"
+        )
     longest = max(control.main_ms, control.increment_ms, control.per_move_ms)
     if longest > MAX_CLOCK_SECONDS * 1000:
         raise InvalidRequest(
