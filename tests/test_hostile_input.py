@@ -371,3 +371,38 @@ def test_a_server_bot_with_digits_other_than_ascii_is_invalid_argument(host: Hos
     assert "the iterations must be a whole number from 1 to 10000000 in ASCII digits 0-9" in refused.value.details
     created = host.admin.create_match(host.module_id, ["ann", "bob"], bots={2: "mcts:10"})
     assert created["match_id"]
+
+
+def test_an_overlong_id_is_invalid_argument_and_not_echoed(
+    host: Host, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`tablehost view m-aaaa...(100 KB) --token SEAT` printed the whole id back in a
+    PERMISSION_DENIED message; the API now refuses an id over 256 characters by its length."""
+    from tablehost import cli
+
+    created = host.admin.create_match(host.module_id, ["ann", "bob"])
+    seat = TablehostClient(host.address, created["seats"][0]["token"], timeout_s=10)
+    long_id = "m-" + "a" * 100_000
+    for call in (seat.view, seat.resign, seat.record, lambda m: list(seat.watch(m)), host.admin.abort):
+        with pytest.raises(ApiError) as refused:
+            call(long_id)
+        assert refused.value.status == grpc.StatusCode.INVALID_ARGUMENT
+        assert refused.value.details == "request/invalid: match_id has at most 256 characters, got 100002"
+    for module_call in (
+        lambda m: host.admin.get_module(m),
+        lambda m: host.admin.create_match(m, ["ann", "bob"]),
+        lambda m: host.admin.list_matches(module_id=m),
+    ):
+        with pytest.raises(ApiError) as refused:
+            module_call("f" * 300)
+        assert refused.value.status == grpc.StatusCode.INVALID_ARGUMENT
+        assert refused.value.details == "request/invalid: module_id has at most 256 characters, got 300"
+    status = cli.main(["view", long_id, "--address", host.address, "--token", created["seats"][0]["token"]])
+    err = capsys.readouterr().err
+    assert status == 2 and len(err) < 200 and "at most 256 characters" in err, err[:300]
+    # Ids of the longest accepted length are looked up as before (refused as not this seat's).
+    with pytest.raises(ApiError) as refused:
+        seat.view("m-" + "a" * 254)
+    assert refused.value.status != grpc.StatusCode.INVALID_ARGUMENT
+    assert seat.view(created["match_id"])["version"] == 0
+    seat.close()

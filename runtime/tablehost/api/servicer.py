@@ -17,7 +17,7 @@ from tablehost.api._pb import tablehost_pb2_grpc as pb_grpc
 from tablehost.api.auth import current_principal
 from tablehost.api.faults import InvalidRequest, ResponseTooLarge
 from tablehost.api.registry import MatchRegistry, ServedView
-from tablehost.api.validation import MAX_RESPONSE_BYTES
+from tablehost.api.validation import MAX_RESPONSE_BYTES, check_identifier
 from tablehost.api.watch_slots import WatchSlots
 from tablehost.clocks import MAX_CLOCK_SECONDS, MIN_CLOCK_SECONDS, TimeControl
 from tablehost.metadata import GameMetadata
@@ -119,9 +119,8 @@ def _check_size(what: str, size: int, max_bytes: int) -> None:
 
 
 def _match_id(match_id: str) -> str:
-    if not match_id:
-        raise InvalidRequest("match_id is required")
-    return match_id
+    """The request's match id; INVALID_ARGUMENT when empty or over ``MAX_ID_CHARS`` (not echoed)."""
+    return check_identifier(match_id, "match_id")
 
 
 def _expected_version(request: pb.SubmitActionRequest | pb.UndoRequest) -> int:
@@ -157,8 +156,7 @@ class ModuleServicer(pb_grpc.ModuleServiceServicer):
         )
 
     def GetModule(self, request: pb.GetModuleRequest, context: grpc.ServicerContext) -> pb.Module:
-        if not request.module_id:
-            raise InvalidRequest("module_id is required")
+        check_identifier(request.module_id, "module_id")
         stored = self.registry.get_module(current_principal.get(), request.module_id)
         return _module(stored, self.registry.metadata_of(stored.sha256))
 
@@ -188,8 +186,7 @@ class MatchServicer(pb_grpc.MatchServiceServicer):
     def CreateMatch(
         self, request: pb.CreateMatchRequest, context: grpc.ServicerContext
     ) -> pb.CreateMatchResponse:
-        if not request.module_id:
-            raise InvalidRequest("module_id is required")
+        check_identifier(request.module_id, "module_id")
         created = self.registry.create_match(
             current_principal.get(),
             request.module_id,
@@ -288,6 +285,8 @@ class MatchServicer(pb_grpc.MatchServiceServicer):
     def ListMatches(
         self, request: pb.ListMatchesRequest, context: grpc.ServicerContext
     ) -> pb.ListMatchesResponse:
+        if request.module_id:  # a filter: empty lists every module's matches
+            check_identifier(request.module_id, "module_id")
         summaries = self.registry.list_matches(
             current_principal.get(), module_id=request.module_id, open_only=request.open_only
         )

@@ -106,6 +106,35 @@ def check_module_name(name: str) -> str:
     return name
 
 
+MAX_ID_CHARS = 256
+"""Longest match or module id a request may name. The server issues 18 (``m-`` + 16 hex) and 64
+(a module's sha256); a longer one is no id of ours and is refused without being echoed."""
+
+
+def check_identifier(value: str, field: str) -> str:
+    """Refuse a missing or overlong id at the API's edge, before any lookup echoes it.
+
+    A 100 KB match id came back whole in PERMISSION_DENIED's message (and every log line).
+
+    Args:
+        value: the id as the request gives it.
+        field: its field name (``match_id``, ``module_id``), for the message.
+
+    Returns:
+        ``value``, unchanged.
+
+    Raises:
+        InvalidRequest: empty (``"match_id is required"``), or longer than
+            :data:`MAX_ID_CHARS` (``"match_id has at most 256 characters, got 100002"``, the id
+            itself not repeated).
+    """
+    if not value:
+        raise InvalidRequest(f"{field} is required")
+    if len(value) > MAX_ID_CHARS:
+        raise InvalidRequest(f"{field} has at most {MAX_ID_CHARS} characters, got {len(value)}")
+    return value
+
+
 MAX_TOKEN_CHARS = 256
 """Longest bearer token a client sends. The server issues 47 characters (``ths_`` + 43 url-safe,
 ``auth.new_token``); grpc refuses metadata over 8 KiB with its own error dump."""
