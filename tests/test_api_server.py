@@ -350,7 +350,8 @@ def test_a_huge_match_id_is_logged_cut_to_its_cap(host: Host) -> None:
         refused(seat1.view, huge)
         refused(host.client(None).view, huge)
     requests = [e for e in events if e["event"] == "api.request"]
-    assert [e["outcome"] for e in requests] == ["PERMISSION_DENIED", "UNAUTHENTICATED"]
+    # A seat token's request is refused by the id's length (check_identifier), not echoing it.
+    assert [e["outcome"] for e in requests] == ["INVALID_ARGUMENT", "UNAUTHENTICATED"]
     for event in requests:
         assert event["match_id"].startswith("m-xxx") and len(event["match_id"]) <= LOGGED_MATCH_ID_CHARS
     with capture_logs(processors=[structlog.contextvars.merge_contextvars]) as events:
@@ -387,6 +388,21 @@ def test_a_clock_over_a_year_is_refused_and_nothing_is_created(host: Host) -> No
     assert len(host.admin.list_matches()) == before
     created = host.admin.create_match(host.module_id, ["ann", "bob"], time_control={"main_ms": year_ms})
     assert created["match_id"]
+
+
+def test_a_clock_under_a_second_is_refused_and_nothing_is_created(host: Host) -> None:
+    """main_ms or per_move_ms of 1 ended the match on time at the first view."""
+    before = len(host.admin.list_matches())
+    for control, says in [
+        ({"main_ms": 1}, "time_control: main_ms is at least 1000 ms, got 1"),
+        ({"main_ms": 999, "increment_ms": 5000}, "main_ms is at least 1000 ms, got 999"),
+        ({"per_move_ms": 1}, "time_control: per_move_ms is at least 1000 ms, got 1"),
+    ]:
+        error = refused(lambda c: host.admin.create_match(host.module_id, ["ann", "bob"], time_control=c), control)
+        assert error.status == grpc.StatusCode.INVALID_ARGUMENT and says in error.details, error.details
+    assert len(host.admin.list_matches()) == before
+    for control in ({"main_ms": 1000, "increment_ms": 1}, {"per_move_ms": 1000}, {}):
+        assert host.admin.create_match(host.module_id, ["ann", "bob"], time_control=control)["match_id"]
 
 
 def test_create_match_refuses_seats_it_would_drop_and_sends_nothing(host: Host) -> None:

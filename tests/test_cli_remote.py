@@ -15,6 +15,7 @@ import orjson
 import pytest
 
 from tablehost.cli_remote import run_bots
+from tablehost.client import TablehostClient
 from test_e2e_server import ServerProcess, _env, cli, module_path
 
 pytestmark = pytest.mark.e2e
@@ -297,3 +298,114 @@ def test_a_call_past_its_deadline_is_not_called_a_refusal(capsys: pytest.Capture
     err = capsys.readouterr().err
     assert "refused" not in err
     assert "may still have been applied" in err and "tablehost view" in err
+
+
+def test_a_token_grpc_cannot_send_is_refused_before_any_connection(tmp_path: Path) -> None:
+    """A token with 'é', a control character or a space, or one of 10 KB, made grpc print its
+    C-core dump and the CLI say "the server refused: INTERNAL: Invalid metadata" (exit 1); the
+    server never saw it. Now: one line naming where the token came from, exit 2, no connection."""
+    from test_cli_ranges import CHILD
+
+    bad_file = tmp_path / "bad_token"
+    bad_file.write_text("tha_é\n")
+    nowhere = ["--address", "127.0.0.1:1"]  # nothing listens: a connection attempt says so
+    cases = [
+        (["view", "m-1", *nowhere, "--token", "ths_é"], {}, "--token (or $TABLEHOST_TOKEN): a token is printable ASCII without spaces; character 5 of this one is U+00E9"),
+        (["view", "m-1", *nowhere, "--token", "ths_a\x01b"], {}, "character 6 of this one is U+0001"),
+        (["act", "m-1", "0", *nowhere, "--token", "ths_a b"], {}, "character 6 of this one is U+0020"),
+        (["view", "m-1", *nowhere, "--token", "t" * 10_000], {}, "a token has 1 to 256 characters, this one has 10000"),
+        (["view", "m-1", *nowhere], {"TABLEHOST_TOKEN": "ths_\u00a0x"}, "character 5 of this one is U+00A0"),
+        (["view", "m-1", *nowhere, "--token-file", str(bad_file)], {}, f"the token file {bad_file}: a token is printable"),
+        (["bots", "--match", "m-1", *nowhere, "--tokens", "ths_ok,ths_é"], {}, "--tokens: token 2: a token is printable"),
+    ]
+    result = subprocess.run(
+        [sys.executable, "-c", CHILD],
+        input=orjson.dumps([[argv, environ] for argv, environ, _ in cases]),
+        capture_output=True,
+        env=_env(),
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr.decode()
+    assert b"Invalid metadata" not in result.stderr and b"metadata" not in result.stderr, result.stderr[-2000:]
+    for (argv, _, says), (code, err, _) in zip(cases, orjson.loads(result.stdout), strict=True):
+        assert code == 2 and says in err and err.startswith("tablehost: "), (argv[:4], err[:300])
+        assert len(err.splitlines()) == 1, err[:300]
+        assert "é" not in err and "t" * 300 not in err  # the token itself is not echoed
+    # A token of the server's shape and the longest accepted go on to connect (nothing answers here).
+    for token in ("ths_" + "A" * 43, "~" * 256):
+        reached = cli("view", "m-1", *nowhere, token=token)
+        assert reached.returncode == 1 and "no tablehost server answers" in reached.stderr, reached.stderr
+    with pytest.raises(ValueError, match="character 5 of this one is U\\+00E9"):
+        TablehostClient("127.0.0.1:1", "ths_é")
+
+
+def run_main_cases(cases: list[tuple[list[str], str]]) -> None:
+    """Run each argv through ``cli.main`` in one child: each exits 2 with its message, no traceback."""
+    from test_cli_ranges import CHILD
+
+    result = subprocess.run(
+        [sys.executable, "-c", CHILD],
+        input=orjson.dumps([[argv, {}] for argv, _ in cases]),
+        capture_output=True,
+        env=_env(),
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr.decode()
+    for (argv, says), (code, err, _) in zip(cases, orjson.loads(result.stdout), strict=True):
+        assert code == 2 and says in err and "Traceback" not in err, (argv, err[:300])
+
+
+def test_digits_other_than_ascii_are_refused() -> None:
+    """`--bot 2=mcts:１０` made a working bot recorded as 'mcts:１０' and `--option
+    target_score=９９` was taken as 99 (Python's int reads fullwidth digits): one line, exit 2."""
+    from test_cli_ranges import TTT
+
+    nowhere = ["--address", "127.0.0.1:1", "--token", "ths_x"]  # refused before anything is sent
+    run_main_cases([
+        (["play", TTT, "--players", "2", "--bots", "mcts:１０,random"],
+         "bot 'mcts:１０': the iterations must be a whole number from 1 to 10000000 in ASCII digits 0-9"),
+        (["play", TTT, "--players", "2", "--bots", "mcts:٣"], "ASCII digits 0-9"),  # Arabic-Indic 3
+        (["create", "m", "--players", "2", "--option", "target_score=９９", *nowhere],
+         "--option target_score='９９': write the number in ASCII digits 0-9"),
+        (["create", "m", "--players", "2", "--bot", "２=random", *nowhere], "is not SEAT=NAME"),
+    ])
+    from tablehost.bots import make_bot
+    from tablehost.cli import parse_options
+
+    assert parse_options(["n=-5", "score=99", "name=é", "flag=true"]) == {
+        "n": -5, "score": 99, "name": "é", "flag": True  # a string that is no number stays a string
+    }
+    assert make_bot("mcts:10").iterations == 10  # type: ignore[union-attr]
+    with pytest.raises(ValueError, match="ASCII digits"):
+        make_bot("ismcts:１０")
+
+
+def test_an_option_given_twice_is_refused() -> None:
+    """`--option misere=true --option misere=false` played misere=false without a word."""
+    from test_cli_ranges import TTT
+
+    nowhere = ["--address", "127.0.0.1:1", "--token", "ths_x"]  # refused before anything is sent
+    twice = "--option 'misere' is given twice; give each option once"
+    run_main_cases([
+        (["play", TTT, "--players", "2", "--bots", "random", "--option", "misere=true", "--option", "misere=false"],
+         twice),
+        (["create", "m", "--players", "2", "--option", "misere=true", "--option", "misere=true", *nowhere], twice),
+    ])
+    from tablehost.cli import parse_options
+
+    assert parse_options(["misere=true", "target_score=50"]) == {"misere": True, "target_score": 50}
+
+
+def test_a_clock_under_a_second_is_refused() -> None:
+    """`--clock 0.001` and `--clock 1e-300` were taken: the match ended on time at the first view."""
+    nowhere = ["--address", "127.0.0.1:1", "--token", "ths_x"]  # refused before anything is sent
+    run_main_cases([
+        (["create", "m", "--players", "2", "--clock", clock, *nowhere], f"--clock {clock!r}: the time is at least 1 second")
+        for clock in ("0.001", "1e-300", "0.999+5")
+    ])
+    from tablehost.clocks import TimeControl
+
+    assert TimeControl.parse("1") == TimeControl(per_move_ms=1000)
+    assert TimeControl.parse("1+0.5") == TimeControl(main_ms=1000, increment_ms=500)

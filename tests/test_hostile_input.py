@@ -330,3 +330,79 @@ def test_the_failure_limit_forgets_every_address_once_all_have_refilled() -> Non
     now[0] += 0.5
     assert not limiter.tracking and limiter.over("ipv4:1.2.3.4") is None  # forgotten: no cost per request
     assert AuthFailureLimiter(per_s=0, burst=1).over("x") is None
+
+
+@pytest.mark.parametrize(
+    ("choice", "says"),
+    [
+        ('{"type":"space_click","space_id":"b1","x":' + "[" * 1500 + "]" * 1500 + "}",
+         "the JSON action nests 1501 levels deep; an action nests at most 32"),
+        ("{" * 100_000, "the JSON action nests 100000 levels deep"),
+        ('{"type": "space_click", "space_id": "[[[[' + "[" * 100 + '"}', "has no key"),  # brackets in a string
+        ("[" * 32 + "]" * 32, "a JSON action must be an object"),  # deep enough to parse, still refused
+        ("{" + "x" * 5000, "... (5001 characters) is neither an action index nor JSON"),
+    ],
+    ids=["1500-deep", "100000-open", "brackets-in-a-string", "32-deep", "long-not-json"],
+)
+def test_act_refuses_deeply_nested_json_with_one_line_and_sends_nothing(
+    host: Host, capsys: pytest.CaptureFixture[str], choice: str, says: str
+) -> None:
+    """`tablehost act` with JSON nested 1500 deep died of a RecursionError traceback (exit 1)."""
+    from tablehost import cli
+
+    created = host.admin.create_match(host.module_id, ["ann", "bob"])
+    match_id, token = created["match_id"], created["seats"][0]["token"]
+    before = host.admin.view(match_id)["version"]
+    if "has no key" in says:  # a string full of brackets is no nesting: the action is parsed
+        choice = choice.replace('"}', '", "x": 1}')
+    status = cli.main(["act", match_id, choice, "--address", host.address, "--token", token])
+    err = capsys.readouterr().err
+    assert status == 2, err
+    assert says in err and "Traceback" not in err and len(err.splitlines()) == 1, err[:500]
+    assert len(err) < 600
+    assert host.admin.view(match_id)["version"] == before
+
+
+def test_a_server_bot_with_digits_other_than_ascii_is_invalid_argument(host: Host) -> None:
+    """CreateMatch's server bot 'mcts:１０' played as mcts:10 and was recorded under that name."""
+    with pytest.raises(ApiError) as refused:
+        host.admin.create_match(host.module_id, ["ann", "bob"], bots={2: "mcts:１０"})
+    assert refused.value.status == grpc.StatusCode.INVALID_ARGUMENT
+    assert "the iterations must be a whole number from 1 to 10000000 in ASCII digits 0-9" in refused.value.details
+    created = host.admin.create_match(host.module_id, ["ann", "bob"], bots={2: "mcts:10"})
+    assert created["match_id"]
+
+
+def test_an_overlong_id_is_invalid_argument_and_not_echoed(
+    host: Host, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`tablehost view m-aaaa...(100 KB) --token SEAT` printed the whole id back in a
+    PERMISSION_DENIED message; the API now refuses an id over 256 characters by its length."""
+    from tablehost import cli
+
+    created = host.admin.create_match(host.module_id, ["ann", "bob"])
+    seat = TablehostClient(host.address, created["seats"][0]["token"], timeout_s=10)
+    long_id = "m-" + "a" * 100_000
+    for call in (seat.view, seat.resign, seat.record, lambda m: list(seat.watch(m)), host.admin.abort):
+        with pytest.raises(ApiError) as refused:
+            call(long_id)
+        assert refused.value.status == grpc.StatusCode.INVALID_ARGUMENT
+        assert refused.value.details == "request/invalid: match_id has at most 256 characters, got 100002"
+    for module_call in (
+        lambda m: host.admin.get_module(m),
+        lambda m: host.admin.create_match(m, ["ann", "bob"]),
+        lambda m: host.admin.list_matches(module_id=m),
+    ):
+        with pytest.raises(ApiError) as refused:
+            module_call("f" * 300)
+        assert refused.value.status == grpc.StatusCode.INVALID_ARGUMENT
+        assert refused.value.details == "request/invalid: module_id has at most 256 characters, got 300"
+    status = cli.main(["view", long_id, "--address", host.address, "--token", created["seats"][0]["token"]])
+    err = capsys.readouterr().err
+    assert status == 2 and len(err) < 200 and "at most 256 characters" in err, err[:300]
+    # Ids of the longest accepted length are looked up as before (refused as not this seat's).
+    with pytest.raises(ApiError) as refused:
+        seat.view("m-" + "a" * 254)
+    assert refused.value.status != grpc.StatusCode.INVALID_ARGUMENT
+    assert seat.view(created["match_id"])["version"] == 0
+    seat.close()

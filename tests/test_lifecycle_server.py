@@ -144,7 +144,7 @@ def test_racing_joins_for_one_seat_get_it_once_or_a_clear_refusal(server: Server
 
 def test_a_seat_that_stops_playing_is_played_by_the_host_to_game_over(server: ServerProcess) -> None:
     module_id = upload(server, "tic_tac_toe")
-    control = {"per_move_ms": 300, "on_timeout": "zombie"}
+    control = {"per_move_ms": 1000, "on_timeout": "zombie"}  # the shortest (MIN_CLOCK_SECONDS)
     with server.client() as admin:
         created = admin.create_match(module_id, ["ann", "bob"], time_control=control)
     match_id = created["match_id"]
@@ -165,7 +165,7 @@ def test_a_seat_that_stops_playing_is_played_by_the_host_to_game_over(server: Se
 def test_a_seat_that_stops_playing_forfeits_under_the_forfeit_policy(server: ServerProcess) -> None:
     module_id = upload(server, "reversi")
     with server.client() as admin:
-        created = admin.create_match(module_id, ["ann", "bob"], time_control={"per_move_ms": 400})
+        created = admin.create_match(module_id, ["ann", "bob"], time_control={"per_move_ms": 1000})
     match_id = created["match_id"]
     with server.client(created["seats"][1]["token"]) as bob:
         views = list(bob.watch(match_id))

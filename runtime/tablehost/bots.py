@@ -142,7 +142,20 @@ in sdk/rust/src/dispatch_search.rs)."""
 
 
 def _split(name: str) -> tuple[str, int | None]:
-    """``"mcts:200"`` -> ``("mcts", 200)``; ``"random"`` -> ``("random", None)``. Raises ``ValueError``."""
+    """Split a bot name into its kind and iterations.
+
+    Args:
+        name: ``"random"``, ``"first"``, ``"mcts:N"`` or ``"ismcts:N"`` (as the CLI's ``--bots``
+            and ``--bot``, and CreateMatch's ``server_bots``, give it).
+
+    Returns:
+        ``"mcts:200"`` -> ``("mcts", 200)``; ``"random"`` -> ``("random", None)``.
+
+    Raises:
+        ValueError: an unknown kind, a search bot without iterations, or iterations that are not
+            ASCII digits ``0-9`` from 1 to :data:`MAX_ITERATIONS` (``mcts:１０`` made a bot
+            recorded under that name: Python's ``int`` reads fullwidth digits).
+    """
     base, colon, count = name.partition(":")
     if not colon:
         if base in BOTS:
@@ -152,8 +165,11 @@ def _split(name: str) -> tuple[str, int | None]:
         raise ValueError(f"unknown bot {name!r}; known bots: {KNOWN}")
     if base not in SEARCH_BOTS:
         raise ValueError(f"unknown bot {name!r}; known bots: {KNOWN}")
-    if not count.isdigit() or not 1 <= int(count) <= MAX_ITERATIONS:
-        raise ValueError(f"bot {name!r}: the iterations must be a whole number from 1 to {MAX_ITERATIONS}")
+    if not (count.isascii() and count.isdigit()) or not 1 <= int(count) <= MAX_ITERATIONS:
+        raise ValueError(
+            f"bot {name[:100]!r}: the iterations must be a whole number from 1 to {MAX_ITERATIONS} "
+            "in ASCII digits 0-9"
+        )
     return base, int(count)
 
 

@@ -126,16 +126,28 @@ def describe_metadata(metadata: dict[str, Any]) -> list[str]:
 
 
 def parse_options(pairs: Sequence[str]) -> dict[str, Any]:
-    """``KEY=VALUE`` pairs as option values: ``true``/``false`` booleans, integers, else strings.
+    """``KEY=VALUE`` pairs (``--option``, repeated) as option values.
+
+    Args:
+        pairs: each ``--option`` as given.
+
+    Returns:
+        key -> value: ``true``/``false`` as booleans, an integer in ASCII digits (``-5``, ``99``)
+        as an int, anything else as the string given.
 
     Raises:
-        SystemExit: a pair without ``=``.
+        SystemExit: a pair without ``=`` or without a key; a key given twice (the last won
+            silently, even ``misere=true`` then ``misere=false``); a number in digits other than
+            ASCII ``0-9`` (``９９``, ``٩٩``: Python's ``int`` reads them, so
+            ``target_score=９９`` became 99). The CLI exits 2.
     """
     options: dict[str, Any] = {}
     for pair in pairs:
         key, equals, text = pair.partition("=")
         if not equals or not key:
             raise SystemExit(f"tablehost: --option {pair!r} is not KEY=VALUE")
+        if key in options:
+            raise SystemExit(f"tablehost: --option {key[:100]!r} is given twice; give each option once")
         value: Any = text
         if text in ("true", "false"):
             value = text == "true"
@@ -144,6 +156,11 @@ def parse_options(pairs: Sequence[str]) -> dict[str, Any]:
                 value = int(text)
             except ValueError:
                 pass
+            else:
+                if not text.isascii():
+                    raise SystemExit(
+                        f"tablehost: --option {key[:100]}={text[:100]!r}: write the number in ASCII digits 0-9"
+                    )
         options[key] = value
     return options
 

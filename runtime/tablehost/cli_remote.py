@@ -24,7 +24,7 @@ import orjson
 
 from tablehost.api.rate_limit import DEFAULT_AUTH_FAILURE_BURST, DEFAULT_AUTH_FAILURES_PER_S
 from tablehost.api.registry import MAX_SEATS
-from tablehost.api.validation import check_address
+from tablehost.api.validation import check_address, check_token
 from tablehost.bots import SearchBot, is_search_bot, make_bot, parse_bot_list
 from tablehost.cli_budgets import add_budget_options, budget_argv, limits_from_args
 from tablehost.cli_ranges import (
@@ -116,15 +116,28 @@ def _match_command(
 
 
 def _token(args: argparse.Namespace) -> str:
+    """The token a client command sends: ``--token`` (default ``$TABLEHOST_TOKEN``), else the
+    ``--token-file``'s text, stripped.
+
+    Raises:
+        SystemExit: no token anywhere, or one grpc cannot send (not 1 to 256 printable ASCII
+            characters without spaces, :func:`~tablehost.api.validation.check_token`), naming
+            where it came from but not echoing it; before any connection (the CLI exits 2).
+    """
     if args.token:
-        return str(args.token)
+        token, source = str(args.token), "--token (or $TABLEHOST_TOKEN)"
+    else:
+        try:
+            token, source = Path(args.token_file).read_text().strip(), f"the token file {args.token_file}"
+        except (OSError, UnicodeDecodeError):
+            raise SystemExit(
+                f"tablehost: no token: pass --token, set TABLEHOST_TOKEN, or point --token-file at the "
+                f"server's admin_token (tried {args.token_file})"
+            ) from None
     try:
-        return Path(args.token_file).read_text().strip()
-    except OSError:
-        raise SystemExit(
-            f"tablehost: no token: pass --token, set TABLEHOST_TOKEN, or point --token-file at the server's "
-            f"admin_token (tried {args.token_file})"
-        ) from None
+        return check_token(token)
+    except ValueError as exc:
+        raise SystemExit(f"tablehost: {source}: {exc}") from None
 
 
 def _guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
@@ -401,12 +414,13 @@ def parse_seat_bots(pairs: list[str], players: int) -> dict[int, str]:
     """``--bot SEAT=NAME`` values as seat number (1-based) -> bot name; the server checks the name.
 
     Raises:
-        SystemExit: not SEAT=NAME, a seat outside 1..players, or a seat given twice.
+        SystemExit: not SEAT=NAME (the seat in ASCII digits), a seat outside 1..players, or a
+            seat given twice.
     """
     bots: dict[int, str] = {}
     for pair in pairs:
         seat, equals, name = pair.partition("=")
-        if not equals or not seat.strip().isdigit() or not name.strip():
+        if not equals or not (seat.strip().isascii() and seat.strip().isdigit()) or not name.strip():
             raise SystemExit(f"tablehost: --bot {pair!r} is not SEAT=NAME (e.g. 2=mcts:200)")
         number = int(seat)
         if not 1 <= number <= players or number in bots:
@@ -582,13 +596,14 @@ def _chosen_action(choice: str, view: dict[str, Any]) -> dict[str, Any]:
         The action dict to submit (its shape is checked further by the client).
 
     Raises:
-        SystemExit: no such index (saying why this token cannot act, when that is why), not
-            JSON, not an object, an integer outside 64 bits (shown as given), or a key no
+        SystemExit: no such index (saying why this token cannot act, when that is why), JSON
+            nested deeper than :data:`MAX_ACTION_JSON_DEPTH` (checked before it is parsed: the
+            decoder would recurse into a RecursionError), not JSON, not an object, an integer outside 64 bits (shown as given), or a key no
             action has (:func:`_refuse_unknown_keys`; the CLI exits 2).
     """
     if choice.strip().lower() == "undo":
         return dict(UNDO_ACTION)
-    if choice.strip().lstrip("-").isdigit():
+    if choice.strip().isascii() and choice.strip().lstrip("-").isdigit():
         index = int(choice)
         if not 0 <= index < len(view["actions"]):
             reason = why_no_action(view)
@@ -596,12 +611,18 @@ def _chosen_action(choice: str, view: dict[str, Any]) -> dict[str, Any]:
                 raise SystemExit(f"tablehost: {reason}")
             raise SystemExit(f"tablehost: no action [{index}]; this view offers {len(view['actions'])}")
         return dict(view["actions"][index]["action"])
+    depth = json_nesting_depth(choice)
+    if depth > MAX_ACTION_JSON_DEPTH:
+        raise SystemExit(
+            f"tablehost: the JSON action nests {depth} levels deep; an action nests at most "
+            f"{MAX_ACTION_JSON_DEPTH}"
+        )
     try:
         # The standard library keeps integers exact (orjson turns one past 64 bits into a float,
         # which an error message would then show as 1e+23); NaN and Infinity are not JSON.
         parsed = json.loads(choice, parse_constant=_no_constant)
-    except (json.JSONDecodeError, ValueError):
-        raise SystemExit(f"tablehost: {choice!r} is neither an action index nor JSON") from None
+    except (json.JSONDecodeError, ValueError, RecursionError):
+        raise SystemExit(f"tablehost: {_shown(choice)} is neither an action index nor JSON") from None
     if not isinstance(parsed, dict):
         raise SystemExit("tablehost: a JSON action must be an object")
     _check_integers(parsed, "action")
@@ -648,6 +669,51 @@ def _no_keys_but(value: dict[str, Any], keys: tuple[str, ...], what: str) -> Non
         named = ", ".join(repr(key[:40]) for key in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
         plural = "keys" if len(unknown) > 1 else "key"
         raise SystemExit(f"tablehost: {what} has no {plural} {named} (its keys: {', '.join(keys)})")
+
+
+MAX_ACTION_JSON_DEPTH = 32
+"""Deepest nesting of objects and arrays ``act`` parses (an action nests 3: a listed entry, its
+action, a button); deeper is refused before the decoder recurses."""
+
+SHOWN_INPUT_CHARS = 200
+"""Longest piece of the user's input a refusal echoes (longer is cut, saying how long it was)."""
+
+
+def _shown(text: str) -> str:
+    """``repr(text)``, cut to :data:`SHOWN_INPUT_CHARS` characters with its length when longer."""
+    if len(text) <= SHOWN_INPUT_CHARS:
+        return repr(text)
+    return f"{text[:SHOWN_INPUT_CHARS]!r}... ({len(text)} characters)"
+
+
+def json_nesting_depth(text: str) -> int:
+    """How deep objects and arrays nest in ``text``, without parsing it (linear, no recursion).
+
+    Args:
+        text: JSON or not; brackets inside strings (with their escapes) do not count.
+
+    Returns:
+        The greatest number of ``[``/``{`` open at once: 0 for a scalar, 1 for ``{"a": 1}``. Text
+        that is not JSON gets a number too; the decoder refuses it afterwards.
+    """
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
 
 
 INT64_MIN = -(2**63)
@@ -1053,6 +1119,11 @@ def cmd_bots(args: argparse.Namespace) -> int:
     tokens = [t.strip() for t in args.tokens.split(",") if t.strip()]
     if not tokens:
         raise SystemExit("tablehost: --tokens needs at least one seat token")
+    for number, token in enumerate(tokens, 1):
+        try:
+            check_token(token)
+        except ValueError as exc:
+            raise SystemExit(f"tablehost: --tokens: token {number}: {exc}") from None
     if args.timeout <= 0:
         raise SystemExit("tablehost: --timeout must be a positive number of seconds")
     require_in_range("--timeout", args.timeout, 0, MAX_GIVE_UP_S, " s")

@@ -29,7 +29,7 @@ import orjson
 from tablehost.api import convert
 from tablehost.api._pb import tablehost_pb2 as pb
 from tablehost.api._pb import tablehost_pb2_grpc as pb_grpc
-from tablehost.api.validation import MAX_RESPONSE_BYTES, check_address
+from tablehost.api.validation import MAX_RESPONSE_BYTES, check_address, check_token
 from tablehost.view_delta import apply_delta
 
 T = TypeVar("T")
@@ -92,11 +92,15 @@ class TablehostClient:
         timeout_s: deadline of each unary call, seconds (streams have none).
 
     Raises:
-        ValueError: ``address`` is not ``host:port`` with a port in 1..65535.
+        ValueError: ``address`` is not ``host:port`` with a port in 1..65535, or ``token`` is
+            one grpc cannot send (not 1 to 256 printable ASCII characters without spaces:
+            :func:`~tablehost.api.validation.check_token`). Both before any connection.
     """
 
     def __init__(self, address: str, token: str | None = None, *, timeout_s: float = 30.0) -> None:
         check_address(address)
+        if token:
+            check_token(token)
         self.address = address
         self.timeout_s = timeout_s
         self._metadata = (("authorization", f"Bearer {token}"),) if token else ()

@@ -43,6 +43,9 @@ HEARTBEAT_FILENAME = "heartbeat"
 HEARTBEAT_INTERVAL_S = 1.0
 MAX_CLOCK_SECONDS = 365 * 24 * 3600
 """Longest time or increment ``--clock`` takes, seconds (a year: beyond any correspondence game)."""
+MIN_CLOCK_SECONDS = 1
+"""Shortest main or per-move time ``--clock`` and CreateMatch take, seconds: ``--clock 0.001``
+ended the match on time at the first view. An increment may be smaller (``0`` is none)."""
 
 
 def now_ms() -> int:
@@ -123,9 +126,16 @@ class TimeControl:
     def parse(cls, text: str, on_timeout: str = "forfeit") -> TimeControl:
         """``"SECONDS"`` (per move) or ``"SECONDS+INCREMENT"`` (Fischer), as the CLI's ``--clock``.
 
+        Args:
+            text: ``"20"`` (20 s per move) or ``"300+5"`` (5 minutes each, 5 s more per move).
+            on_timeout: ``"forfeit"`` or ``"zombie"``.
+
+        Returns:
+            The time control (milliseconds, rounded).
+
         Raises:
-            ValueError: not of that form, a negative or zero time, not a finite number, or above
-                :data:`MAX_CLOCK_SECONDS`.
+            ValueError: not of that form, a time below :data:`MIN_CLOCK_SECONDS` (1 s), a
+                negative increment, not a finite number, or above :data:`MAX_CLOCK_SECONDS`.
         """
         main, plus, increment = text.partition("+")
         try:
@@ -135,6 +145,8 @@ class TimeControl:
             raise ValueError(f"--clock {text!r} is not SECONDS or SECONDS+INCREMENT") from None
         if not (math.isfinite(seconds) and math.isfinite(extra)) or seconds <= 0 or extra < 0:
             raise ValueError(f"--clock {text!r}: the time must be > 0 and the increment >= 0")
+        if seconds < MIN_CLOCK_SECONDS:
+            raise ValueError(f"--clock {text!r}: the time is at least {MIN_CLOCK_SECONDS} second")
         if max(seconds, extra) > MAX_CLOCK_SECONDS:
             raise ValueError(f"--clock {text!r}: at most {MAX_CLOCK_SECONDS} seconds (a year)")
         if plus:

@@ -17,9 +17,9 @@ from tablehost.api._pb import tablehost_pb2_grpc as pb_grpc
 from tablehost.api.auth import current_principal
 from tablehost.api.faults import InvalidRequest, ResponseTooLarge
 from tablehost.api.registry import MatchRegistry, ServedView
-from tablehost.api.validation import MAX_RESPONSE_BYTES
+from tablehost.api.validation import MAX_RESPONSE_BYTES, check_identifier
 from tablehost.api.watch_slots import WatchSlots
-from tablehost.clocks import MAX_CLOCK_SECONDS, TimeControl
+from tablehost.clocks import MAX_CLOCK_SECONDS, MIN_CLOCK_SECONDS, TimeControl
 from tablehost.metadata import GameMetadata
 from tablehost.store import StoredModule
 from tablehost.view_delta import diff_views
@@ -38,13 +38,20 @@ def _module(stored: StoredModule, metadata: GameMetadata) -> pb.Module:
 
 
 def _time_control(message: pb.TimeControl) -> TimeControl:
-    """The request's time control; INVALID_ARGUMENT for an inconsistent one, or one with a time
+    """The request's time control; INVALID_ARGUMENT for an inconsistent one, one with a time
     over :data:`~tablehost.clocks.MAX_CLOCK_SECONDS` (a year, as ``--clock``): a seat's time grows
-    by its increment each move, and past 2**64 ms no view of the match could be sent."""
+    by its increment each move, and past 2**64 ms no view of the match could be sent; or a main
+    or per-move time under :data:`~tablehost.clocks.MIN_CLOCK_SECONDS` (1000 ms, as ``--clock``:
+    1 ms ended the match on time at the first view). All zero is no clock."""
     try:
         control = TimeControl.from_json(convert.time_control_from_proto(message))
     except ValueError as exc:
         raise InvalidRequest(f"time_control: {exc}") from None
+    if 0 < control.starting_ms < MIN_CLOCK_SECONDS * 1000:
+        field = "per_move_ms" if control.per_move_ms else "main_ms"
+        raise InvalidRequest(
+            f"time_control: {field} is at least {MIN_CLOCK_SECONDS * 1000} ms, got {control.starting_ms}"
+        )
     longest = max(control.main_ms, control.increment_ms, control.per_move_ms)
     if longest > MAX_CLOCK_SECONDS * 1000:
         raise InvalidRequest(
@@ -112,9 +119,8 @@ def _check_size(what: str, size: int, max_bytes: int) -> None:
 
 
 def _match_id(match_id: str) -> str:
-    if not match_id:
-        raise InvalidRequest("match_id is required")
-    return match_id
+    """The request's match id; INVALID_ARGUMENT when empty or over ``MAX_ID_CHARS`` (not echoed)."""
+    return check_identifier(match_id, "match_id")
 
 
 def _expected_version(request: pb.SubmitActionRequest | pb.UndoRequest) -> int:
@@ -150,8 +156,7 @@ class ModuleServicer(pb_grpc.ModuleServiceServicer):
         )
 
     def GetModule(self, request: pb.GetModuleRequest, context: grpc.ServicerContext) -> pb.Module:
-        if not request.module_id:
-            raise InvalidRequest("module_id is required")
+        check_identifier(request.module_id, "module_id")
         stored = self.registry.get_module(current_principal.get(), request.module_id)
         return _module(stored, self.registry.metadata_of(stored.sha256))
 
@@ -181,8 +186,7 @@ class MatchServicer(pb_grpc.MatchServiceServicer):
     def CreateMatch(
         self, request: pb.CreateMatchRequest, context: grpc.ServicerContext
     ) -> pb.CreateMatchResponse:
-        if not request.module_id:
-            raise InvalidRequest("module_id is required")
+        check_identifier(request.module_id, "module_id")
         created = self.registry.create_match(
             current_principal.get(),
             request.module_id,
@@ -281,6 +285,8 @@ class MatchServicer(pb_grpc.MatchServiceServicer):
     def ListMatches(
         self, request: pb.ListMatchesRequest, context: grpc.ServicerContext
     ) -> pb.ListMatchesResponse:
+        if request.module_id:  # a filter: empty lists every module's matches
+            check_identifier(request.module_id, "module_id")
         summaries = self.registry.list_matches(
             current_principal.get(), module_id=request.module_id, open_only=request.open_only
         )

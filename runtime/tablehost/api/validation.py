@@ -106,6 +106,72 @@ def check_module_name(name: str) -> str:
     return name
 
 
+MAX_ID_CHARS = 256
+"""Longest match or module id a request may name. The server issues 18 (``m-`` + 16 hex) and 64
+(a module's sha256); a longer one is no id of ours and is refused without being echoed."""
+
+
+def check_identifier(value: str, field: str) -> str:
+    """Refuse a missing or overlong id at the API's edge, before any lookup echoes it.
+
+    A 100 KB match id came back whole in PERMISSION_DENIED's message (and every log line).
+
+    Args:
+        value: the id as the request gives it.
+        field: its field name (``match_id``, ``module_id``), for the message.
+
+    Returns:
+        ``value``, unchanged.
+
+    Raises:
+        InvalidRequest: empty (``"match_id is required"``), or longer than
+            :data:`MAX_ID_CHARS` (``"match_id has at most 256 characters, got 100002"``, the id
+            itself not repeated).
+    """
+    if not value:
+        raise InvalidRequest(f"{field} is required")
+    if len(value) > MAX_ID_CHARS:
+        raise InvalidRequest(f"{field} has at most {MAX_ID_CHARS} characters, got {len(value)}")
+    return value
+
+
+MAX_TOKEN_CHARS = 256
+"""Longest bearer token a client sends. The server issues 47 characters (``ths_`` + 43 url-safe,
+``auth.new_token``); grpc refuses metadata over 8 KiB with its own error dump."""
+
+
+def check_token(token: str) -> str:
+    """Refuse a bearer token grpc cannot send, before any connection.
+
+    grpc sends ``authorization`` metadata as printable ASCII only: a token with ``é``, a control
+    character or a space failed as ``INTERNAL: Invalid metadata`` (after grpc printed its
+    C-core dump), a 10 KB one as RESOURCE_EXHAUSTED, and the server never saw either.
+
+    Args:
+        token: the token as given (``--token``, ``$TABLEHOST_TOKEN``, a token file).
+
+    Returns:
+        ``token``, unchanged.
+
+    Raises:
+        ValueError: empty, longer than :data:`MAX_TOKEN_CHARS`, or with a character outside
+            printable ASCII ``!``..``~`` (a space, a control character, anything non-ASCII);
+            the message names the character's position and code point, never the token.
+    """
+    if not 1 <= len(token) <= MAX_TOKEN_CHARS:
+        raise ValueError(
+            f"a token has 1 to {MAX_TOKEN_CHARS} characters, this one has {len(token)} "
+            "(the server issues 47: ths_..., thv_..., tha_...)"
+        )
+    for position, char in enumerate(token, 1):
+        if not "!" <= char <= "~":
+            raise ValueError(
+                f"a token is printable ASCII without spaces; character {position} of this one is "
+                f"U+{ord(char):04X}"
+            )
+    return token
+
+
 def check_address(address: str, *, listening: bool = False) -> tuple[str, int]:
     """Split a ``host:port`` address, refusing what grpc would misread.
 
