@@ -70,9 +70,9 @@ def test_a_bot_seat_moves_first_and_sees_only_its_own_view(host: Host, monkeypat
     seen: list[tuple[dict[str, Any], int]] = []
     real = server_bots.SearchBot.choose_in_view
 
-    def spy(self: Any, pool: Any, view: dict[str, Any], offered: Any, player_id: int) -> Any:
+    def spy(self: Any, pool: Any, view: dict[str, Any], offered: Any, player_id: int, *more: Any) -> Any:
         seen.append((view, player_id))
-        return real(self, pool, view, offered, player_id)
+        return real(self, pool, view, offered, player_id, *more)
 
     monkeypatch.setattr(server_bots.SearchBot, "choose_in_view", spy)
     module_id = upload(host, "hearts")
@@ -209,11 +209,11 @@ class HeldSearch:
         self.released: list[bool] = []
         real = server_bots.SearchBot.choose_in_view
 
-        def held(bot: Any, pool: Any, view: dict[str, Any], offered: Any, player_id: int) -> Any:
+        def held(bot: Any, pool: Any, view: dict[str, Any], offered: Any, player_id: int, *more: Any) -> Any:
             if bot.iterations == iterations:  # other bots search as usual
                 self.started.set()
                 self.released.append(self.release.wait(timeout=8))
-            return real(bot, pool, view, offered, player_id)
+            return real(bot, pool, view, offered, player_id, *more)
 
         monkeypatch.setattr(server_bots.SearchBot, "choose_in_view", held)
 
@@ -362,3 +362,27 @@ def test_a_decision_still_offered_after_another_seat_moved_is_played(host: Host,
     movers = [m["player_id"] for m in host.admin.record(match_id)["moves"]]
     assert movers[:2] == [4, 1], "the bot's decision, searched at version 0, was played at version 1"
     assert not [e for e in logs if e["event"] == "bot.decision_dropped"]
+
+
+def test_ending_a_match_stops_its_bots_running_search(host: Host) -> None:
+    """An aborted match's search is cancelled within about one poll (CANCEL_POLL_MS), not run to
+    the end of its budget (ismcts:5000 on risk: about 50 s), so the long lane is free again."""
+    module_id = upload(host, "risk")
+    with structlog.testing.capture_logs() as logs:
+        created = host.admin.create_match(module_id, ["", ""], bots={1: "ismcts:5000", 2: "ismcts:5000"})
+        match_id = created["match_id"]
+        lane = host.registry._thinker._lanes["long"]
+        deadline = time.monotonic() + 10
+        while lane.running != match_id and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert lane.running == match_id, "a bot is searching"
+        time.sleep(0.3)
+        at_abort = host.admin.abort(match_id)["version"]
+        aborted = time.monotonic()
+        while host.registry._thinker.busy_with(match_id) and time.monotonic() < aborted + 20:
+            time.sleep(0.01)
+        stopped_after = time.monotonic() - aborted
+    assert not host.registry._thinker.busy_with(match_id)
+    assert stopped_after < 5, f"the search went on {stopped_after:.1f} s after the abort"
+    assert [e["event"] for e in logs if e["event"].startswith("bot.")] == ["bot.search_cancelled"]
+    assert host.admin.view(match_id)["version"] == at_abort, "nothing was played after the abort"

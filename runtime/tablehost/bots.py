@@ -10,7 +10,7 @@ decision), which run inside the guest on the seat's view (:class:`SearchBot`).
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from tablehost.rng import Rng
@@ -104,7 +104,12 @@ class SearchBot:
         raise TypeError(f"bot {self.name} decides from a view: call choose_in_view")
 
     def choose_in_view(
-        self, pool: GuestPool, view: StateDict, offered: Sequence[AvailableActionDict], player_id: PlayerId
+        self,
+        pool: GuestPool,
+        view: StateDict,
+        offered: Sequence[AvailableActionDict],
+        player_id: PlayerId,
+        cancelled: Callable[[], bool] | None = None,
     ) -> AvailableActionDict:
         """Search ``player_id``'s decision on ``view``; return one element of ``offered``.
 
@@ -113,9 +118,11 @@ class SearchBot:
             view: the seat's view.
             offered: the seat's offered actions in view addresses.
             player_id: the seat.
+            cancelled: polled while the search runs; True stops it (``GuestCancelled``).
 
         Raises:
-            GuestError: the search failed or answered something not offered (``guest/protocol``).
+            GuestError: the search failed or answered something not offered (``guest/protocol``),
+                or was cancelled (``GuestCancelled``).
         """
         from tablehost.inguest import search
 
@@ -127,6 +134,7 @@ class SearchBot:
             algorithm=self.algorithm,
             iterations=self.iterations,
             seed=self._rng.next_u64(),
+            cancelled=cancelled,
         )
 
 

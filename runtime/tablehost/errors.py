@@ -110,6 +110,14 @@ class GuestTrap(GuestError):
         self.trap = trap
 
 
+class GuestCancelled(GuestError):
+    """The host stopped the call before it ended (its ``cancelled`` check said so: the match a
+    server bot searched for is over, or the server is stopping). Not the module's failure: it
+    counts toward neither struggling nor quarantine; the instance is discarded all the same."""
+
+    code = "guest/cancelled"
+
+
 class BudgetExceeded(GuestError):
     """A budget ran out.
 

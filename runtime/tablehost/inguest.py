@@ -136,6 +136,7 @@ def search(
     algorithm: str,
     iterations: int,
     seed: Seed,
+    cancelled: Callable[[], bool] | None = None,
 ) -> AvailableActionDict:
     """Ask the guest to search ``player_id``'s next action on that seat's view.
 
@@ -147,6 +148,7 @@ def search(
         algorithm: ``"mcts"`` or ``"ismcts"``.
         iterations: search iterations, >= 1.
         seed: the search's 64-bit seed (from the bot's own stream, never from hidden state).
+        cancelled: polled while the search runs (:meth:`GuestPool.run_scaled`); True stops it.
 
     Returns:
         The element of ``offered`` whose action the guest chose.
@@ -158,6 +160,7 @@ def search(
             game without ``sample_hidden``, ``hidden_information`` for mcts on a game with it,
             ``no_action``) or answered something not offered or malformed.
         BudgetExceeded, GuestPanic, GuestTrap: the call failed.
+        GuestCancelled: ``cancelled`` said so.
     """
     if algorithm not in ALGORITHMS:
         raise ValueError(f"unknown search {algorithm!r}; known: {', '.join(ALGORITHMS)}")
@@ -167,7 +170,7 @@ def search(
     fields = {"view": expanded.state, "player_id": player_id, "algorithm": algorithm, "iterations": iterations,
               "seed": seed}
     scale = iterations * BUDGETS_PER_ITERATION
-    response = _run(pool, OP_SEARCH, fields, scale=scale)
+    response = _run(pool, OP_SEARCH, fields, scale=scale, cancelled=cancelled)
     return check_search_answer(response, offered, iterations, expanded)
 
 

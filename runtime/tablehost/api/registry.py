@@ -67,7 +67,15 @@ from tablehost.api.validation import check_color, check_module_name, check_usern
 from tablehost.bots import is_search_bot
 from tablehost.clocks import Clocks, Heartbeat, TimeControl, iso_to_ms, now_ms
 from tablehost.conformance import check_module
-from tablehost.errors import GuestError, ModuleError, PatchError, RecordError, TablehostError, UnknownMatch
+from tablehost.errors import (
+    GuestCancelled,
+    GuestError,
+    ModuleError,
+    PatchError,
+    RecordError,
+    TablehostError,
+    UnknownMatch,
+)
 from tablehost.guest import GuestPool, check_instantiates
 from tablehost.history import MoveRecord, PlayerInfo
 from tablehost.limits import DEFAULT_LIMITS, Limits
@@ -1563,7 +1571,12 @@ class MatchRegistry:
             if decision is None:
                 return
             started = time.monotonic()
-            choice = decide(decision)  # the long part, with the match free for everyone else
+            try:  # the long part, with the match free for everyone else
+                choice = decide(decision, cancelled=lambda: self._closing or live.match.game_over)
+            except GuestCancelled:  # the match ended (abort, resign, timeout) or the server stops
+                log.info("bot.search_cancelled", match_id=decision.match_id, player_id=decision.player_id,
+                         version=decision.version, after_s=round(time.monotonic() - started, 3))
+                return
             self._thinker.took((decision.pool.module.sha256, decision.name), time.monotonic() - started)
 
             def change() -> MoveRecord:  # run again on the stored match when the copy was behind

@@ -22,13 +22,14 @@ never stalls on a failing bot.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import structlog
 
 from tablehost.api.faults import InvalidRequest
 from tablehost.bots import SEARCH_BOTS, SearchBot, is_search_bot, make_bot
-from tablehost.errors import GuestError
+from tablehost.errors import GuestCancelled, GuestError
 from tablehost.guest import GuestPool
 from tablehost.match import Match
 from tablehost.sampler_probe import no_sampler_refusal
@@ -160,20 +161,29 @@ def take_decision(match: Match, player_id: PlayerId) -> Decision | None:
     return Decision(match.match_id, match.version, player_id, match.bots[player_id], view.state, offered, match.pool)
 
 
-def decide(decision: Decision) -> AvailableActionDict:
+def decide(decision: Decision, cancelled: Callable[[], bool] | None = None) -> AvailableActionDict:
     """The bot's choice, one element of ``decision.offered``; needs no lock (a search runs in the
     guest pool, which is thread-safe).
 
     A failing search (a guest failure or refusal, or a view too large to search) is logged as
     ``bot.search_failed`` and replaced by the host's choice: the first offered action of intent
     ``confirm``, else ``choice``, else the first offered.
+
+    Args:
+        decision: what to decide on (:func:`take_decision`).
+        cancelled: polled while a search runs (about every 50 ms); True stops it.
+
+    Raises:
+        GuestCancelled: ``cancelled`` said so (no choice is made).
     """
     bot = make_bot(decision.name, decision_seed(decision.match_id, decision.version, decision.player_id))
     offered = decision.offered
     try:
         if isinstance(bot, SearchBot):
-            return bot.choose_in_view(decision.pool, decision.view, offered, decision.player_id)
+            return bot.choose_in_view(decision.pool, decision.view, offered, decision.player_id, cancelled)
         return bot.choose(offered)
+    except GuestCancelled:
+        raise
     except (GuestError, ValueError) as exc:
         log.warning("bot.search_failed", match_id=decision.match_id, player_id=decision.player_id,
                     bot=decision.name, code=getattr(exc, "code", "view/too_large"), error=str(exc))

@@ -9,6 +9,7 @@ buffer and ``tablehost_call`` runs the op (docs/abi.md).
 :class:`WasmErrors` is the one place where wasmtime errors become tablehost errors::
 
     trap OUT_OF_FUEL / INTERRUPT / STACK_OVERFLOW  -> BudgetExceeded(budget="fuel"/"wall_ms"/"stack")
+    stopped because the budget's cancelled() said so -> GuestCancelled (the host's choice)
     other trap, the SDK kept a panic message       -> GuestPanic (message = the panic message)
     any other trap (divide by zero, bad cast, ...)  -> GuestTrap(trap="integer_division_by_zero", ...)
 
@@ -38,6 +39,7 @@ from __future__ import annotations
 import ctypes
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, NamedTuple
@@ -51,6 +53,7 @@ from tablehost._rawcall import RawFunc, RawStore, copy_in
 from tablehost._stacks import on_big_stack
 from tablehost.errors import (
     BudgetExceeded,
+    GuestCancelled,
     GuestError,
     GuestPanic,
     GuestProtocolError,
@@ -84,6 +87,10 @@ MEMORY_TRAPS = frozenset(("unreachable", "memory_out_of_bounds"))
 PANIC_MESSAGE_FUEL = 10_000_000
 """Fuel for reading ``tablehost_panic_message`` after a trap."""
 
+CANCEL_POLL_MS = 50.0
+"""How often a cancellable call (:attr:`CallBudget.cancelled`) asks whether to stop, ms of wall
+time: its epoch deadline is armed at most this far ahead, and each deadline asks."""
+
 MIN_REQUEST_BUFFER = 4096
 FUEL_MAX = 2**63 - 1
 """The most fuel one call is given: wasmtime keeps fuel below 2**63, and a scaled budget over
@@ -101,6 +108,10 @@ class CallBudget:
         wall_left_ms: milliseconds of wall-clock time left to the hard liveness cap (starts at
             ``wall_ms * liveness_factor``), counted only while a crossing runs.
         wall_ms: the move's budget in milliseconds (for messages).
+        scale: the multiplier the budget was started with.
+        cancelled: asked on the wasm thread every :data:`CANCEL_POLL_MS` while a crossing runs;
+            True stops the call with :class:`~tablehost.errors.GuestCancelled` (None: the call
+            cannot be cancelled, and its deadline is armed for the whole budget at once).
     """
 
     fuel: int
@@ -108,6 +119,7 @@ class CallBudget:
     wall_left_ms: float
     wall_ms: int
     scale: int = 1
+    cancelled: Callable[[], bool] | None = None
 
     @classmethod
     def start(cls, limits: Limits, scale: int = 1) -> CallBudget:
@@ -180,6 +192,7 @@ class Guest:
         self._armed_left_ms = 0.0  # the budget's cpu_left_ms at that moment
         self._armed_deadline = 0.0  # the hard liveness deadline of that crossing (monotonic seconds)
         self._wall_expired = False
+        self._cancelled = False  # set once the budget's cancelled() said so (the instance is then broken)
         if module.info.initial_memory_bytes > limits.memory_bytes:
             raise BudgetExceeded(
                 f"module needs {module.info.initial_memory_bytes} bytes of memory at start, "
@@ -325,17 +338,24 @@ class Guest:
         self._armed_cpu = time.thread_time()
         self._armed_left_ms = budget.cpu_left_ms
         self._wall_expired = False
+        if budget.cancelled is not None:
+            remaining_ms = min(remaining_ms, CANCEL_POLL_MS)
         self._raw.arm(budget.fuel, TICKER.deadline_ticks(remaining_ms))
         return crossing
 
     def _on_deadline(self) -> int | None:
-        """The epoch deadline came (on the wasm thread): more ticks while budget is left, else ``None``."""
+        """The epoch deadline came (on the wasm thread): more ticks while budget is left and the
+        call is not cancelled, else ``None`` (the call traps with ``INTERRUPT``)."""
+        cancelled = self._budget.cancelled
+        if cancelled is not None and cancelled():
+            self._cancelled = True
+            return None
         used_ms = (time.thread_time() - self._armed_cpu) * 1000.0
         left_ms = min(self._armed_left_ms - used_ms, (self._armed_deadline - time.monotonic()) * 1000.0)
         if left_ms <= 0:
             self._wall_expired = True
             return None
-        return TICKER.deadline_ticks(left_ms)
+        return TICKER.deadline_ticks(left_ms if cancelled is None else min(left_ms, CANCEL_POLL_MS))
 
     def _replace_buffer(self, size: int) -> None:
         """Grow the request buffer (dealloc + alloc, docs/abi.md "Buffers") to fit ``size`` bytes."""
@@ -482,6 +502,8 @@ def classify_failure(guest: Guest, exc: wasmtime.Trap | wasmtime.WasmtimeError, 
     code = exc.trap_code if isinstance(exc, wasmtime.Trap) else None
     detail = code.name.lower() if code is not None else _first_line(exc)
     wall_expired = guest._wall_expired  # read before the panic report re-arms the store
+    if guest._cancelled:
+        return GuestCancelled(f"guest {op_name} was cancelled by the host", op=op_name)
     message, printed = guest.panic_report()
     scale = guest._budget.scale
     if wall_expired:

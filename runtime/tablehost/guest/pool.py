@@ -72,7 +72,14 @@ from typing import Any
 import structlog
 
 from tablehost._stacks import current_stack_bytes, on_big_stack, stack_bytes_for
-from tablehost.errors import BudgetExceeded, GuestError, GuestTrap, ModuleBusy, ModuleQuarantined
+from tablehost.errors import (
+    BudgetExceeded,
+    GuestCancelled,
+    GuestError,
+    GuestTrap,
+    ModuleBusy,
+    ModuleQuarantined,
+)
 from tablehost.guest.instance import MEMORY_TRAPS, CallBudget, Guest
 from tablehost.guest.protocol import (
     OP_ACTIONS,
@@ -448,6 +455,7 @@ class GuestPool:
         scale: int,
         state_ref: str | None = None,
         get_state: Callable[[], StateDict] | None = None,
+        cancelled: Callable[[], bool] | None = None,
     ) -> dict[str, Any]:
         """Run an ABI v1.1 op (``playout``, ``search``) under ``scale`` times the per-move budgets.
 
@@ -461,12 +469,17 @@ class GuestPool:
             scale: budget multiplier, >= 1 (e.g. the number of games asked for).
             state_ref: the state to run from (its match's instance is used).
             get_state: returns the full state when it must be sent (required with ``state_ref``).
+            cancelled: asked on the guest's thread about every
+                :data:`~tablehost.guest.instance.CANCEL_POLL_MS` while the guest runs (never
+                under a lock of the pool); True stops the call (None: not cancellable).
 
         Returns:
             The parsed response (only its being an object is checked here; the caller checks the rest).
 
         Raises:
             ValueError: ``scale`` below 1.
+            GuestCancelled: ``cancelled`` said so; the instance is discarded, and the call
+                counts as no failure of the module (neither struggling nor quarantine).
             BudgetExceeded, GuestPanic, GuestTrap, GuestProtocolError: the call failed.
             ModuleBusy, ModuleQuarantined: as for every call.
         """
@@ -476,7 +489,7 @@ class GuestPool:
         entered = time.perf_counter()
         return on_big_stack(
             self.limits.stack_bytes,
-            lambda: self._run_scaled_bound(key, op, fields, scale, state_ref, get_state, entered),
+            lambda: self._run_scaled_bound(key, op, fields, scale, state_ref, get_state, entered, cancelled),
         )
 
     def _run_scaled_bound(
@@ -488,6 +501,7 @@ class GuestPool:
         state_ref: str | None,
         get_state: Callable[[], StateDict] | None,
         entered: float,
+        cancelled: Callable[[], bool] | None,
     ) -> dict[str, Any]:
         """:meth:`run_scaled` on the big stack: a run slot as for every call, then the call."""
         return self._in_run_slot(
@@ -495,7 +509,9 @@ class GuestPool:
             op,
             entered,
             # fuel is not counted for scaled calls
-            lambda warm: (self._run_scaled_holding_slot(key, warm, op, fields, scale, state_ref, get_state), 0),
+            lambda warm: (
+                self._run_scaled_holding_slot(key, warm, op, fields, scale, state_ref, get_state, cancelled), 0
+            ),
         )
 
     def _run_scaled_holding_slot(
@@ -507,9 +523,11 @@ class GuestPool:
         scale: int,
         state_ref: str | None,
         get_state: Callable[[], StateDict] | None,
+        cancelled: Callable[[], bool] | None,
     ) -> dict[str, Any]:
         guest = warm if warm is not None else self._instantiate(key)
         budget = CallBudget.start(self.limits, scale)
+        budget.cancelled = cancelled
         try:
             response: dict[str, Any] | None = None
             if state_ref is not None and state_ref in guest.refs:
@@ -521,6 +539,11 @@ class GuestPool:
             if response is None:
                 request = dict(fields) if get_state is None else {"state": get_state(), **fields}
                 response = guest.call(op, request, budget)
+        except GuestCancelled:
+            log.info("guest.call_cancelled", module=self.module.name, op=OP_NAMES[op], match=key)
+            guest.broken = True
+            self._release(guest, failed=False)  # the host's choice, not the module's failure
+            raise
         except GuestError as exc:
             log.warning("guest.call_failed", module=self.module.name, op=OP_NAMES[op], code=exc.code,
                         budget=getattr(exc, "budget", None), error=str(exc)[:LOGGED_ERROR_CHARS], match=key)
