@@ -361,6 +361,31 @@ def test_the_admin_creates_a_match_in_the_lobby_and_a_seat_link_opens_its_table(
     page.close()
 
 
+def test_the_lobby_gives_a_seat_to_a_server_bot_that_answers_at_the_table(browser: Any, web: WebTable) -> None:
+    page = browser.new_page(viewport={"width": 1100, "height": 800})
+    page.goto(f"{web.url}/#admin={web.admin_token}")
+    card = page.locator(f'.module[data-module-id="{web.modules["tic_tac_toe"]}"]')
+    card.wait_for()
+    card.locator('input[name="names"]').fill("ann")
+    card.locator('input[name="bots"]').fill("3=random")
+    card.locator("button").click()
+    page.wait_for_selector("#notice:has-text('is not SEAT=BOT for one of seats 1 to 2')")
+    card.locator('input[name="bots"]').fill("2=mcts:300")
+    card.locator("button").click()
+    page.wait_for_selector("#created .seat-links li[data-player-id='2'] .bot-seat")
+    assert page.locator("#created .seat-links li[data-player-id='2'] a").count() == 0, "a bot seat has no link"
+    href = page.locator("#created .seat-links li[data-player-id='1'] a").get_attribute("href")
+    table = browser.new_page(viewport={"width": 1100, "height": 800})
+    table.goto(web.url + href)
+    table.wait_for_selector('body[data-version="0"][data-predicted="false"]')
+    _cell(table, "b2").click()
+    table.wait_for_selector('body[data-version="2"][data-predicted="false"]')  # ann's move, then the bot's
+    assert table.locator(".board .piece").count() == 2
+    assert table.locator("#turn").inner_text() == "Your turn"
+    table.close()
+    page.close()
+
+
 def _hostile_display_module() -> bytes:
     """The echo guest (tests/wat) whose setup answers a table of markup and bad hints."""
     from fixtures_guest import WAT_DIR

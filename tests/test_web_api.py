@@ -298,3 +298,31 @@ def test_the_module_list_gives_each_games_seat_range_for_the_lobby(web: WebTable
     assert (listed["spades"]["min_players"], listed["spades"]["max_players"]) == (4, 4)
     assert (listed["risk"]["min_players"], listed["risk"]["max_players"]) == (2, 6)
     assert listed["backgammon"]["description"].startswith("Backgammon")
+
+
+def test_a_seat_given_to_a_server_bot_answers_the_persons_move(web: WebTable) -> None:
+    """``"bot": "mcts:300"`` in a seat of POST /api/matches: the seat has no token, the server plays
+    it, and the person's move over HTTP comes back with the bot's answer."""
+    with web.client(web.admin_token) as admin:
+        refused = admin.post("/api/matches", json={
+            "module_id": web.modules["tic_tac_toe"], "seats": [{"username": "ann"}, {"bot": "mcts:0"}]})
+        assert refused.status_code == 400 and "at most 5000 iterations" in refused.json()["error"]["message"]
+        assert admin.post("/api/matches", json={
+            "module_id": web.modules["tic_tac_toe"], "seats": [{"username": "ann"}, {"bot": 300}]}).status_code == 400
+        created = admin.post("/api/matches", json={
+            "module_id": web.modules["tic_tac_toe"], "seats": [{"username": "ann"}, {"bot": "mcts:300"}]})
+    assert created.status_code == 201, created.text
+    seats = created.json()["seats"]
+    assert [s["token"] == "" for s in seats] == [False, True] and seats[1]["username"] == "bot2"
+    match_id = created.json()["match_id"]
+    with web.client(seats[0]["token"]) as ann:
+        moved = ann.post(f"/api/matches/{match_id}/actions",
+                         json={"action": {"type": "space_click", "space_id": "b2"}, "version": 0})
+        assert moved.status_code == 200 and moved.json()["version"] == 2, "the bot answered within the reply"
+
+
+def test_an_overlong_match_id_in_a_path_is_refused_without_echoing_it(web: WebTable) -> None:
+    with web.client(web.admin_token) as admin:
+        answer = admin.get(f"/api/matches/m-{'a' * 5000}/view")
+    assert answer.status_code == 400
+    assert answer.json()["error"]["code"] == "request/invalid" and len(answer.text) < 300

@@ -11,7 +11,7 @@ GET      /api/whoami                          ``{"kind", "match_id", "player_id"
 GET      /api/modules                         stored modules ``[{module_id, name, size_bytes, uploaded_at}]``
 POST     /api/modules?name=N                  upload the request body as a module (admin)
 GET      /api/matches                         the matches the token may see (summaries)
-POST     /api/matches                         ``{"module_id", "seats": [{"username", "color", "open"}]}`` (admin)
+POST     /api/matches                         ``{"module_id", "seats": [{"username", "color", "open", "bot"}]}`` (admin)
 POST     /api/matches/{id}/join               ``{"username", "color"?, "player_id"?}`` → the seat and its token
 GET      /api/matches/{id}/view               the token's view (:func:`~tablehost.web.wire.view_json`)
 GET      /api/matches/{id}/events             Server-Sent Events: ``event: view`` after every change
@@ -42,6 +42,7 @@ from starlette.routing import Route
 from tablehost.api.auth import Principal
 from tablehost.api.faults import InvalidRequest, PermissionDenied, Unauthenticated
 from tablehost.api.registry import MatchRegistry
+from tablehost.api.validation import check_identifier
 from tablehost.api.watch_slots import WatchSlots
 from tablehost.errors import TablehostError
 from tablehost.web.wire import created_json, error_body, http_status, summary_json, view_json
@@ -158,6 +159,9 @@ class Api:
             principal: Principal | None = None
             try:
                 principal = self.registry.authenticate(bearer(request))
+                match_id = request.path_params.get("match_id")
+                if match_id is not None:
+                    check_identifier(match_id, "match_id")  # before any lookup or message echoes it
                 return await handler(request, principal)
             except TablehostError as exc:
                 status = getattr(exc, "http_status", None) or http_status(exc.code)
@@ -224,14 +228,18 @@ class Api:
         module_id, seats = body.get("module_id"), body.get("seats")
         if not isinstance(module_id, str) or not isinstance(seats, list):
             raise InvalidRequest("send {'module_id': str, 'seats': [{'username': str, 'color': str}]}")
-        specs: list[tuple[str, str, bool]] = []
+        check_identifier(module_id, "module_id")
+        specs: list[tuple[str, str, bool, str]] = []
         for seat in seats:
             if not isinstance(seat, dict):
-                raise InvalidRequest("each seat is {'username': str, 'color': str, 'open': bool}")
+                raise InvalidRequest("each seat is {'username': str, 'color': str, 'open': bool, 'bot': str}")
             username, color, open_seat = seat.get("username", ""), seat.get("color", ""), seat.get("open", False)
-            if not isinstance(username, str) or not isinstance(color, str) or not isinstance(open_seat, bool):
-                raise InvalidRequest("a seat's username and color are strings, open a boolean")
-            specs.append((username, color, open_seat))  # an open seat waits for a join
+            bot = seat.get("bot", "")
+            if not (isinstance(username, str) and isinstance(color, str) and isinstance(bot, str)
+                    and isinstance(open_seat, bool)):
+                raise InvalidRequest("a seat's username, color and bot are strings, open a boolean")
+            # an open seat waits for a join; a bot seat ("mcts:300") is played by the server
+            specs.append((username, color, open_seat, bot))
         created = await run_in_threadpool(self.registry.create_match, principal, module_id, specs)
         return json_response(created_json(created), 201)
 

@@ -59,18 +59,30 @@ function moduleCard(module) {
   open.name = "open";
   const openLabel = el("label", "open-seats", " leave unnamed seats open to join");
   openLabel.prepend(open);
+  // Seats the server plays itself, as `tablehost create --bot SEAT=BOT`: "2=mcts:300, 3=random".
+  const bots = el("input");
+  bots.name = "bots";
+  bots.placeholder = "computer seats, e.g. 2=mcts:300 (optional)";
   const button = el("button", null, "Create match");
-  form.append(label, names, openLabel, button);
+  form.append(label, names, bots, openLabel, button);
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const count = Number(seats.value);
     const given = names.value.split(",").map((s) => s.trim());
+    let bySeat;
+    try {
+      bySeat = parseBots(bots.value, count);
+    } catch (error) {
+      notice(error.message, "error");
+      return;
+    }
     const body = {
       module_id: module.module_id,
       seats: Array.from({ length: count }, (_, i) => ({
         username: given[i] || "",
         color: "",
-        open: open.checked && !given[i],
+        open: open.checked && !given[i] && !bySeat.has(i + 1),
+        bot: bySeat.get(i + 1) || "",
       })),
     };
     try {
@@ -85,6 +97,23 @@ function moduleCard(module) {
   return card;
 }
 
+/**
+ * "2=mcts:300, 3=random" as seat number -> bot name; the server checks the names. Throws an
+ * Error naming the entry that is not SEAT=BOT with SEAT one of 1..count, or a seat given twice.
+ */
+export function parseBots(text, count) {
+  const bySeat = new Map();
+  for (const entry of text.split(",").map((s) => s.trim()).filter(Boolean)) {
+    const match = /^([0-9]+)\s*=\s*(\S+)$/.exec(entry);
+    const seat = match ? Number(match[1]) : 0;
+    if (!match || seat < 1 || seat > count || bySeat.has(seat)) {
+      throw new Error(`"${entry.slice(0, 40)}" is not SEAT=BOT for one of seats 1 to ${count} (e.g. 2=mcts:300)`);
+    }
+    bySeat.set(seat, match[2]);
+  }
+  return bySeat;
+}
+
 function showCreated(module, created) {
   const box = document.getElementById("created");
   const body = document.getElementById("created-body");
@@ -94,7 +123,8 @@ function showCreated(module, created) {
   for (const seat of created.seats) {
     const item = el("li");
     item.append(el("span", "seat-name", `${seat.username} (seat ${seat.player_id})`), " ");
-    item.append(linkButton("Open seat", created.match_id, seat.token));
+    // A bot seat has no token: the server plays it.
+    item.append(seat.token ? linkButton("Open seat", created.match_id, seat.token) : el("span", "bot-seat", "played by the server"));
     item.dataset.playerId = String(seat.player_id);
     list.append(item);
   }
