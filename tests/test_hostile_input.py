@@ -368,7 +368,7 @@ def test_a_server_bot_with_digits_other_than_ascii_is_invalid_argument(host: Hos
     with pytest.raises(ApiError) as refused:
         host.admin.create_match(host.module_id, ["ann", "bob"], bots={2: "mcts:１０"})
     assert refused.value.status == grpc.StatusCode.INVALID_ARGUMENT
-    assert "the iterations must be a whole number from 1 to 10000000 in ASCII digits 0-9" in refused.value.details
+    assert "the iterations must be a whole number from 1 to 5000 in ASCII digits 0-9" in refused.value.details
     created = host.admin.create_match(host.module_id, ["ann", "bob"], bots={2: "mcts:10"})
     assert created["match_id"]
 

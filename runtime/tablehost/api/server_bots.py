@@ -53,8 +53,9 @@ def check_bot_name(name: str) -> str:
     Raises:
         InvalidRequest: an unknown name or too many iterations.
     """
-    iterations = (f"bot {name!r}: a server bot searches at least 1 and at most {MAX_BOT_ITERATIONS} iterations "
-                  f"a decision, e.g. {name.partition(':')[0]}:200")
+    iterations = (f"bot {name!r}: the iterations must be a whole number from 1 to {MAX_BOT_ITERATIONS} in ASCII "
+                  f"digits 0-9 (a server bot searches at most {MAX_BOT_ITERATIONS} iterations a decision), "
+                  f"e.g. {name.partition(':')[0]}:200")
     try:
         bot = make_bot(name)
     except ValueError as exc:
