@@ -409,3 +409,25 @@ def test_a_clock_under_a_second_is_refused() -> None:
 
     assert TimeControl.parse("1") == TimeControl(per_move_ms=1000)
     assert TimeControl.parse("1+0.5") == TimeControl(main_ms=1000, increment_ms=500)
+
+
+def test_a_text_view_shows_each_spaces_public_state_cut_to_its_cap() -> None:
+    """Risk keeps a territory's holder and armies in the space's public_state: `tablehost view`
+    printed every territory as `alaska -`."""
+    from tablehost.cli_remote import SPACE_STATE_CHARS, format_view
+
+    view = {
+        "match_id": "m", "version": 3, "viewer": None, "game_over": False, "active_player_ids": [1],
+        "score_labels": [], "scores": {}, "actions": [], "state": {
+            "players": [{"player_id": 1, "username": "ann"}], "log": [],
+            "spaces": [{"space_id": "alaska", "owner": None, "pieces": [], "public_state": {"owner": 2, "armies": 3}},
+                       {"space_id": "deck", "owner": None, "pieces": [], "public_state": {}},
+                       {"space_id": "long", "owner": None, "pieces": [], "public_state": {"notes": "x" * 500}},
+                       {"space_id": "evil", "owner": None, "pieces": [], "public_state": {"k": "\x1b[2Jforged\nline"}}]},
+    }  # fmt: skip
+    lines = format_view(view).splitlines()
+    assert "  alaska       -  {owner=2, armies=3}" in lines
+    assert "  deck         -" in lines, "an empty state prints nothing"
+    long_line = next(line for line in lines if line.startswith("  long"))
+    assert long_line.endswith("…") and len(long_line.split("  ", 2)[-1].strip()) <= SPACE_STATE_CHARS + 3
+    assert not any(line.startswith("line") for line in lines) and "\x1b" not in "\n".join(lines)

@@ -197,8 +197,24 @@ def _piece_text(piece: dict[str, Any]) -> str:
     return f"{text}×{piece['count']}" if piece.get("count") is not None else str(text)
 
 
+SPACE_STATE_CHARS = 60
+"""Most characters of a space's ``public_state`` a text view prints (cut with ``…``)."""
+
+
+def _state_text(state: Any) -> str:
+    """A space's ``public_state`` as ``{owner=2, armies=3}``, at most :data:`SPACE_STATE_CHARS`
+    characters; empty for an empty or missing state."""
+    if not isinstance(state, dict) or not state:
+        return ""
+    text = "{" + ", ".join(f"{key}={orjson.dumps(value).decode()}" for key, value in state.items()) + "}"
+    return text if len(text) <= SPACE_STATE_CHARS else text[: SPACE_STATE_CHARS - 1] + "…"
+
+
 def format_view(view: dict[str, Any]) -> str:
-    """A view dict (``TablehostClient.view``) as lines a person can read."""
+    """A view dict (``TablehostClient.view``) as lines a person can read: the status, result,
+    clocks and scores, then a line per space (its pieces, owner and ``public_state``, which is
+    where games such as risk keep a territory's holder and armies), the last log lines and the
+    numbered offers."""
     state = view["state"]
     names = {p["player_id"]: p["username"] for p in state["players"]}
     who = (
@@ -237,7 +253,8 @@ def format_view(view: dict[str, Any]) -> str:
     for space in state["spaces"]:
         owner = f" owner {space['owner']}" if space["owner"] is not None else ""
         pieces = " ".join(_piece_text(p) for p in space["pieces"]) or "-"
-        lines.append(f"  {space['space_id']:<12} {pieces}{owner}")
+        state_text = _state_text(space.get("public_state"))
+        lines.append(f"  {space['space_id']:<12} {pieces}{owner}" + (f"  {state_text}" if state_text else ""))
     for entry in state["log"][-5:]:
         lines.append(f"  log: {entry['text']}")
     for number, offer in enumerate(view["actions"]):
