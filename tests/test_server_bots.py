@@ -124,6 +124,7 @@ def test_a_server_of_bots_plays_on_after_a_restart(tmp_path: Path) -> None:
     ({2: f"mcts:{server_bots.MAX_BOT_ITERATIONS + 1}"}, [], "at most"),
     ({2: "mcts:0"}, [], f"a whole number from 1 to {server_bots.MAX_BOT_ITERATIONS} in ASCII digits"),
     ({2: "ismcts:-3"}, [], f"at most {server_bots.MAX_BOT_ITERATIONS}"),
+    ({2: "mcts:"}, [], f"from 1 to {server_bots.MAX_BOT_ITERATIONS} in ASCII digits"),
     ({2: "random"}, [2], "open"),
 ])
 def test_bad_bot_seats_are_refused(host: Host, bots: dict[int, str], open_seats: list[int], says: str) -> None:

@@ -326,3 +326,64 @@ def test_an_overlong_match_id_in_a_path_is_refused_without_echoing_it(web: WebTa
         answer = admin.get(f"/api/matches/m-{'a' * 5000}/view")
     assert answer.status_code == 400
     assert answer.json()["error"]["code"] == "request/invalid" and len(answer.text) < 300
+
+
+def test_every_codes_http_status_agrees_with_its_grpc_status() -> None:
+    """One refusal, two transports: an HTTP client gets the status class a gRPC client gets
+    (an undeclared player count was 500 over HTTP, INVALID_ARGUMENT over gRPC)."""
+    import grpc
+
+    from tablehost.api.interceptors import STATUS_BY_CODE
+
+    allowed = {
+        grpc.StatusCode.INVALID_ARGUMENT: {400},
+        grpc.StatusCode.NOT_FOUND: {404},
+        grpc.StatusCode.FAILED_PRECONDITION: {409},
+        grpc.StatusCode.ABORTED: {409},
+        grpc.StatusCode.RESOURCE_EXHAUSTED: {413, 429, 503},
+        grpc.StatusCode.UNAVAILABLE: {503},
+        grpc.StatusCode.UNAUTHENTICATED: {401},
+        grpc.StatusCode.PERMISSION_DENIED: {403},
+        grpc.StatusCode.DATA_LOSS: {500},
+        grpc.StatusCode.INTERNAL: {500},
+    }
+    for code, status in STATUS_BY_CODE.items():
+        assert http_status(code) in allowed[status], (code, status, http_status(code))
+    assert http_status("request/rate_limited") == 429 and http_status("setup/invalid") == 400
+
+
+def test_an_http_action_has_exactly_the_keys_and_types_of_its_kind(web: WebTable) -> None:
+    """An action 1,000 lists deep in a field made the refusal's repr recurse: a 500. Every bad
+    action is a 400 whose message does not repeat it, and nothing changes."""
+    created = web.create("tic_tac_toe")
+    match_id = created["match_id"]
+    deep = "[" * 1000 + "]" * 1000
+    bad = [
+        '{"type":"space_click","space_id":"a1","x":' + deep + "}",
+        '{"type":' + deep + "}",
+        '{"type":"space_click","space_id":' + deep + "}",
+        '{"type":"space_click","space_id":"a1","extra":1}',
+        '{"type":"space_click","space_id":""}',
+        '{"type":"piece_click","space_id":"a1","index":true}',
+        '{"type":"button_click","button":{"id":"x","colour":"red"}}',
+        '"b2"',
+    ]
+    with web.client(created["seats"][0]["token"]) as ann:
+        for action in bad:
+            answer = ann.post(f"/api/matches/{match_id}/actions", content='{"action":' + action + ',"version":0}',
+                              headers={"content-type": "application/json"})
+            assert answer.status_code == 400, (action[:60], answer.text[:200])
+            assert answer.json()["error"]["code"] == "request/invalid" and len(answer.text) < 300
+        assert ann.get(f"/api/matches/{match_id}/view").json()["version"] == 0
+        played = ann.post(f"/api/matches/{match_id}/actions",
+                          json={"action": {"type": "space_click", "space_id": "b2"}, "version": 0})
+        assert played.status_code == 200 and played.json()["version"] == 1
+
+
+def test_http_create_refuses_an_undeclared_player_count_as_400_and_takes_a_null_bot(web: WebTable) -> None:
+    with web.client(web.admin_token) as admin:
+        one = admin.post("/api/matches", json={"module_id": web.modules["tic_tac_toe"], "seats": [{"username": "a"}]})
+        assert one.status_code == 400 and one.json()["error"]["code"] == "setup/invalid"
+        null_bot = admin.post("/api/matches", json={
+            "module_id": web.modules["tic_tac_toe"], "seats": [{"username": "a", "bot": None}, {"username": "b"}]})
+        assert null_bot.status_code == 201 and all(s["token"] for s in null_bot.json()["seats"])

@@ -59,8 +59,8 @@ def check_bot_name(name: str) -> str:
     try:
         bot = make_bot(name)
     except ValueError as exc:
-        base, colon, count = name.partition(":")
-        if base in SEARCH_BOTS and colon and count:  # the iterations are what is wrong
+        base, colon, _ = name.partition(":")
+        if base in SEARCH_BOTS and colon:  # the iterations are what is wrong (or missing)
             raise InvalidRequest(iterations) from exc
         raise InvalidRequest(str(exc)) from exc
     if isinstance(bot, SearchBot) and bot.iterations > MAX_BOT_ITERATIONS:

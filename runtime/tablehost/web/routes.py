@@ -45,7 +45,14 @@ from tablehost.api.registry import MatchRegistry
 from tablehost.api.validation import check_identifier
 from tablehost.api.watch_slots import WatchSlots
 from tablehost.errors import TablehostError
-from tablehost.web.wire import created_json, error_body, http_status, summary_json, view_json
+from tablehost.web.wire import (
+    action_from_json,
+    created_json,
+    error_body,
+    http_status,
+    summary_json,
+    view_json,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -234,7 +241,7 @@ class Api:
             if not isinstance(seat, dict):
                 raise InvalidRequest("each seat is {'username': str, 'color': str, 'open': bool, 'bot': str}")
             username, color, open_seat = seat.get("username", ""), seat.get("color", ""), seat.get("open", False)
-            bot = seat.get("bot", "")
+            bot = seat.get("bot") or ""  # null or absent: a person's seat
             if not (isinstance(username, str) and isinstance(color, str) and isinstance(bot, str)
                     and isinstance(open_seat, bool)):
                 raise InvalidRequest("a seat's username, color and bot are strings, open a boolean")
@@ -277,9 +284,7 @@ class Api:
 
     async def act(self, request: Request, principal: Principal) -> Response:
         body = await json_body(request)
-        action = body.get("action")
-        if not isinstance(action, dict):
-            raise InvalidRequest("send {'action': Action, 'version': int}")
+        action = action_from_json(body.get("action"))
         served = await run_in_threadpool(
             self.registry.submit, principal, request.path_params["match_id"], action, _version(body)
         )

@@ -15,11 +15,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from tablehost.api.faults import InvalidRequest
 from tablehost.api.registry import CreatedMatch, ServedView
+from tablehost.client import ACTION_FIELDS, BUTTON_FIELDS, MAX_PIECE_INDEX
 from tablehost.errors import TablehostError
+
+MAX_SPACE_ID_CHARS = 256
+"""Longest ``space_id`` (and button field) an HTTP action may carry, characters."""
 
 HTTP_STATUS_BY_AREA: dict[str, int] = {
     "request": 400,
+    "setup": 400,
     "module": 404,
     "auth": 403,
     "match": 409,
@@ -33,9 +39,14 @@ HTTP_STATUS_BY_CODE: dict[str, int] = {
     "auth/unauthenticated": 401,
     "match/unknown": 404,
     "module/invalid": 400,
+    "module/busy": 503,
+    "module/quarantined": 503,
     "request/too_many_watchers": 429,
+    "request/rate_limited": 429,
     "store/unusable": 503,
     "store/in_use": 503,
+    "store/unavailable": 503,
+    "store/conflict": 409,
 }
 
 
@@ -44,6 +55,73 @@ def http_status(code: str) -> int:
     if code in HTTP_STATUS_BY_CODE:
         return HTTP_STATUS_BY_CODE[code]
     return HTTP_STATUS_BY_AREA.get(code.split("/", 1)[0], 500)
+
+
+def action_from_json(action: Any) -> dict[str, Any]:
+    """An HTTP request's ``action`` as the ABI action it names, in the same shape gRPC's
+    ``Action`` message gives (:func:`tablehost.api.convert.action_from_proto`): only the keys
+    of its type, each of its type (docs/abi.md).
+
+    JSON, unlike the gRPC message, can carry anything: an unknown key, a list 1,000 deep in
+    a field (which the refusal's ``repr`` then recursed into: a 500). No message here repeats
+    the value sent.
+
+    Args:
+        action: the ``action`` member of the JSON body.
+
+    Returns:
+        ``{"type": "space_click", "space_id"}``, ``{"type": "piece_click", "space_id", "index"}``
+        or ``{"type": "button_click", "button": {"id", "label", "location", "disabled"}}``.
+
+    Raises:
+        InvalidRequest: not an object, an unknown type, a missing or unknown key, a value of
+            the wrong type, a string over :data:`MAX_SPACE_ID_CHARS`, an index outside
+            0..2^32-1.
+    """
+    if not isinstance(action, dict):
+        raise InvalidRequest("send {'action': Action, 'version': int}; an action is an object")
+    kind = action.get("type")
+    fields = ACTION_FIELDS.get(kind) if isinstance(kind, str) else None
+    if fields is None:
+        raise InvalidRequest(f"an action's type is one of {', '.join(ACTION_FIELDS)}")
+    assert isinstance(kind, str)
+    _only_keys(action, ("type", *fields), f"a {kind}")
+    normal: dict[str, Any] = {"type": kind}
+    for name, expected in fields.items():
+        value = action.get(name)
+        if expected is dict:
+            normal[name] = _button(value)
+            continue
+        if not isinstance(value, expected) or isinstance(value, bool):
+            raise InvalidRequest(f"a {kind} needs {name!r}, a {expected.__name__}")
+        if isinstance(value, str) and not 0 < len(value) <= MAX_SPACE_ID_CHARS:
+            raise InvalidRequest(f"a {kind}'s {name!r} has 1 to {MAX_SPACE_ID_CHARS} characters")
+        if isinstance(value, int) and not 0 <= value <= MAX_PIECE_INDEX:
+            raise InvalidRequest(f"a piece index is 0 to {MAX_PIECE_INDEX}")
+        normal[name] = value
+    return normal
+
+
+def _button(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise InvalidRequest("a button_click needs 'button', an object")
+    _only_keys(value, tuple(BUTTON_FIELDS), "a button")
+    button: dict[str, Any] = {}
+    for name, expected in BUTTON_FIELDS.items():
+        field = value.get(name, expected())
+        if not isinstance(field, expected) or (expected is not bool and isinstance(field, bool)):
+            raise InvalidRequest(f"a button's {name!r} is a {expected.__name__}")
+        if isinstance(field, str) and len(field) > MAX_SPACE_ID_CHARS:
+            raise InvalidRequest(f"a button's {name!r} has at most {MAX_SPACE_ID_CHARS} characters")
+        button[name] = field
+    return button
+
+
+def _only_keys(value: dict[str, Any], keys: tuple[str, ...], what: str) -> None:
+    unknown = [key for key in value if key not in keys]
+    if unknown:
+        named = ", ".join(repr(str(key)[:40]) for key in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
+        raise InvalidRequest(f"{what} has no key {named} (its keys: {', '.join(keys)})")
 
 
 def error_body(exc: TablehostError, *, admin: bool = False) -> dict[str, Any]:
