@@ -23,7 +23,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from structlog.testing import capture_logs
 
 from fixtures_guest import offering_guest_wasm
-from tablehost.api import auth, interceptors
+from tablehost.api import auth, interceptors, rate_limit
 from tablehost.api import registry as registry_module
 from tablehost.api._pb import tablehost_pb2 as pb
 from tablehost.api._pb import tablehost_pb2_grpc as pb_grpc
@@ -360,7 +360,7 @@ def test_a_huge_match_id_is_logged_cut_to_its_cap(host: Host) -> None:
 
 
 def test_a_request_hashes_its_token_once(host: Host, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The interceptor hands the hash it took for the rate limit to ``authenticate``."""
+    """The request gate hands the hash it took for the rate limit to ``authenticate``."""
     match_id, seat1, _, _ = new_match(host)
     hashed: list[str] = []
 
@@ -368,7 +368,7 @@ def test_a_request_hashes_its_token_once(host: Host, monkeypatch: pytest.MonkeyP
         hashed.append(token)
         return auth.hash_token(token)
 
-    monkeypatch.setattr(interceptors, "hash_token", counting)
+    monkeypatch.setattr(rate_limit, "hash_token", counting)
     monkeypatch.setattr(registry_module, "hash_token", counting)
     seat1.view(match_id)
     assert len(hashed) == 1

@@ -387,3 +387,43 @@ def test_http_create_refuses_an_undeclared_player_count_as_400_and_takes_a_null_
         null_bot = admin.post("/api/matches", json={
             "module_id": web.modules["tic_tac_toe"], "seats": [{"username": "a", "bot": None}, {"username": "b"}]})
         assert null_bot.status_code == 201 and all(s["token"] for s in null_bot.json()["seats"])
+
+
+def test_the_http_api_takes_from_the_same_rate_limits_as_grpc(tmp_path: Path) -> None:
+    """`serve --rate-limit` and the failed-authentication limit held over gRPC only: twenty
+    HTTP requests went through at `--rate-limit 1 --rate-burst 1`, and unknown tokens were
+    never throttled. One RequestGate now serves both transports."""
+    import grpc
+
+    from tablehost.api.rate_limit import RateLimits, RequestGate
+    from tablehost.api.registry import MatchRegistry
+    from tablehost.api.server import create_server
+    from tablehost.client import ApiError, TablehostClient
+    from tablehost.web.app import HttpServer
+
+    registry = MatchRegistry(tmp_path / "data", synchronous="NORMAL")
+    gate = RequestGate(RateLimits(requests_per_s=0.001, burst=3, auth_failures_per_s=0.001, auth_failure_burst=2))
+    grpc_server, port = create_server("127.0.0.1:0", registry, gate=gate)
+    grpc_server.start()
+    http = HttpServer("127.0.0.1:0", registry, gate=gate)
+    http.start()
+    admin_token = registry.admin_token_path.read_text().strip()
+    try:
+        with httpx.Client(base_url=http.url, headers={"authorization": f"Bearer {admin_token}"}) as admin:
+            assert [admin.get("/api/matches").status_code for _ in range(2)] == [200, 200]
+            with TablehostClient(f"127.0.0.1:{port}", admin_token, timeout_s=10) as over_grpc:
+                over_grpc.list_matches()  # the token's third and last request
+                with pytest.raises(ApiError) as refused:
+                    over_grpc.list_matches()
+                assert refused.value.status == grpc.StatusCode.RESOURCE_EXHAUSTED
+            limited = admin.get("/api/matches")
+            assert limited.status_code == 429 and limited.json()["error"]["code"] == "request/rate_limited"
+            assert int(limited.headers["retry-after"]) >= 1
+        with httpx.Client(base_url=http.url) as stranger:
+            codes = [stranger.get("/api/whoami", headers={"authorization": f"Bearer nope{n}"}).status_code
+                     for n in range(4)]
+        assert codes == [401, 401, 429, 429], "two failures, then the address is refused before any lookup"
+    finally:
+        http.stop()
+        grpc_server.stop(0).wait()
+        registry.close()

@@ -59,10 +59,10 @@ from google.protobuf import message_factory
 from google.protobuf.descriptor import Descriptor, ServiceDescriptor
 from google.protobuf.message import DecodeError
 
-from tablehost.api.auth import ADMIN, Principal, bearer_token, current_principal, hash_token
-from tablehost.api.faults import InvalidRequest, Unauthenticated
+from tablehost.api.auth import ADMIN, Principal, bearer_token, current_principal
+from tablehost.api.faults import InvalidRequest
 from tablehost.api.metrics import Metrics
-from tablehost.api.rate_limit import AuthFailureLimiter, RateLimiter, RateLimits, peer_address
+from tablehost.api.rate_limit import RateLimits, RequestGate, peer_address
 from tablehost.api.registry import MatchRegistry
 from tablehost.errors import BudgetExceeded, GuestError, TablehostError
 
@@ -97,6 +97,8 @@ STATUS_BY_CODE: dict[str, grpc.StatusCode] = {
     "guest/budget": grpc.StatusCode.ABORTED,
     "guest/protocol": grpc.StatusCode.ABORTED,
     "guest/error": grpc.StatusCode.ABORTED,
+    # The host stopped a server bot's search (its match ended): never a client's answer.
+    "guest/cancelled": grpc.StatusCode.ABORTED,
     "table/bad_patch": grpc.StatusCode.ABORTED,
     "record/invalid": grpc.StatusCode.DATA_LOSS,
     "auth/unauthenticated": grpc.StatusCode.UNAUTHENTICATED,
@@ -216,7 +218,8 @@ class RequestInterceptor:
         registry: resolves bearer tokens to principals.
         metrics: counts requests by method and status (and rate-limit refusals).
         rate_limits: the per-token request budget and the per-address failed-authentication
-            budget (default :class:`RateLimits`).
+            budget (default :class:`RateLimits`); ignored when ``gate`` is given.
+        gate: the limits' buckets, to share with the HTTP API (default: made from ``rate_limits``).
         show_guest_output: tell every caller what a failing game said and printed (local
             development); by default only the admin is told, players get a log reference.
     """
@@ -228,12 +231,11 @@ class RequestInterceptor:
         rate_limits: RateLimits | None = None,
         *,
         show_guest_output: bool = False,
+        gate: RequestGate | None = None,
     ) -> None:
         self.registry = registry
         self.metrics = metrics
-        limits = rate_limits or RateLimits()
-        self.limiter = RateLimiter(limits)
-        self.auth_failures = AuthFailureLimiter(limits.auth_failures_per_s, limits.auth_failure_burst)
+        self.gate = gate if gate is not None else RequestGate(rate_limits)
         self.show_guest_output = show_guest_output
 
     def wrap_servicer(self, servicer: Any, service: ServiceDescriptor) -> SimpleNamespace:
@@ -313,39 +315,16 @@ class RequestInterceptor:
         return request
 
     def _authenticate(self, context: grpc.ServicerContext) -> Principal:
-        """The principal of the request's bearer token, within the token's rate and its
-        address's failed-authentication limit (:class:`AuthFailureLimiter`).
+        """The principal of the request's bearer token, within the shared limits (:class:`RequestGate`).
 
         Raises:
             Unauthenticated: no token or an unknown one (counted against the peer address).
             RateLimited: the token is over its rate; or the peer address is over its failures
                 and the token is not one this process knows (``kind="auth"``; not looked up).
         """
-        failures = self.auth_failures
-        peer, over_ms = None, None
-        if failures.tracking:  # a failure was counted lately: is this address over its budget?
-            peer = peer_address(context.peer())
-            over_ms = failures.over(peer)
-        try:
-            token = bearer_token(context.invocation_metadata())
-        except Unauthenticated:
-            if peer is not None and over_ms is not None:
-                raise failures.refusal(peer, over_ms) from None
-            failures.failed(peer or peer_address(context.peer()))
-            raise
-        token_sha256 = hash_token(token)
-        if peer is not None and over_ms is not None:
-            known = self.registry.known_principal(token_sha256)
-            if known is None:
-                raise failures.refusal(peer, over_ms)
-            self.limiter.take(token_sha256)
-            return known
-        self.limiter.take(token_sha256)  # before the lookup, which may ask a shared store
-        try:
-            return self.registry.authenticate(token, token_sha256=token_sha256)
-        except Unauthenticated:
-            failures.failed(peer or peer_address(context.peer()))
-            raise
+        return self.gate.authenticate(
+            self.registry, lambda: bearer_token(context.invocation_metadata()), lambda: peer_address(context.peer())
+        )
 
     def _fail(self, exc: BaseException, context: grpc.ServicerContext) -> tuple[grpc.StatusCode, str | None]:
         """Log ``exc``, set the ``tablehost-code`` trailer; return the status and the log ref."""

@@ -16,6 +16,10 @@ this process does not know is refused with RESOURCE_EXHAUSTED and ``retry-after-
 token is looked up (no store query, no UNAUTHENTICATED), while the tokens the process knows keep
 being served from that address (clients behind one proxy or NAT are not locked out by one of
 them). Health checks and reflection are not ``tablehost.v1`` methods: never limited.
+
+Both transports share one :class:`RequestGate` (``serve`` makes it): a token's requests over
+gRPC and over the HTTP API (``serve --http``) come out of the same bucket, and an address's
+failed authentications are counted together.
 """
 
 from __future__ import annotations
@@ -27,8 +31,10 @@ import time
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
-from tablehost.api.faults import RateLimited
+from tablehost.api.auth import Principal, hash_token
+from tablehost.api.faults import RateLimited, Unauthenticated
 
 DEFAULT_REQUESTS_PER_S = 2000.0
 """Sustained requests per second one token may send."""
@@ -205,3 +211,71 @@ class AuthFailureLimiter:
             retry_after_ms=wait_ms,
             kind="auth",
         )
+
+
+class _Tokens(Protocol):
+    """What :meth:`RequestGate.authenticate` asks of the registry."""
+
+    def authenticate(self, token: str, *, token_sha256: str | None = None) -> Principal: ...
+
+    def known_principal(self, token_sha256: str) -> Principal | None: ...
+
+
+class RequestGate:
+    """The per-token request limit and the per-address failed-authentication limit of one
+    server process, shared by its gRPC methods and its HTTP API; thread-safe.
+
+    Args:
+        limits: the budgets (default :class:`RateLimits`).
+
+    Attributes:
+        requests: the per-token buckets (:class:`RateLimiter`).
+        auth_failures: the per-address failure buckets (:class:`AuthFailureLimiter`).
+    """
+
+    def __init__(self, limits: RateLimits | None = None) -> None:
+        limits = limits or RateLimits()
+        self.limits = limits
+        self.requests = RateLimiter(limits)
+        self.auth_failures = AuthFailureLimiter(limits.auth_failures_per_s, limits.auth_failure_burst)
+
+    def authenticate(self, tokens: _Tokens, read_token: Callable[[], str], peer: Callable[[], str]) -> Principal:
+        """The principal of a request's bearer token, within the token's rate and its address's
+        failed-authentication limit.
+
+        Args:
+            tokens: resolves tokens (the registry).
+            read_token: the request's bearer token; raises ``Unauthenticated`` when it has none.
+            peer: the request's peer address key (:func:`peer_address`, or the HTTP client's
+                host); called only when a failure is counted or looked up.
+
+        Raises:
+            Unauthenticated: no token or an unknown one (counted against the address).
+            RateLimited: the token is over its rate; or the address is over its failures and the
+                token is not one this process knows (``kind="auth"``; not looked up).
+        """
+        failures = self.auth_failures
+        address, over_ms = None, None
+        if failures.tracking:  # a failure was counted lately: is this address over its budget?
+            address = peer()
+            over_ms = failures.over(address)
+        try:
+            token = read_token()
+        except Unauthenticated:
+            if address is not None and over_ms is not None:
+                raise failures.refusal(address, over_ms) from None
+            failures.failed(address or peer())
+            raise
+        token_sha256 = hash_token(token)
+        if address is not None and over_ms is not None:
+            known = tokens.known_principal(token_sha256)
+            if known is None:
+                raise failures.refusal(address, over_ms)
+            self.requests.take(token_sha256)
+            return known
+        self.requests.take(token_sha256)  # before the lookup, which may ask a shared store
+        try:
+            return tokens.authenticate(token, token_sha256=token_sha256)
+        except Unauthenticated:
+            failures.failed(address or peer())
+            raise

@@ -39,7 +39,7 @@ from tablehost.api.auth import ensure_admin_token
 from tablehost.api.bind import bind_port
 from tablehost.api.interceptors import RequestInterceptor
 from tablehost.api.metrics import Metrics
-from tablehost.api.rate_limit import RateLimits
+from tablehost.api.rate_limit import RateLimits, RequestGate
 from tablehost.api.registry import DEFAULT_EVICT_AFTER_S, MatchRegistry
 from tablehost.api.servicer import MatchServicer, ModuleServicer
 from tablehost.api.validation import MAX_RESPONSE_BYTES, check_address
@@ -79,6 +79,7 @@ def create_server(
     watches_per_token: int = WATCHES_PER_TOKEN,
     reuse_port: bool = False,
     health_interval_s: float = HEALTH_INTERVAL_S,
+    gate: RequestGate | None = None,
 ) -> tuple[grpc.Server, int]:
     """Build (not start) a server on ``address`` serving ``registry``.
 
@@ -94,7 +95,9 @@ def create_server(
         show_guest_output: tell players what a failing game said and printed (local
             development only: it may show hidden information); off by default.
         metrics: the server's metrics (requests, watch streams, store health); none: not counted.
-        rate_limits: the per-token request budget (default :class:`RateLimits`).
+        rate_limits: the per-token request budget (default :class:`RateLimits`); ignored with ``gate``.
+        gate: the rate limits' buckets, shared with the HTTP API (``serve --http``); default:
+            this server's own, made from ``rate_limits``.
         watches_per_token: open watch streams one token may hold.
         reuse_port: bind with ``SO_REUSEPORT`` so several processes share the address (a
             shared store only: each process must see every other's moves).
@@ -120,7 +123,7 @@ def create_server(
             ("grpc.max_send_message_length", max_response_bytes),
         ],
     )
-    wrapper = RequestInterceptor(registry, metrics, rate_limits, show_guest_output=show_guest_output)
+    wrapper = RequestInterceptor(registry, metrics, rate_limits, show_guest_output=show_guest_output, gate=gate)
     services = pb.DESCRIPTOR.services_by_name
     wrapper.add_to_server(ModuleServicer(registry), services["ModuleService"], server)
     slots = WatchSlots(
@@ -284,12 +287,13 @@ def serve(
                 "several processes on one address need a shared store: --store postgresql://... "
                 "(SQLite admits one process per data directory)"
             )
+        gate = RequestGate(rate_limits)  # one budget per token and address over gRPC and HTTP alike
         server, port = create_server(
             listen,
             registry,
             max_workers=max_workers,
             metrics=metrics,
-            rate_limits=rate_limits,
+            gate=gate,
             watches_per_token=watches_per_token,
             reuse_port=reuse_port,
             show_guest_output=show_guest_output,
@@ -305,7 +309,7 @@ def serve(
         try:
             from tablehost.web.app import HttpServer
 
-            web = HttpServer(http, registry, reuse_port=reuse_port)
+            web = HttpServer(http, registry, reuse_port=reuse_port, gate=gate)
         except (ValueError, RuntimeError, ImportError) as exc:
             registry.close(report=False)
             _remove_new_folders(created)

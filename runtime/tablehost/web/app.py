@@ -23,6 +23,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from tablehost.api.rate_limit import RequestGate
 from tablehost.api.registry import MatchRegistry
 from tablehost.api.validation import check_address
 from tablehost.web.routes import Api
@@ -63,12 +64,13 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
-def create_app(registry: MatchRegistry, *, max_watchers: int = 64) -> Starlette:
+def create_app(registry: MatchRegistry, *, max_watchers: int = 64, gate: RequestGate | None = None) -> Starlette:
     """The Starlette app serving ``registry``: pages, ``/static``, and the API of :mod:`tablehost.web.routes`.
 
     Args:
         registry: the matches and modules to serve (shared with the gRPC server).
         max_watchers: event streams open at once (each holds a thread while it waits).
+        gate: the per-token and per-address rate limits (:class:`RequestGate`; default limits).
     """
 
     def page(name: str) -> Route:
@@ -78,7 +80,7 @@ def create_app(registry: MatchRegistry, *, max_watchers: int = 64) -> Starlette:
 
         return Route("/" if name == "lobby.html" else "/" + name.removesuffix(".html"), endpoint)
 
-    api = Api(registry, max_watchers=max_watchers)
+    api = Api(registry, max_watchers=max_watchers, gate=gate)
     routes = [
         page("lobby.html"),
         page("table.html"),
@@ -99,6 +101,8 @@ class HttpServer:
             store listen on one address (the kernel spreads the connections; a stream on one
             process sees moves made on any other through the registry's watch, which wakes on
             the store's notifications).
+        gate: the rate limits, shared with the gRPC server (``serve`` passes its own); default:
+            the default limits, for this server alone.
 
     Raises:
         ValueError: ``address`` is not ``host:port``.
@@ -106,7 +110,13 @@ class HttpServer:
     """
 
     def __init__(
-        self, address: str, registry: MatchRegistry, *, max_watchers: int = 64, reuse_port: bool = False
+        self,
+        address: str,
+        registry: MatchRegistry,
+        *,
+        max_watchers: int = 64,
+        reuse_port: bool = False,
+        gate: RequestGate | None = None,
     ) -> None:
         host, port = check_address(address, listening=True)
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -123,7 +133,7 @@ class HttpServer:
         self.host = host
         self.port: int = self._socket.getsockname()[1]
         config = uvicorn.Config(
-            create_app(registry, max_watchers=max_watchers),
+            create_app(registry, max_watchers=max_watchers, gate=gate),
             log_config=None,
             access_log=False,  # tokens are never in URLs, but request lines stay out of logs all the same
             lifespan="off",

@@ -41,6 +41,7 @@ from starlette.routing import Route
 
 from tablehost.api.auth import Principal
 from tablehost.api.faults import InvalidRequest, PermissionDenied, Unauthenticated
+from tablehost.api.rate_limit import RequestGate, peer_address
 from tablehost.api.registry import MatchRegistry
 from tablehost.api.validation import check_identifier
 from tablehost.api.watch_slots import WatchSlots
@@ -61,9 +62,18 @@ MAX_JSON_BODY_BYTES = 64 * 1024
 NO_STORE = {"cache-control": "no-store"}
 
 
-def json_response(body: Any, status: int = 200) -> Response:
-    """A JSON response (orjson) that no cache keeps: views are per token."""
-    return Response(orjson.dumps(body), status_code=status, media_type="application/json", headers=NO_STORE)
+def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    """A JSON response (orjson) that no cache keeps: views are per token (``headers`` added)."""
+    merged = NO_STORE if headers is None else {**NO_STORE, **headers}
+    return Response(orjson.dumps(body), status_code=status, media_type="application/json", headers=merged)
+
+
+def _peer(request: Request) -> str:
+    """The HTTP client's address in :func:`~tablehost.api.rate_limit.peer_address`'s form
+    (``ipv4:10.0.0.7``, ``ipv6:2001:db8::/64``), so an address's failed authentications over
+    gRPC and HTTP count together."""
+    host = request.client.host if request.client is not None else ""
+    return peer_address(f"ipv6:[{host}]:0" if ":" in host else f"ipv4:{host}:0") if host else "unknown"
 
 
 def bearer(request: Request) -> str:
@@ -137,8 +147,9 @@ class Api:
         max_watchers: event streams open at once on this HTTP server (each holds a thread).
     """
 
-    def __init__(self, registry: MatchRegistry, *, max_watchers: int = 64) -> None:
+    def __init__(self, registry: MatchRegistry, *, max_watchers: int = 64, gate: RequestGate | None = None) -> None:
         self.registry = registry
+        self.gate = gate if gate is not None else RequestGate()
         self.slots = WatchSlots(max_watchers)
         self.watch_threads = anyio.CapacityLimiter(max_watchers)
 
@@ -165,7 +176,7 @@ class Api:
         async def endpoint(request: Request) -> Response:
             principal: Principal | None = None
             try:
-                principal = self.registry.authenticate(bearer(request))
+                principal = self.gate.authenticate(self.registry, lambda: bearer(request), lambda: _peer(request))
                 match_id = request.path_params.get("match_id")
                 if match_id is not None:
                     check_identifier(match_id, "match_id")  # before any lookup or message echoes it
@@ -175,7 +186,9 @@ class Api:
                 if status >= 500 or exc.code.startswith("guest/"):
                     log.warning("http.refused", path=request.url.path, code=exc.code, error=exc.message)
                 admin = principal is not None and principal.kind == "admin"
-                return json_response(error_body(exc, admin=admin), status)
+                retry_ms = getattr(exc, "retry_after_ms", None)
+                headers = {"retry-after": str(max(1, -(-retry_ms // 1000)))} if retry_ms else None
+                return json_response(error_body(exc, admin=admin), status, headers=headers)
 
         return endpoint
 
