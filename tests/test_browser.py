@@ -370,9 +370,13 @@ def test_the_lobby_gives_a_seat_to_a_server_bot_that_answers_at_the_table(browse
     card.locator('input[name="bots"]').fill("3=random")
     card.locator("button").click()
     page.wait_for_selector("#notice:has-text('is not SEAT=BOT for one of seats 1 to 2')")
+    card.locator('input[name="bots"]').fill("2=random, 2=first")
+    card.locator("button").click()
+    page.wait_for_selector("#notice:has-text('seat 2 is given a bot twice')")
     card.locator('input[name="bots"]').fill("2=mcts:300")
     card.locator("button").click()
     page.wait_for_selector("#created .seat-links li[data-player-id='2'] .bot-seat")
+    assert page.locator("#notice").is_hidden(), "the earlier refusal is cleared"
     assert page.locator("#created .seat-links li[data-player-id='2'] a").count() == 0, "a bot seat has no link"
     href = page.locator("#created .seat-links li[data-player-id='1'] a").get_attribute("href")
     table = browser.new_page(viewport={"width": 1100, "height": 800})

@@ -431,3 +431,20 @@ def test_a_text_view_shows_each_spaces_public_state_cut_to_its_cap() -> None:
     long_line = next(line for line in lines if line.startswith("  long"))
     assert long_line.endswith("…") and len(long_line.split("  ", 2)[-1].strip()) <= SPACE_STATE_CHARS + 3
     assert not any(line.startswith("line") for line in lines) and "\x1b" not in "\n".join(lines)
+
+
+def test_every_number_option_and_the_clock_read_ascii_digits_only(tmp_path: Path) -> None:
+    """`create --players ２`, `--clock １０`, `--clock ٣٠` and `--clock 1_0` made matches (the
+    `--clock １０` one ran a 10 s clock): argparse's int and float read any Unicode digits."""
+    nowhere = ["--address", "127.0.0.1:1", "--token", "ths_x"]  # refused before anything is sent
+    directory = tmp_path / "a-directory"
+    directory.mkdir()
+    run_main_cases([
+        (["create", "m", "--players", "２", *nowhere], "invalid int value: '２'"),
+        (["simulate", "x.wasm", "--games", "١٠"], "invalid int value"),
+        (["serve", "--rate-limit", "１"], "invalid float value"),
+        *((["create", "m", "--players", "2", "--clock", clock, *nowhere], "in ASCII digits")
+          for clock in ("１０", "٣٠", "1_0", "10+１")),
+        (["view", "m", "--address", "127.0.0.1:1", "--token-file", "/dev/zero"], "holds more than 1024 bytes"),
+        (["view", "m", "--address", "127.0.0.1:1", "--token-file", str(directory)], "Is a directory"),
+    ])

@@ -440,6 +440,24 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(Path(args.dist), Path(args.data) if args.data else None, seed=args.seed)
 
 
+def ascii_int(text: str) -> int:
+    """``int(text)`` for a number written in ASCII (``--players ２`` was 2); ValueError otherwise."""
+    if not text.isascii():
+        raise ValueError(f"not a number in ASCII digits: {text[:40]!r}")
+    return int(text)
+
+
+def ascii_float(text: str) -> float:
+    """``float(text)`` for a number written in ASCII; ValueError otherwise."""
+    if not text.isascii():
+        raise ValueError(f"not a number in ASCII digits: {text[:40]!r}")
+    return float(text)
+
+
+ascii_int.__name__ = "int"  # argparse's refusal says "invalid int value: '２'"
+ascii_float.__name__ = "float"
+
+
 class OneLineParser(argparse.ArgumentParser):
     """An argument parser whose refusals are one line (argparse prints its whole usage first).
 
@@ -454,6 +472,9 @@ class OneLineParser(argparse.ArgumentParser):
         # pattern for a negative number is this private attribute (Python 3.8 to 3.13), which
         # tests/test_cli_ranges.py checks through the command line.
         self._negative_number_matcher = NUMBER_ARGUMENT
+        # Every `type=int` / `type=float` option reads ASCII digits only (int("２") is 2).
+        self.register("type", int, ascii_int)
+        self.register("type", float, ascii_float)
 
     def error(self, message: str) -> NoReturn:
         """Print ``message`` as one line naming this command and exit with status 2."""

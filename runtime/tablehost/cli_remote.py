@@ -115,6 +115,10 @@ def _match_command(
     return parser
 
 
+TOKEN_FILE_BYTES = 1024
+"""Most bytes of a ``--token-file`` read (a token is at most 256 characters, a newline after it)."""
+
+
 def _token(args: argparse.Namespace) -> str:
     """The token a client command sends: ``--token`` (default ``$TABLEHOST_TOKEN``), else the
     ``--token-file``'s text, stripped.
@@ -127,13 +131,21 @@ def _token(args: argparse.Namespace) -> str:
     if args.token:
         token, source = str(args.token), "--token (or $TABLEHOST_TOKEN)"
     else:
+        source = f"the token file {args.token_file}"
         try:
-            token, source = Path(args.token_file).read_text().strip(), f"the token file {args.token_file}"
-        except (OSError, UnicodeDecodeError):
+            with open(args.token_file, "rb") as file:  # a bounded read: --token-file /dev/zero
+                data = file.read(TOKEN_FILE_BYTES + 1)
+        except OSError as exc:
             raise SystemExit(
                 f"tablehost: no token: pass --token, set TABLEHOST_TOKEN, or point --token-file at the "
-                f"server's admin_token (tried {args.token_file})"
+                f"server's admin_token (tried {args.token_file}: {exc.strerror or exc})"
             ) from None
+        if len(data) > TOKEN_FILE_BYTES:
+            raise SystemExit(f"tablehost: {source} holds more than {TOKEN_FILE_BYTES} bytes: not a token file")
+        try:
+            token = data.decode().strip()
+        except UnicodeDecodeError:
+            raise SystemExit(f"tablehost: {source} is not UTF-8 text: not a token file") from None
     try:
         return check_token(token)
     except ValueError as exc:

@@ -138,6 +138,8 @@ class TimeControl:
                 negative increment, not a finite number, or above :data:`MAX_CLOCK_SECONDS`.
         """
         main, plus, increment = text.partition("+")
+        if not text.isascii() or "_" in text:  # float() takes "１０" and "1_0"
+            raise ValueError(f"--clock {text[:40]!r} is not SECONDS or SECONDS+INCREMENT in ASCII digits")
         try:
             seconds = float(main)
             extra = float(increment) if plus else 0.0

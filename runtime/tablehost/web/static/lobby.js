@@ -87,6 +87,7 @@ function moduleCard(module) {
     };
     try {
       const created = await api.post("/api/matches", body);
+      notice("");  // an earlier refusal no longer stands
       showCreated(module, created);
       refresh();
     } catch (error) {
@@ -106,9 +107,10 @@ export function parseBots(text, count) {
   for (const entry of text.split(",").map((s) => s.trim()).filter(Boolean)) {
     const match = /^([0-9]+)\s*=\s*(\S+)$/.exec(entry);
     const seat = match ? Number(match[1]) : 0;
-    if (!match || seat < 1 || seat > count || bySeat.has(seat)) {
+    if (!match || seat < 1 || seat > count) {
       throw new Error(`"${entry.slice(0, 40)}" is not SEAT=BOT for one of seats 1 to ${count} (e.g. 2=mcts:300)`);
     }
+    if (bySeat.has(seat)) throw new Error(`seat ${seat} is given a bot twice`);
     bySeat.set(seat, match[2]);
   }
   return bySeat;
