@@ -246,8 +246,18 @@ def test_tablehost_web_prints_the_admin_link_with_the_token_in_the_fragment(
     args = argparse.Namespace(data=str(tmp_path), http="127.0.0.1:8080", no_open=True)
     assert cmd_web(args) == 0
     assert capsys.readouterr().out.strip() == "http://127.0.0.1:8080/#admin=tha_secret"
-    args = argparse.Namespace(data=str(tmp_path / "none"), http="127.0.0.1:8080", no_open=True)
-    assert cmd_web(args) == 2  # no admin token to read: bad input (README: exit statuses)
+    from tablehost import cli
+
+    web = ["web", "--http", "127.0.0.1:8080", "--no-open", "--data"]
+    assert cli.main([*web, str(tmp_path / "none")]) == 2  # no admin token to read: bad input (README: exit statuses)
+    assert "cannot read the admin token" in capsys.readouterr().err
+    (tmp_path / "admin_token").write_bytes(b"tok\xe9n")
+    assert cli.main([*web, str(tmp_path)]) == 2 and "not UTF-8" in capsys.readouterr().err
+    (tmp_path / "admin_token").write_text("a b")
+    assert cli.main([*web, str(tmp_path)]) == 2 and "admin token" in capsys.readouterr().err
+    (tmp_path / "admin_token").write_text("tha_a&b#c\n")
+    assert cli.main([*web, str(tmp_path)]) == 0
+    assert capsys.readouterr().out.strip() == "http://127.0.0.1:8080/#admin=tha_a%26b%23c", "the link is URL-encoded"
 
 
 def test_a_spectator_link_joins_the_open_seat_and_the_match_starts(web: WebTable) -> None:
@@ -427,3 +437,16 @@ def test_the_http_api_takes_from_the_same_rate_limits_as_grpc(tmp_path: Path) ->
         http.stop()
         grpc_server.stop(0).wait()
         registry.close()
+
+
+def test_http_create_refuses_unknown_keys_and_a_huge_bot_name_without_echoing_it(web: WebTable) -> None:
+    """`{"bots": "random"}` (a typo) made a person's seat, and a 60 KB bot name came back whole."""
+    module_id = web.modules["tic_tac_toe"]
+    with web.client(web.admin_token) as admin:
+        typo = admin.post("/api/matches", json={"module_id": module_id, "seats": [{"username": "a", "bots": "random"}, {}]})
+        assert typo.status_code == 400 and "a seat has no key 'bots'" in typo.json()["error"]["message"]
+        extra = admin.post("/api/matches", json={"module_id": module_id, "seats": [{}, {}], "options": {"misere": 1}})
+        assert extra.status_code == 400 and "no key 'options'" in extra.json()["error"]["message"]
+        huge = admin.post("/api/matches", json={"module_id": module_id, "seats": [{}, {"bot": "x" * 60_000}]})
+        assert huge.status_code == 400 and len(huge.text) < 300
+        assert "at most 32 characters" in huge.json()["error"]["message"]

@@ -15,6 +15,7 @@ import os
 import sys
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -119,6 +120,30 @@ TOKEN_FILE_BYTES = 1024
 """Most bytes of a ``--token-file`` read (a token is at most 256 characters, a newline after it)."""
 
 
+def read_token_file(path: str | Path, missing: str) -> str:
+    """The stripped text of a token file, read bounded (``--token-file /dev/zero``).
+
+    Args:
+        path: the file.
+        missing: what the refusal of an unreadable file starts with.
+
+    Raises:
+        SystemExit: unreadable (``missing``, the path and why), over :data:`TOKEN_FILE_BYTES`,
+            or not UTF-8 (the CLI exits 2).
+    """
+    try:
+        with open(path, "rb") as file:
+            data = file.read(TOKEN_FILE_BYTES + 1)
+    except OSError as exc:
+        raise SystemExit(f"tablehost: {missing} (tried {path}: {exc.strerror or exc})") from None
+    if len(data) > TOKEN_FILE_BYTES:
+        raise SystemExit(f"tablehost: the token file {path} holds more than {TOKEN_FILE_BYTES} bytes: not a token file")
+    try:
+        return data.decode().strip()
+    except UnicodeDecodeError:
+        raise SystemExit(f"tablehost: the token file {path} is not UTF-8 text: not a token file") from None
+
+
 def _token(args: argparse.Namespace) -> str:
     """The token a client command sends: ``--token`` (default ``$TABLEHOST_TOKEN``), else the
     ``--token-file``'s text, stripped.
@@ -132,20 +157,10 @@ def _token(args: argparse.Namespace) -> str:
         token, source = str(args.token), "--token (or $TABLEHOST_TOKEN)"
     else:
         source = f"the token file {args.token_file}"
-        try:
-            with open(args.token_file, "rb") as file:  # a bounded read: --token-file /dev/zero
-                data = file.read(TOKEN_FILE_BYTES + 1)
-        except OSError as exc:
-            raise SystemExit(
-                f"tablehost: no token: pass --token, set TABLEHOST_TOKEN, or point --token-file at the "
-                f"server's admin_token (tried {args.token_file}: {exc.strerror or exc})"
-            ) from None
-        if len(data) > TOKEN_FILE_BYTES:
-            raise SystemExit(f"tablehost: {source} holds more than {TOKEN_FILE_BYTES} bytes: not a token file")
-        try:
-            token = data.decode().strip()
-        except UnicodeDecodeError:
-            raise SystemExit(f"tablehost: {source} is not UTF-8 text: not a token file") from None
+        token = read_token_file(
+            args.token_file,
+            "no token: pass --token, set TABLEHOST_TOKEN, or point --token-file at the server's admin_token",
+        )
     try:
         return check_token(token)
     except ValueError as exc:
@@ -399,12 +414,12 @@ def cmd_web(args: argparse.Namespace) -> int:
     check_address(args.http)
 
     token_file = Path(args.data) / "admin_token"
+    token = read_token_file(token_file, "cannot read the admin token")
     try:
-        token = token_file.read_text().strip()
-    except OSError as exc:
-        print(f"tablehost: cannot read the admin token {token_file}: {exc.strerror}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    link = f"http://{args.http}/#admin={token}"
+        check_token(token)
+    except ValueError as exc:
+        raise SystemExit(f"tablehost: the admin token {token_file}: {exc}") from None
+    link = f"http://{args.http}/#admin={urllib.parse.quote(token, safe='')}"
     print(link)
     if not args.no_open:
         webbrowser.open(link)

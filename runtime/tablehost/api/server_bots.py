@@ -40,6 +40,9 @@ log = structlog.get_logger("tablehost.server_bots")
 MAX_BOT_ITERATIONS = 5000
 """Most search iterations a server bot may take a decision (the server's CPU is shared)."""
 
+MAX_BOT_NAME_CHARS = 32
+"""Longest bot name a seat may ask for (``ismcts:5000`` is 11 characters)."""
+
 BOT_MOVES_PER_CALL = 256
 """Most bot moves one :func:`play_bots` call makes (a game of bots only goes on at the next tick)."""
 
@@ -53,6 +56,8 @@ def check_bot_name(name: str) -> str:
     Raises:
         InvalidRequest: an unknown name or too many iterations.
     """
+    if len(name) > MAX_BOT_NAME_CHARS:  # never echoed whole: it comes back in the refusal
+        raise InvalidRequest(f"a bot name has at most {MAX_BOT_NAME_CHARS} characters, got {len(name)}")
     iterations = (f"bot {name!r}: the iterations must be a whole number from 1 to {MAX_BOT_ITERATIONS} in ASCII "
                   f"digits 0-9 (a server bot searches at most {MAX_BOT_ITERATIONS} iterations a decision), "
                   f"e.g. {name.partition(':')[0]}:200")

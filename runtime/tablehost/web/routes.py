@@ -51,6 +51,7 @@ from tablehost.web.wire import (
     created_json,
     error_body,
     http_status,
+    only_keys,
     summary_json,
     view_json,
 )
@@ -249,10 +250,12 @@ class Api:
         if not isinstance(module_id, str) or not isinstance(seats, list):
             raise InvalidRequest("send {'module_id': str, 'seats': [{'username': str, 'color': str}]}")
         check_identifier(module_id, "module_id")
+        only_keys(body, ("module_id", "seats"), "a match to create")  # a typo must not pass unseen
         specs: list[tuple[str, str, bool, str]] = []
         for seat in seats:
             if not isinstance(seat, dict):
                 raise InvalidRequest("each seat is {'username': str, 'color': str, 'open': bool, 'bot': str}")
+            only_keys(seat, ("username", "color", "open", "bot"), "a seat")
             username, color, open_seat = seat.get("username", ""), seat.get("color", ""), seat.get("open", False)
             bot = seat.get("bot") or ""  # null or absent: a person's seat
             if not (isinstance(username, str) and isinstance(color, str) and isinstance(bot, str)

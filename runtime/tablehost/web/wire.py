@@ -117,6 +117,16 @@ def _button(value: Any) -> dict[str, Any]:
     return button
 
 
+def only_keys(value: dict[str, Any], keys: tuple[str, ...], what: str) -> None:
+    """Refuse a JSON object with keys outside ``keys`` (HTTP bodies; gRPC messages cannot have them).
+
+    Raises:
+        InvalidRequest: ``"<what> has no key 'x' (its keys: ...)"``, at most five keys named,
+            each cut to 40 characters.
+    """
+    _only_keys(value, keys, what)
+
+
 def _only_keys(value: dict[str, Any], keys: tuple[str, ...], what: str) -> None:
     unknown = [key for key in value if key not in keys]
     if unknown:
