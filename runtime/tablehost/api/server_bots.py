@@ -54,7 +54,8 @@ def check_bot_name(name: str) -> str:
     N at most :data:`MAX_BOT_ITERATIONS`).
 
     Raises:
-        InvalidRequest: an unknown name or too many iterations.
+        InvalidRequest: an unknown name, iterations out of range (or not ASCII digits), or a
+            name over :data:`MAX_BOT_NAME_CHARS` (its length said, the name not echoed).
     """
     if len(name) > MAX_BOT_NAME_CHARS:  # never echoed whole: it comes back in the refusal
         raise InvalidRequest(f"a bot name has at most {MAX_BOT_NAME_CHARS} characters, got {len(name)}")
