@@ -25,7 +25,7 @@ import orjson
 
 from tablehost.api.rate_limit import DEFAULT_AUTH_FAILURE_BURST, DEFAULT_AUTH_FAILURES_PER_S
 from tablehost.api.registry import MAX_SEATS
-from tablehost.api.validation import check_address, check_token
+from tablehost.api.validation import check_address, check_token, unknown_keys
 from tablehost.bots import SearchBot, is_search_bot, make_bot, parse_bot_list
 from tablehost.cli_budgets import add_budget_options, budget_argv, limits_from_args
 from tablehost.cli_ranges import (
@@ -707,12 +707,10 @@ def _refuse_unknown_keys(parsed: dict[str, Any]) -> None:
 
 
 def _no_keys_but(value: dict[str, Any], keys: tuple[str, ...], what: str) -> None:
-    """SystemExit naming the keys of ``value`` outside ``keys`` (at most five, each cut to 40)."""
-    unknown = [key for key in value if key not in keys]
-    if unknown:
-        named = ", ".join(repr(key[:40]) for key in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
-        plural = "keys" if len(unknown) > 1 else "key"
-        raise SystemExit(f"tablehost: {what} has no {plural} {named} (its keys: {', '.join(keys)})")
+    """SystemExit naming the keys of ``value`` outside ``keys`` (:func:`unknown_keys`)."""
+    wrong = unknown_keys(value, keys, what)
+    if wrong is not None:
+        raise SystemExit(f"tablehost: {wrong}")
 
 
 MAX_ACTION_JSON_DEPTH = 32

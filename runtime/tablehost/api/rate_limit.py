@@ -135,14 +135,24 @@ def peer_address(peer: str) -> str:
     """
     scheme, _, rest = peer.partition(":")
     host = urllib.parse.unquote(rest).rpartition(":")[0].strip("[]")
-    if scheme == "ipv4" and host:
-        return f"ipv4:{host}"
-    if scheme == "ipv6" and host:
-        try:
-            return f"ipv6:{ipaddress.IPv6Network(f'{host}/64', strict=False)}"
-        except ValueError:
-            return f"ipv6:{host}"
+    if scheme in ("ipv4", "ipv6") and host:
+        return address_key(host)
     return scheme
+
+
+def address_key(host: str) -> str:
+    """The key an IP address's failed authentications are counted under, whichever transport
+    they came by: ``ipv4:10.0.0.7``, or the /64 of an IPv6 address (``ipv6:2001:db8::/64``).
+
+    Args:
+        host: an IPv4 or IPv6 address (``10.0.0.7``, ``2001:db8::1``), no port or brackets.
+    """
+    if ":" not in host:
+        return f"ipv4:{host}"
+    try:
+        return f"ipv6:{ipaddress.IPv6Network(f'{host}/64', strict=False)}"
+    except ValueError:
+        return f"ipv6:{host}"
 
 
 class AuthFailureLimiter:

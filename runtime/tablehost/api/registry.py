@@ -1580,15 +1580,8 @@ class MatchRegistry:
             self._thinker.took((decision.pool.module.sha256, decision.name), time.monotonic() - started)
 
             def change() -> MoveRecord:  # run again on the stored match when the copy was behind
-                live.next_clocks = None
-                move = live.match.submit_view_action(
-                    decision.player_id, choice["action"], expected_version=version_to_play(live.match, decision, choice)
-                )
-                self._commit_clocks(live)
-                if live.zombies:
-                    self._play_for_absent(live)
-                self._play_bots(live)
-                return move
+                version = version_to_play(live.match, decision, choice)
+                return self._move_and_answers(live, decision.player_id, choice["action"], version)
 
             with live.changed:
                 if self._closing:
@@ -1602,7 +1595,26 @@ class MatchRegistry:
         finally:
             self._unpin(live)
 
+    def _move_and_answers(
+        self, live: LiveMatch, player_id: int, view_action: dict[str, Any], expected_version: int
+    ) -> MoveRecord:
+        """One seat's move (view addresses) with its clocks, then the host's moves for absent seats
+        and the bots' (``random``/``first`` played, a search asked for). Call under ``live.changed``
+        within :meth:`_changed`.
+
+        Raises:
+            as :meth:`Match.submit_view_action` (nothing of the move changed).
+        """
+        live.next_clocks = None
+        move = live.match.submit_view_action(player_id, view_action, expected_version=expected_version)
+        self._commit_clocks(live)
+        if live.zombies:
+            self._play_for_absent(live)
+        self._play_bots(live)
+        return move
+
     def _unpin(self, live: LiveMatch) -> None:
+        """End one use of ``live`` (a request, watch stream or bot decision): evictable when none is left."""
         with self._lock:
             live.pins -= 1
             live.used_at = time.monotonic()
@@ -1675,9 +1687,7 @@ class MatchRegistry:
         try:
             yield live
         finally:
-            with self._lock:
-                live.pins -= 1
-                live.used_at = time.monotonic()
+            self._unpin(live)
 
     def _load(self, match_id: str, record: dict[str, Any] | None = None, *, pin: bool = False) -> LiveMatch | None:
         """A match not in memory (created by another process, or evicted), loaded from the store
@@ -1864,13 +1874,7 @@ class MatchRegistry:
             def change() -> MoveRecord:  # run again on the stored match when the copy was behind
                 self._come_back(live, player_id)
                 action = _offered_form(live.match, player_id, view_action)
-                live.next_clocks = None
-                move = live.match.submit_view_action(player_id, action, expected_version=expected_version)
-                self._commit_clocks(live)
-                if live.zombies:
-                    self._play_for_absent(live)
-                self._play_bots(live)
-                return move
+                return self._move_and_answers(live, player_id, action, expected_version)
 
             with live.changed, self._counted("move"):
                 move = self._changed(live, change)

@@ -7,6 +7,7 @@ of its match too large to send; they are checked before anything is stored.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from tablehost.api.faults import InvalidRequest
 
@@ -202,3 +203,26 @@ def check_address(address: str, *, listening: bool = False) -> tuple[str, int]:
     if not lowest <= port <= 65535:
         raise ValueError(f"address {address!r}: the port must be {lowest} to 65535, got {port}")
     return host, port
+
+
+def unknown_keys(value: dict[str, Any], keys: tuple[str, ...], what: str) -> str | None:
+    """What is wrong with a JSON object that has keys outside ``keys`` (None when it has none).
+
+    JSON (the HTTP API, ``tablehost act``) can carry keys that no gRPC message has; a typo must
+    not pass unseen.
+
+    Args:
+        value: the object.
+        keys: the keys it may have.
+        what: the object, for the message (``"a seat"``, ``"a space_click"``).
+
+    Returns:
+        ``"<what> has no key 'x' (its keys: a, b)"`` (``keys`` when several), at most five named,
+        each cut to 40 characters; or None.
+    """
+    unknown = [key for key in value if key not in keys]
+    if not unknown:
+        return None
+    named = ", ".join(repr(str(key)[:40]) for key in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
+    plural = "keys" if len(unknown) > 1 else "key"
+    return f"{what} has no {plural} {named} (its keys: {', '.join(keys)})"

@@ -41,7 +41,7 @@ from starlette.routing import Route
 
 from tablehost.api.auth import Principal
 from tablehost.api.faults import InvalidRequest, PermissionDenied, Unauthenticated
-from tablehost.api.rate_limit import RequestGate, peer_address
+from tablehost.api.rate_limit import RequestGate, address_key
 from tablehost.api.registry import MatchRegistry
 from tablehost.api.validation import check_identifier
 from tablehost.api.watch_slots import WatchSlots
@@ -70,11 +70,10 @@ def json_response(body: Any, status: int = 200, headers: dict[str, str] | None =
 
 
 def _peer(request: Request) -> str:
-    """The HTTP client's address in :func:`~tablehost.api.rate_limit.peer_address`'s form
-    (``ipv4:10.0.0.7``, ``ipv6:2001:db8::/64``), so an address's failed authentications over
-    gRPC and HTTP count together."""
+    """The HTTP client's :func:`~tablehost.api.rate_limit.address_key`, so an address's failed
+    authentications over gRPC and HTTP count together (``unknown`` without a client address)."""
     host = request.client.host if request.client is not None else ""
-    return peer_address(f"ipv6:[{host}]:0" if ":" in host else f"ipv4:{host}:0") if host else "unknown"
+    return address_key(host) if host else "unknown"
 
 
 def bearer(request: Request) -> str:

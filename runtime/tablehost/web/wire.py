@@ -17,6 +17,7 @@ from typing import Any
 
 from tablehost.api.faults import InvalidRequest
 from tablehost.api.registry import CreatedMatch, ServedView
+from tablehost.api.validation import unknown_keys
 from tablehost.client import ACTION_FIELDS, BUTTON_FIELDS, MAX_PIECE_INDEX
 from tablehost.errors import TablehostError
 
@@ -85,7 +86,7 @@ def action_from_json(action: Any) -> dict[str, Any]:
     if fields is None:
         raise InvalidRequest(f"an action's type is one of {', '.join(ACTION_FIELDS)}")
     assert isinstance(kind, str)
-    _only_keys(action, ("type", *fields), f"a {kind}")
+    only_keys(action, ("type", *fields), f"a {kind}")
     normal: dict[str, Any] = {"type": kind}
     for name, expected in fields.items():
         value = action.get(name)
@@ -105,7 +106,7 @@ def action_from_json(action: Any) -> dict[str, Any]:
 def _button(value: Any) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise InvalidRequest("a button_click needs 'button', an object")
-    _only_keys(value, tuple(BUTTON_FIELDS), "a button")
+    only_keys(value, tuple(BUTTON_FIELDS), "a button")
     button: dict[str, Any] = {}
     for name, expected in BUTTON_FIELDS.items():
         field = value.get(name, expected())
@@ -121,17 +122,11 @@ def only_keys(value: dict[str, Any], keys: tuple[str, ...], what: str) -> None:
     """Refuse a JSON object with keys outside ``keys`` (HTTP bodies; gRPC messages cannot have them).
 
     Raises:
-        InvalidRequest: ``"<what> has no key 'x' (its keys: ...)"``, at most five keys named,
-            each cut to 40 characters.
+        InvalidRequest: what :func:`~tablehost.api.validation.unknown_keys` says is wrong.
     """
-    _only_keys(value, keys, what)
-
-
-def _only_keys(value: dict[str, Any], keys: tuple[str, ...], what: str) -> None:
-    unknown = [key for key in value if key not in keys]
-    if unknown:
-        named = ", ".join(repr(str(key)[:40]) for key in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
-        raise InvalidRequest(f"{what} has no key {named} (its keys: {', '.join(keys)})")
+    wrong = unknown_keys(value, keys, what)
+    if wrong is not None:
+        raise InvalidRequest(wrong)
 
 
 def error_body(exc: TablehostError, *, admin: bool = False) -> dict[str, Any]:
