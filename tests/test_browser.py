@@ -251,6 +251,38 @@ def test_prediction_shows_a_move_before_the_server_and_rolls_back_a_refusal(
     page.close()
 
 
+def test_a_push_equal_to_the_shown_view_redraws_nothing(browser: Any, web: WebTable) -> None:
+    """The stream's first push repeats the view just fetched, and the match list only adds the
+    title, and the page's own connection only changes ``connected``, which the table does not show:
+    none of them replaces the table's nodes (a redraw raced the backgammon test's measurements).
+    Two versions shown make exactly two drawings of the table."""
+    created = web.create("tic_tac_toe")
+    path = f"/api/matches/{created['match_id']}"
+    page = browser.new_page(viewport={"width": 1280, "height": 860})
+    page.add_init_script(
+        """document.addEventListener('DOMContentLoaded', () => {
+            window.draws = 0;
+            new MutationObserver(records => {
+                for (const r of records) window.draws += [...r.addedNodes].filter(n => n.classList && n.classList.contains('felt')).length;
+            }).observe(document.getElementById('table'), { childList: true });
+        });"""
+    )
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(f"{web.url}/table#match={created['match_id']}&token={created['seats'][1]['token']}")
+    page.wait_for_selector('body[data-version="0"]')
+    page.wait_for_function("() => document.getElementById('title').textContent.includes('Tic')")
+    with web.client(created["seats"][0]["token"]) as first:
+        offer = first.get(f"{path}/view").json()["actions"][0]
+        assert first.post(f"{path}/actions", json={"action": offer["action"], "version": 0}).status_code == 200
+    page.wait_for_selector('body[data-version="1"]')  # the stream is live: it pushed version 1
+    page.wait_for_timeout(300)
+    assert page.evaluate("() => window.draws") == 2, "a view equal to the one shown was drawn again"
+    assert page.locator(".board .piece").count() == 1
+    assert errors == []
+    page.close()
+
+
 def test_a_move_that_draws_randomness_or_picks_a_hidden_piece_is_not_predicted(
     browser: Any, web: WebTable
 ) -> None:

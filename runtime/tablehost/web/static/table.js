@@ -13,20 +13,24 @@ const page = {
   matchId: null,
   served: null, // the newest view the server sent
   shown: null, // what is on screen: the served view or a prediction
+  shownBusy: false, // whether it was drawn while a move was pending (its buttons disabled)
   pending: false,
   sentAt: -1, // the served version a pending move was sent against
-  title: null,
+  title: null, // the module's name, from the match list
+  hintTitle: null, // the title the shown view's display hints give
   rules: null,
   clockTimer: null,
 };
 
 function show(view) {
   page.shown = view;
+  page.shownBusy = page.pending;
   const onAct = (offer) => act(offer);
   const hints = renderTable(document.getElementById("table"), view, { onAct, predicted: Boolean(view.predicted) });
   renderActions(document.getElementById("actions"), view, { onAct, busy: page.pending });
   renderLog(document.getElementById("log"), view.state);
-  document.getElementById("title").textContent = hints.title || page.title || view.match_id;
+  page.hintTitle = hints.title || null;
+  showTitle();
   document.getElementById("turn").textContent = view.predicted ? "Sending…" : turnText(view);
   const undo = document.getElementById("undo");
   const undoOffer = (view.actions || []).find((offer) => offer.intent === "undo");
@@ -38,6 +42,11 @@ function show(view) {
   showClocks(view);
   document.body.dataset.version = String(view.version);
   document.body.dataset.predicted = view.predicted ? "true" : "false";
+}
+
+// The game's own title hint, else the module's name once the match list has told it.
+function showTitle() {
+  document.getElementById("title").textContent = page.hintTitle || page.title || page.matchId;
 }
 
 // Clocks as the server sends them ([{player_id, remaining_ms, running}]); a running clock is
@@ -73,8 +82,23 @@ function notice(text, kind = "info") {
 }
 
 // A view from the server (a push or the answer to a move) always wins over a prediction.
+// What the table draws of a view: all of it but who is connected (the page shows no presence).
+function drawn(view) {
+  return JSON.stringify({ ...view, connected: null });
+}
+
+// A push that would draw what is on screen (the stream's first push repeats the view just
+// fetched, plus this page's own connection) is kept but not drawn: redrawing would replace every
+// node under the pointer or a test's locator.
 function receive(view) {
   if (page.served && view.version < page.served.version) return;
+  const unchanged = page.served && page.shown === page.served && !page.shownBusy && !page.pending &&
+    view.version === page.served.version && drawn(view) === drawn(page.served);
+  if (unchanged) {
+    page.served = view;
+    page.shown = view;
+    return;
+  }
   page.served = view;
   if (!page.pending || view.version > page.sentAt) show(view);
 }
@@ -144,7 +168,7 @@ async function open(matchId, token) {
     if (summary) {
       page.title = gameTitle(summary.module_name);
       document.title = `${page.title} — tablehost`;
-      show(page.shown);
+      showTitle(); // the title only: redrawing the table would replace its nodes
     }
   }).catch(() => {});
   if (first.viewer !== null && !first.game_over) {
