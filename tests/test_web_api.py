@@ -390,6 +390,20 @@ def test_an_http_action_has_exactly_the_keys_and_types_of_its_kind(web: WebTable
         assert played.status_code == 200 and played.json()["version"] == 1
 
 
+def test_an_http_action_without_a_type_says_so(web: WebTable) -> None:
+    """A missing type read `unknown action type None` over gRPC; every transport says it is missing."""
+    created = web.create("tic_tac_toe")
+    with web.client(created["seats"][0]["token"]) as ann:
+        untyped = ann.post(f"/api/matches/{created['match_id']}/actions",
+                           json={"action": {"space_id": "b2"}, "version": 0})
+        teleport = ann.post(f"/api/matches/{created['match_id']}/actions",
+                            json={"action": {"type": "teleport" * 1000}, "version": 0})
+    assert untyped.status_code == 400
+    assert untyped.json()["error"]["message"].startswith('the action has no "type" (one of space_click,')
+    assert teleport.status_code == 400 and len(teleport.text) < 300
+    assert teleport.json()["error"]["message"].startswith("unknown action type 'teleportteleport")
+
+
 def test_http_create_refuses_an_undeclared_player_count_as_400_and_takes_a_null_bot(web: WebTable) -> None:
     with web.client(web.admin_token) as admin:
         one = admin.post("/api/matches", json={"module_id": web.modules["tic_tac_toe"], "seats": [{"username": "a"}]})

@@ -29,7 +29,14 @@ import orjson
 from tablehost.api import convert
 from tablehost.api._pb import tablehost_pb2 as pb
 from tablehost.api._pb import tablehost_pb2_grpc as pb_grpc
-from tablehost.api.validation import MAX_RESPONSE_BYTES, check_address, check_token
+from tablehost.api.validation import (
+    ACTION_FIELDS,
+    BUTTON_FIELDS,
+    MAX_RESPONSE_BYTES,
+    action_type_problem,
+    check_address,
+    check_token,
+)
 from tablehost.view_delta import apply_delta
 
 T = TypeVar("T")
@@ -382,13 +389,6 @@ class TablehostClient:
         ]
 
 
-ACTION_FIELDS: dict[str, dict[str, type]] = {
-    "space_click": {"space_id": str},
-    "piece_click": {"space_id": str, "index": int},
-    "button_click": {"button": dict},
-}
-"""The fields each ABI action type needs (docs/abi.md), with their Python types."""
-BUTTON_FIELDS: dict[str, type] = {"id": str, "label": str, "location": str, "disabled": bool}
 MAX_PIECE_INDEX = 2**32 - 1
 MAX_VERSION = 2**63 - 1
 
@@ -399,11 +399,10 @@ def _checked_action(action: Any) -> dict[str, Any]:
         raise ValueError(  # noqa: TRY004 - one error type for every malformed action
             f"an action is a dict such as {{'type': 'space_click', ...}}, got {type(action).__name__}"
         )
-    fields = ACTION_FIELDS.get(action.get("type"))  # type: ignore[arg-type]
-    if fields is None:
-        raise ValueError(
-            f"unknown action type {action.get('type')!r}; expected one of {', '.join(ACTION_FIELDS)}"
-        )
+    wrong_type = action_type_problem(action)
+    if wrong_type is not None:
+        raise ValueError(wrong_type)
+    fields = ACTION_FIELDS[action["type"]]
     for name, kind in fields.items():
         value = action.get(name)
         if not isinstance(value, kind) or isinstance(value, bool) is not (kind is bool):

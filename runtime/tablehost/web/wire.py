@@ -17,8 +17,8 @@ from typing import Any
 
 from tablehost.api.faults import InvalidRequest
 from tablehost.api.registry import CreatedMatch, ServedView
-from tablehost.api.validation import unknown_keys
-from tablehost.client import ACTION_FIELDS, BUTTON_FIELDS, MAX_PIECE_INDEX
+from tablehost.api.validation import ACTION_FIELDS, BUTTON_FIELDS, action_type_problem, unknown_keys
+from tablehost.client import MAX_PIECE_INDEX
 from tablehost.errors import TablehostError
 
 MAX_SPACE_ID_CHARS = 256
@@ -65,7 +65,7 @@ def action_from_json(action: Any) -> dict[str, Any]:
 
     JSON, unlike the gRPC message, can carry anything: an unknown key, a list 1,000 deep in
     a field (which the refusal's ``repr`` then recursed into: a 500). No message here repeats
-    the value sent.
+    the value sent, but for the first characters of an unknown type or key.
 
     Args:
         action: the ``action`` member of the JSON body.
@@ -75,17 +75,18 @@ def action_from_json(action: Any) -> dict[str, Any]:
         or ``{"type": "button_click", "button": {"id", "label", "location", "disabled"}}``.
 
     Raises:
-        InvalidRequest: not an object, an unknown type, a missing or unknown key, a value of
+        InvalidRequest: not an object, no type or an unknown one
+            (:func:`~tablehost.api.validation.action_type_problem`), a missing or unknown key, a value of
             the wrong type, a string over :data:`MAX_SPACE_ID_CHARS`, an index outside
             0..2^32-1.
     """
     if not isinstance(action, dict):
         raise InvalidRequest("send {'action': Action, 'version': int}; an action is an object")
-    kind = action.get("type")
-    fields = ACTION_FIELDS.get(kind) if isinstance(kind, str) else None
-    if fields is None:
-        raise InvalidRequest(f"an action's type is one of {', '.join(ACTION_FIELDS)}")
-    assert isinstance(kind, str)
+    wrong_type = action_type_problem(action)
+    if wrong_type is not None:
+        raise InvalidRequest(wrong_type)
+    kind: str = action["type"]
+    fields = ACTION_FIELDS[kind]
     only_keys(action, ("type", *fields), f"a {kind}")
     normal: dict[str, Any] = {"type": kind}
     for name, expected in fields.items():
