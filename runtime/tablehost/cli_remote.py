@@ -25,7 +25,11 @@ import orjson
 
 from tablehost.api.rate_limit import DEFAULT_AUTH_FAILURE_BURST, DEFAULT_AUTH_FAILURES_PER_S
 from tablehost.api.registry import MAX_SEATS
-from tablehost.api.validation import ACTION_FIELDS, BUTTON_FIELDS, check_address, check_token, unknown_keys
+from tablehost.api.validation import (
+    check_address,
+    check_token,
+    unknown_keys,
+)
 from tablehost.bots import SearchBot, is_search_bot, make_bot, parse_bot_list
 from tablehost.cli_budgets import add_budget_options, budget_argv, limits_from_args
 from tablehost.cli_ranges import (
@@ -643,7 +647,7 @@ def _chosen_action(choice: str, view: dict[str, Any]) -> dict[str, Any]:
         SystemExit: no such index (saying why this token cannot act, when that is why), JSON
             nested deeper than :data:`MAX_ACTION_JSON_DEPTH` (checked before it is parsed: the
             decoder would recurse into a RecursionError), not JSON, not an object, an integer outside 64 bits (shown as given), or a key no
-            action has (:func:`_refuse_unknown_keys`; the CLI exits 2).
+            listed entry has (:func:`_refuse_unknown_listed_keys`; the CLI exits 2).
     """
     if choice.strip().lower() == "undo":
         return dict(UNDO_ACTION)
@@ -670,7 +674,7 @@ def _chosen_action(choice: str, view: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(parsed, dict):
         raise SystemExit("tablehost: a JSON action must be an object")
     _check_integers(parsed, "action")
-    _refuse_unknown_keys(parsed)
+    _refuse_unknown_listed_keys(parsed)
     return dict(parsed.get("action", parsed))
 
 
@@ -678,39 +682,26 @@ LISTED_ACTION_KEYS = ("action", "intent", "label")
 """The keys of an entry of ``view --json``'s ``actions`` list, which ``act`` takes as given."""
 
 
-def _refuse_unknown_keys(parsed: dict[str, Any]) -> None:
-    """Refuse a JSON action with a key no action has (the API would drop it unseen).
+def _refuse_unknown_listed_keys(parsed: dict[str, Any]) -> None:
+    """Refuse a listed entry (``{"action": {...}, "intent"?, "label"?}``, as ``view --json``
+    lists it) with a key such an entry does not have; the action's own keys are the client's to
+    check (``TablehostClient.submit`` refuses a key its type or button does not have).
 
     Args:
-        parsed: the user's JSON object: an action (``{"type": ..., ...}``) or a listed entry
-            ``{"action": {...}, "intent"?, "label"?}``.
+        parsed: the user's JSON object: an action (``{"type": ..., ...}``, passed) or a listed entry.
 
     Raises:
-        SystemExit: ``"tablehost: a space_click has no key 'x' (its keys: type, space_id)"``, the
-            same for a button's keys (id, label, location, disabled) and a listed entry's
-            (action, intent, label), or a listed entry whose ``action`` is not an object. An
-            action of no known ``type`` passes here; the client refuses it naming the types.
+        SystemExit: ``"tablehost: a listed action (view --json's actions[]) has no key 'seat'
+            (its keys: action, intent, label)"`` (:func:`unknown_keys`), or a listed entry whose
+            ``action`` is not an object.
     """
-    action: Any = parsed
-    if "action" in parsed:
-        _no_keys_but(parsed, LISTED_ACTION_KEYS, "a listed action (view --json's actions[])")
-        action = parsed["action"]
-        if not isinstance(action, dict):
-            raise SystemExit("tablehost: the 'action' of a listed action must be an object")
-    kind = action.get("type")
-    fields = ACTION_FIELDS.get(kind) if isinstance(kind, str) else None
-    if fields is None:
+    if "action" not in parsed:
         return
-    _no_keys_but(action, ("type", *fields), f"a {kind}")
-    if isinstance(action.get("button"), dict):
-        _no_keys_but(action["button"], tuple(BUTTON_FIELDS), "a button")
-
-
-def _no_keys_but(value: dict[str, Any], keys: tuple[str, ...], what: str) -> None:
-    """SystemExit naming the keys of ``value`` outside ``keys`` (:func:`unknown_keys`)."""
-    wrong = unknown_keys(value, keys, what)
+    wrong = unknown_keys(parsed, LISTED_ACTION_KEYS, "a listed action (view --json's actions[])")
     if wrong is not None:
         raise SystemExit(f"tablehost: {wrong}")
+    if not isinstance(parsed["action"], dict):
+        raise SystemExit("tablehost: the 'action' of a listed action must be an object")
 
 
 MAX_ACTION_JSON_DEPTH = 32

@@ -36,6 +36,7 @@ from tablehost.api.validation import (
     action_type_problem,
     check_address,
     check_token,
+    unknown_action_keys,
 )
 from tablehost.view_delta import apply_delta
 
@@ -313,8 +314,9 @@ class TablehostClient:
             This seat's view right after the move.
 
         Raises:
-            ValueError: ``action`` is not an ABI action dict (not a dict, an unknown ``type``, a
-                piece index outside 0..2**32-1...) or ``expected_version`` is not a version
+            ValueError: ``action`` is not an ABI action dict (not a dict, no ``type`` or an
+                unknown one, a key its type or its button does not have, a piece index outside
+                0..2**32-1...) or ``expected_version`` is not a version
                 (an int in 0..2**63-1); nothing is sent.
             ApiError: FAILED_PRECONDITION (not your turn, not offered, stale version, game over),
                 ABORTED (the game failed), PERMISSION_DENIED (not a seat token)...
@@ -399,9 +401,9 @@ def _checked_action(action: Any) -> dict[str, Any]:
         raise ValueError(  # noqa: TRY004 - one error type for every malformed action
             f"an action is a dict such as {{'type': 'space_click', ...}}, got {type(action).__name__}"
         )
-    wrong_type = action_type_problem(action)
-    if wrong_type is not None:
-        raise ValueError(wrong_type)
+    wrong = action_type_problem(action) or unknown_action_keys(action)  # keys once the type is known
+    if wrong is not None:
+        raise ValueError(wrong)
     fields = ACTION_FIELDS[action["type"]]
     for name, kind in fields.items():
         value = action.get(name)

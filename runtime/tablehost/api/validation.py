@@ -264,3 +264,26 @@ def action_type_problem(action: dict[str, Any]) -> str | None:
         return f'the action\'s "type" is a string such as space_click, got {type(kind).__name__}'
     cut = "..." if len(kind) > SHOWN_ACTION_TYPE_CHARS else ""
     return f"unknown action type {kind[:SHOWN_ACTION_TYPE_CHARS]!r}{cut}; expected one of {types}"
+
+
+def unknown_action_keys(action: dict[str, Any]) -> str | None:
+    """What :func:`unknown_keys` says of an action with keys its type does not have, or of its
+    button with keys a button does not have (None when neither has any).
+
+    Every way in takes an action as a dict or JSON, which can carry a key no gRPC message has:
+    a typo (``spaceid``) must be refused, not dropped.
+
+    Args:
+        action: an action whose ``type`` is one of :data:`ACTION_FIELDS` (see
+            :func:`action_type_problem`).
+
+    Returns:
+        ``"a space_click has no key 'spaceid' (its keys: type, space_id)"``, ``"a button has no
+        key 'colour' (its keys: id, label, location, disabled)"``, bounded as
+        :func:`unknown_keys` bounds it; or None.
+    """
+    kind = action["type"]
+    wrong = unknown_keys(action, ("type", *ACTION_FIELDS[kind]), f"a {kind}")
+    if wrong is None and isinstance(action.get("button"), dict):
+        wrong = unknown_keys(action["button"], tuple(BUTTON_FIELDS), "a button")
+    return wrong
