@@ -241,13 +241,18 @@ def _state_text(state: Any) -> str:
     return text if len(text) <= SPACE_STATE_CHARS else text[: SPACE_STATE_CHARS - 1] + "…"
 
 
+def usernames_by_seat(players: list[dict[str, Any]]) -> dict[int, str]:
+    """``{player_id: username}`` of a view's ``state["players"]`` or a listed match's ``players``."""
+    return {p["player_id"]: p["username"] for p in players}
+
+
 def format_view(view: dict[str, Any]) -> str:
     """A view dict (``TablehostClient.view``) as lines a person can read: the status, result,
     clocks and scores, then a line per space (its pieces, owner and ``public_state``, which is
     where games such as risk keep a territory's holder and armies), the last log lines and the
     numbered offers."""
     state = view["state"]
-    names = {p["player_id"]: p["username"] for p in state["players"]}
+    names = usernames_by_seat(state["players"])
     who = (
         "spectator"
         if view["viewer"] is None
@@ -264,7 +269,7 @@ def format_view(view: dict[str, Any]) -> str:
     if view.get("result"):
         from tablehost.cli import describe_result
 
-        lines.append("  " + describe_result(view["result"]))
+        lines.append("  " + describe_result(view["result"], names))
     for clock in view.get("clocks", []):
         running = "  (running)" if clock["running"] else ""
         lines.append(
@@ -595,8 +600,8 @@ def cmd_matches(args: argparse.Namespace) -> int:
         if m["options"]:
             line += "  options " + ",".join(f"{k}={v}" for k, v in m["options"].items())
         if m["result"]:
-            line += "  " + describe_result(m["result"])
-        print(line)
+            line += "  " + describe_result(m["result"], usernames_by_seat(m["players"]))
+        print(escape_controls(line))  # names and module names come from the server
     if not matches:
         print("no matches" + (" with an open seat" if args.open else ""))
     return 0
@@ -626,7 +631,7 @@ def why_no_action(view: dict[str, Any]) -> str | None:
     if view["viewer"] is None:
         return "this token is a spectator (or admin) token: it cannot act; use a seat token"
     if view["viewer"] not in view["active_player_ids"]:
-        names = {p["player_id"]: p["username"] for p in view["state"]["players"]}
+        names = usernames_by_seat(view["state"]["players"])
         active = ", ".join(f"seat {pid} ({names.get(pid, '?')})" for pid in view["active_player_ids"])
         return f"not your turn: you are seat {view['viewer']}; waiting for {active or 'nobody'}"
     return None
@@ -898,7 +903,7 @@ class _BotRun:
             view, offered = self._newest, dict(self._offered)
         if not view or len(offered) < len(self.tokens):
             return None
-        names = {p["player_id"]: p["username"] for p in view["state"]["players"]}
+        names = usernames_by_seat(view["state"]["players"])
         return ", ".join(f"seat {pid} ({names.get(pid, '?')})" for pid in sorted(offered))
 
     def waiting_for(self) -> str:
@@ -907,7 +912,7 @@ class _BotRun:
             view, offered = self._newest, dict(self._offered)
         if not view:
             return "the first view of the match"
-        names = {p["player_id"]: p["username"] for p in view["state"]["players"]}
+        names = usernames_by_seat(view["state"]["players"])
         waits = []
         for pid in view["active_player_ids"]:
             why = (
