@@ -484,6 +484,40 @@ def parse_seat_bots(pairs: list[str], players: int) -> dict[int, str]:
     return bots
 
 
+def seat_usernames(names: list[str], players: int, bots: dict[int, str]) -> list[str]:
+    """``--usernames`` as one name per seat, for CreateMatch.
+
+    Args:
+        names: the names given, in seat order: one per seat (a bot seat's entry may be empty,
+            and the server then calls it ``bot2``), or one per seat a person takes (the seats
+            not in ``bots``), the bot seats skipped.
+        players: the number of seats.
+        bots: the ``--bot`` seats (seat number -> bot name).
+
+    Returns:
+        ``players`` names, ``""`` at each bot seat ``names`` skipped.
+
+    Raises:
+        SystemExit: any other count of names, naming the counts that fit (and the person
+            seats, when some seats are bots).
+    """
+    person_seats = [n for n in range(1, players + 1) if n not in bots]
+    given_text = f"{len(names)} name" + ("" if len(names) == 1 else "s")
+    if len(names) == players:
+        return names
+    if bots and len(names) == len(person_seats):
+        given = iter(names)
+        return ["" if n in bots else next(given) for n in range(1, players + 1)]
+    if not bots:
+        raise SystemExit(f"tablehost: --usernames gives {given_text} for {players} seats; give one per seat")
+    seats = ", ".join(str(n) for n in person_seats) or "none"
+    raise SystemExit(
+        f"tablehost: --usernames gives {given_text}; {players} seats with bot seats "
+        f"{', '.join(str(n) for n in sorted(bots))} take {len(person_seats)} (one per person's seat: "
+        f"{seats}) or {players} (one per seat, a bot seat's may be empty)"
+    )
+
+
 def _named_module_hint(client: TablehostClient, module_id: str, exc: ApiError) -> ApiError:
     """``exc``, told the module's id when it is ``module/unknown`` and ``module_id`` is the name
     of an uploaded module (``upload`` prints the name beside the id); else ``exc`` as it is."""
@@ -511,12 +545,18 @@ def cmd_create(args: argparse.Namespace) -> int:
         raise SystemExit("tablehost: give --players N (or --usernames a,b,...)")
     if not 1 <= players <= MAX_SEATS:
         raise SystemExit(f"tablehost: a match has 1 to {MAX_SEATS} seats, not {players}")
-    if usernames and len(usernames) != players:
-        raise SystemExit(f"tablehost: {len(usernames)} usernames for {players} players")
     if args.on_timeout and not args.clock:
         raise SystemExit("tablehost: --on-timeout needs --clock")
     time_control = TimeControl.parse(args.clock, args.on_timeout or "forfeit").to_json() if args.clock else {}
-    bots = parse_seat_bots(args.bot, players)
+    bots = parse_seat_bots(args.bot, players if args.players is not None else MAX_SEATS)
+    if bots and max(bots) > players:  # only without --players: the names count the seats
+        raise SystemExit(
+            f"tablehost: --bot seat {max(bots)} is past the {players} seats --usernames names: without "
+            "--players it names every seat (a bot seat's name may be empty: ann,); give --players N "
+            "to name only the seats people take"
+        )
+    if usernames:
+        usernames = seat_usernames(usernames, players, bots)
     open_seats = [n for n in range(1, players + 1) if n not in bots] if args.open else []
     with TablehostClient(args.address, _token(args)) as client:
         try:
@@ -1347,7 +1387,11 @@ def register(commands: Any) -> None:
     create = commands.add_parser("create", help="create a match on a server (admin token); prints tokens")
     create.add_argument("module_id", help="the module id printed by upload")
     create.add_argument("--players", type=int, help="number of seats")
-    create.add_argument("--usernames", help="comma-separated names, one per seat")
+    create.add_argument(
+        "--usernames",
+        help="comma-separated names in seat order: one per seat (a --bot seat's may be empty), or, "
+        "with --players, one per seat a person takes (the --bot seats skipped)",
+    )
     create.add_argument(
         "--open", action="store_true", help="leave every seat open for `tablehost join` (but the --bot seats)"
     )
