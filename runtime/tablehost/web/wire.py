@@ -49,6 +49,8 @@ HTTP_STATUS_BY_CODE: dict[str, int] = {
     "module/busy": 503,
     "module/quarantined": 503,
     "request/too_many_watchers": 429,
+    "request/unknown_route": 404,
+    "request/method_not_allowed": 405,
     "request/rate_limited": 429,
     "store/unusable": 503,
     "store/in_use": 503,
