@@ -25,11 +25,7 @@ import orjson
 
 from tablehost.api.rate_limit import DEFAULT_AUTH_FAILURE_BURST, DEFAULT_AUTH_FAILURES_PER_S
 from tablehost.api.registry import MAX_SEATS
-from tablehost.api.validation import (
-    check_address,
-    check_token,
-    unknown_keys,
-)
+from tablehost.api.validation import check_address, check_token, unknown_keys
 from tablehost.bots import SearchBot, is_search_bot, make_bot, parse_bot_list
 from tablehost.cli_budgets import add_budget_options, budget_argv, limits_from_args
 from tablehost.cli_ranges import (

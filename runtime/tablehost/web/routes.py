@@ -169,16 +169,22 @@ async def unrouted(request: Request, exc: Exception) -> Response:
         return PlainTextResponse(exc.detail, status_code=exc.status_code, headers=exc.headers)
     path = repr(request.url.path[:SHOWN_PATH_CHARS])
     if exc.status_code != 405:
-        error: TablehostError = UnknownRoute(f"no API endpoint has the path {path}")
-        return json_response(error_body(error), http_status(error.code))
-    allowed = sorted(
-        {method for route in request.app.router.routes
-         if isinstance(route, Route) and route.methods and route.matches(request.scope)[0] == Match.PARTIAL
-         for method in route.methods}
-    )  # fmt: skip
+        unknown = UnknownRoute(f"no API endpoint has the path {path}")
+        return json_response(error_body(unknown), http_status(unknown.code))
+    allowed = ", ".join(_methods_of_path(request))
     method = repr(request.method[:SHOWN_PATH_CHARS])
-    error = MethodNotAllowed(f"{path} takes {', '.join(allowed)}, not {method}")
-    return json_response(error_body(error), http_status(error.code), headers={"allow": ", ".join(allowed)})
+    refused = MethodNotAllowed(f"{path} takes {allowed}, not {method}")
+    return json_response(error_body(refused), http_status(refused.code), headers={"allow": allowed})
+
+
+def _methods_of_path(request: Request) -> list[str]:
+    """Every method some route of the app takes at the request's path, sorted (Starlette's own
+    ``Allow`` names only the first route's, and ``/api/modules`` has a GET and a POST route)."""
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        if isinstance(route, Route) and route.methods and route.matches(request.scope)[0] == Match.PARTIAL:
+            methods |= route.methods
+    return sorted(methods)
 
 
 def _version(body: dict[str, Any]) -> int:
