@@ -321,8 +321,10 @@ def test_an_action_without_kind_or_space_is_invalid() -> None:
     ]:
         with pytest.raises(faults.InvalidRequest):
             convert.action_from_proto(message)
-    with pytest.raises(faults.InvalidRequest):
+    with pytest.raises(faults.InvalidRequest, match="unknown action type 'teleport'"):
         convert.action_to_proto({"type": "teleport"})
+    with pytest.raises(faults.InvalidRequest, match='the action has no "type"'):
+        convert.action_to_proto({"space_id": "a1"})
 
 
 def test_a_guest_failure_is_aborted_and_logged_with_the_budget_that_tripped() -> None:

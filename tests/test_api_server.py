@@ -570,8 +570,16 @@ def test_watch_streams_are_capped_per_token_and_leave_threads_for_moves(tmp_path
         ({"type": "piece_click", "space_id": "a1", "index": "3"}, 0, "'index' of type int"),
         (["space_click", "a1"], 0, "an action is a dict"),
         ({"type": "teleport"}, 0, "unknown action type 'teleport'"),
-        ({"space_id": "a1"}, 0, "unknown action type None"),
+        ({"space_id": "a1"}, 0, 'the action has no "type" (one of space_click, piece_click, button_click)'),
+        ({"type": None, "space_id": "a1"}, 0, 'the action has no "type"'),
+        ({"type": ["space_click"]}, 0, 'the action\'s "type" is a string such as space_click, got list'),
         ({"type": "button_click", "button": {"id": 7}}, 0, "button's 'id' is a str"),
+        ({"type": "space_click", "space_id": "a1", "spaceid": "b2"}, 0,
+         "a space_click has no key 'spaceid' (its keys: type, space_id)"),
+        ({"type": "space_click", "space_id": "a1", "k" * 10_000: 1}, 0,
+         "a space_click has no key '" + "k" * 40 + "' (its keys"),
+        ({"type": "button_click", "button": {"id": "pass", "colour": "red"}}, 0,
+         "a button has no key 'colour' (its keys: id, label, location, disabled)"),
         ({"type": "space_click", "space_id": "a1"}, -1, "expected_version is a match version"),
         ({"type": "space_click", "space_id": "a1"}, 2**64, "expected_version is a match version"),
     ],
@@ -581,6 +589,14 @@ def test_a_malformed_action_is_a_clear_value_error_before_anything_is_sent(
 ) -> None:
     with host.client("ths_never-sent") as client, pytest.raises(ValueError, match=re.escape(phrase)):
         client.submit("m-1", action, version)
+
+
+def test_an_unknown_action_type_is_named_by_its_first_characters_only(host: Host) -> None:
+    """The type is whatever the caller sent: a 100 KB one must not come back whole."""
+    with host.client("ths_never-sent") as client, pytest.raises(ValueError) as refused:
+        client.submit("m-1", {"type": "t" * 100_000}, 0)
+    assert str(refused.value).startswith("unknown action type '" + "t" * 40 + "'...; expected one of")
+    assert len(str(refused.value)) < 200
 
 
 def test_undo_with_a_negative_version_is_a_clear_value_error(host: Host) -> None:

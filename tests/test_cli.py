@@ -154,7 +154,26 @@ def test_in_guest_simulate_matches_itself_whatever_the_workers_and_batches(
 
 def test_play_with_a_search_bot(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "play", TTT, "--bots", "mcts:200,random", "--seed", "3", "--quiet")
-    assert code == 0 and "game over" in out and "winner: player 2" not in out
+    assert code == 0 and "game over" in out and "winner: random (player 2)" not in out
+    assert "winner: mcts:200 (player 1)\n" in out or "draw\n" in out, "a local seat is named by its bot"
+
+
+def test_a_result_line_names_the_seats_it_has_names_for() -> None:
+    from tablehost.cli import describe_result
+
+    won = {"ranks": {"1": 2, "2": 1}, "winners": [2], "ended_by": "normal", "player_id": None}
+    assert describe_result(won) == "result: game over; winner: player 2 (player 1 #2, player 2 #1)"
+    assert describe_result(won, {1: "ann", 2: "bob"}) == (
+        "result: game over; winner: bob (player 2) (player 1 #2, player 2 #1)"
+    )
+    partners = {"ranks": {"1": 1, "2": 3, "3": 1}, "winners": [1, 3], "ended_by": "timeout", "player_id": 2}
+    assert describe_result(partners) == (
+        "result: player 2 ran out of time; shared first place: players 1, 3 (player 1 #1, player 2 #3, player 3 #1)"
+    )
+    assert describe_result(partners, {1: "ann", 2: "bob", 3: ""}) == (
+        "result: bob (player 2) ran out of time; shared first place: ann (player 1), player 3 "
+        "(player 1 #1, player 2 #3, player 3 #1)"
+    ), "a seat without a name stays `player N`"
 
 
 def test_an_unfinished_play_is_not_called_a_draw(capsys: pytest.CaptureFixture[str]) -> None:

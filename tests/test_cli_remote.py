@@ -433,6 +433,22 @@ def test_a_text_view_shows_each_spaces_public_state_cut_to_its_cap() -> None:
     assert not any(line.startswith("line") for line in lines) and "\x1b" not in "\n".join(lines)
 
 
+def test_a_text_views_result_names_the_winner_and_the_seat_that_resigned() -> None:
+    """The result line read `winner: player 2`: the view has the seats' usernames."""
+    from tablehost.cli_remote import format_view
+
+    view = {
+        "match_id": "m", "version": 9, "viewer": 1, "game_over": True, "active_player_ids": [],
+        "status": "finished", "score_labels": [], "scores": {}, "actions": [],
+        "result": {"ranks": {"1": 2, "2": 1}, "winners": [2], "ended_by": "resigned", "player_id": 1},
+        "state": {"players": [{"player_id": 1, "username": "ann"}, {"player_id": 2, "username": "bob"}],
+                  "log": [], "spaces": []},
+    }  # fmt: skip
+    assert "  result: ann (player 1) resigned; winner: bob (player 2) (player 1 #2, player 2 #1)" in (
+        format_view(view).splitlines()
+    )
+
+
 def test_every_number_option_and_the_clock_read_ascii_digits_only(tmp_path: Path) -> None:
     """`create --players ２`, `--clock １０`, `--clock ٣٠` and `--clock 1_0` made matches (the
     `--clock １０` one ran a 10 s clock): argparse's int and float read any Unicode digits."""

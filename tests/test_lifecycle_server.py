@@ -406,6 +406,6 @@ def test_the_lobby_clock_and_resign_through_the_command_line(server: ServerProce
     assert "clock bob: 20.0 s\n" in shown.stdout, shown.stdout
     resigned = cli("resign", match_id, *address, token=tokens[1])
     assert resigned.returncode == 0, resigned.stderr
-    assert "result: player 2 resigned; winner: player 1" in resigned.stdout, resigned.stdout
+    assert "result: bob (player 2) resigned; winner: ann (player 1)" in resigned.stdout, resigned.stdout
     finished = cli("matches", *address, token=server.admin_token)
-    assert "finished" in finished.stdout and "player 2 resigned" in finished.stdout
+    assert "finished" in finished.stdout and "bob (player 2) resigned; winner: ann (player 1)" in finished.stdout

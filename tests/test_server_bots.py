@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+import orjson
 import pytest
 import structlog
 import structlog.testing
@@ -170,6 +171,39 @@ def test_the_command_line_reads_bot_seats() -> None:
     for bad in (["2"], ["x=random"], ["3=random"], ["0=random"], ["1=random", "1=first"], ["1="]):
         with pytest.raises(SystemExit):
             parse_seat_bots(bad, 2)
+
+
+def test_the_command_line_names_every_seat_or_only_the_seats_people_take() -> None:
+    """`create --players 4 --usernames a,b,c --bot 2=mcts:200` was refused (3 usernames for 4
+    players): a name was needed for the bot's seat too."""
+    from tablehost.cli_remote import seat_usernames
+
+    assert seat_usernames(["a", "b", "c"], 4, {2: "mcts:200"}) == ["a", "", "b", "c"]
+    assert seat_usernames(["a", "", "b", "c"], 4, {2: "mcts:200"}) == ["a", "", "b", "c"]
+    assert seat_usernames(["a", "robo", "b", "c"], 4, {2: "mcts:200"}) == ["a", "robo", "b", "c"]
+    assert seat_usernames(["a", "b"], 2, {}) == ["a", "b"]
+    with pytest.raises(SystemExit) as wrong:
+        seat_usernames(["a", "b"], 4, {2: "mcts:200"})
+    assert str(wrong.value) == (
+        "tablehost: --usernames gives 2 names; 4 seats with bot seats 2 take 3 (one per person's seat: "
+        "1, 3, 4) or 4 (one per seat, a bot seat's may be empty)"
+    )
+    with pytest.raises(SystemExit, match="gives 1 name for 2 seats; give one per seat"):
+        seat_usernames(["a"], 2, {})
+
+
+def test_create_names_only_the_seat_a_person_takes(host: Host, capsys: pytest.CaptureFixture[str]) -> None:
+    from tablehost import cli
+
+    admin_token = host.registry.admin_token_path.read_text().strip()
+    server = ["--address", host.address, "--token", admin_token]
+    argv = ["create", host.module_id, "--players", "2", "--usernames", "ann", "--bot", "2=random", "--json"]
+    assert cli.main([*argv, *server]) == 0
+    created = orjson.loads(capsys.readouterr().out)
+    players = host.admin.view(created["match_id"])["state"]["players"]
+    assert [(p["player_id"], p["username"]) for p in players] == [(1, "ann"), (2, "bot2")]
+    assert cli.main(["create", host.module_id, "--usernames", "ann", "--bot", "2=random", *server]) == 2
+    assert "without --players it names every seat" in capsys.readouterr().err
 
 
 def test_a_slow_bot_turn_is_played_a_budget_at_a_time_not_all_in_one_request(

@@ -66,6 +66,30 @@ def test_pages_and_static_files_carry_the_content_security_policy(web: WebTable)
             assert response.headers["referrer-policy"] == "no-referrer"
 
 
+def test_an_unknown_api_route_or_method_answers_the_apis_json_error(web: WebTable) -> None:
+    """GET /api/nope answered Starlette's plain-text `Not Found`, unlike every other API refusal."""
+    with httpx.Client(base_url=web.url) as anonymous:
+        nope = anonymous.get("/api/nope")
+        assert nope.status_code == 404 and nope.headers["content-type"] == "application/json"
+        assert nope.json() == {"error": {"code": "request/unknown_route",
+                                         "message": "no API endpoint has the path '/api/nope'"}}
+        for path in ("/api", "/api/", "/api/matches/m-1/nope", "/api/" + "x" * 5000):
+            unknown = anonymous.post(path)
+            assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "request/unknown_route", path
+            assert len(unknown.text) < 300, "a long path is not echoed whole"
+        wrong = anonymous.delete("/api/modules")
+        assert wrong.status_code == 405 and wrong.headers["allow"] == "GET, HEAD, POST"
+        assert wrong.json() == {"error": {"code": "request/method_not_allowed",
+                                          "message": "'/api/modules' takes GET, HEAD, POST, not 'DELETE'"}}
+        get_actions = anonymous.get("/api/matches/m-1/actions")
+        assert get_actions.status_code == 405 and get_actions.headers["allow"] == "POST"
+        assert "script-src 'self'" in get_actions.headers["content-security-policy"]
+        page = anonymous.get("/nope")
+        assert page.status_code == 404 and page.text == "Not Found", "pages keep a plain answer"
+        assert anonymous.get("/static/nope.js").status_code == 404
+        assert anonymous.post("/table").status_code == 405
+
+
 def test_every_api_call_needs_a_known_bearer_token(web: WebTable) -> None:
     with httpx.Client(base_url=web.url) as anonymous:
         assert anonymous.get("/api/modules").status_code == 401
@@ -356,6 +380,7 @@ def test_every_codes_http_status_agrees_with_its_grpc_status() -> None:
         grpc.StatusCode.PERMISSION_DENIED: {403},
         grpc.StatusCode.DATA_LOSS: {500},
         grpc.StatusCode.INTERNAL: {500},
+        grpc.StatusCode.UNIMPLEMENTED: {404, 405},  # an HTTP path or method the API does not have
     }
     for code, status in STATUS_BY_CODE.items():
         assert http_status(code) in allowed[status], (code, status, http_status(code))
@@ -388,6 +413,20 @@ def test_an_http_action_has_exactly_the_keys_and_types_of_its_kind(web: WebTable
         played = ann.post(f"/api/matches/{match_id}/actions",
                           json={"action": {"type": "space_click", "space_id": "b2"}, "version": 0})
         assert played.status_code == 200 and played.json()["version"] == 1
+
+
+def test_an_http_action_without_a_type_says_so(web: WebTable) -> None:
+    """A missing type read `unknown action type None` over gRPC; every transport says it is missing."""
+    created = web.create("tic_tac_toe")
+    with web.client(created["seats"][0]["token"]) as ann:
+        untyped = ann.post(f"/api/matches/{created['match_id']}/actions",
+                           json={"action": {"space_id": "b2"}, "version": 0})
+        teleport = ann.post(f"/api/matches/{created['match_id']}/actions",
+                            json={"action": {"type": "teleport" * 1000}, "version": 0})
+    assert untyped.status_code == 400
+    assert untyped.json()["error"]["message"].startswith('the action has no "type" (one of space_click,')
+    assert teleport.status_code == 400 and len(teleport.text) < 300
+    assert teleport.json()["error"]["message"].startswith("unknown action type 'teleportteleport")
 
 
 def test_http_create_refuses_an_undeclared_player_count_as_400_and_takes_a_null_bot(web: WebTable) -> None:

@@ -13,7 +13,7 @@ import argparse
 import os
 import secrets
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -165,22 +165,51 @@ def parse_options(pairs: Sequence[str]) -> dict[str, Any]:
     return options
 
 
-def describe_result(result: dict[str, Any]) -> str:
-    """One line: how the match ended, the winners and every seat's rank."""
+def seat_label(player_id: int | str, names: Mapping[int, str] | None = None) -> str:
+    """A seat as the CLI names it in a result.
+
+    Args:
+        player_id: the seat's player id (an int, or a result's string key such as ``"2"``).
+        names: each seat's display name by player id (a view's or a listing's usernames; for
+            ``play``, its bots); a seat it lacks, or names with an empty one, goes unnamed.
+
+    Returns:
+        ``"bob (player 2)"``, or ``"player 2"`` without a name.
+    """
+    name = (names or {}).get(int(player_id), "")
+    return f"{name} (player {player_id})" if name else f"player {player_id}"
+
+
+def describe_result(result: dict[str, Any], names: Mapping[int, str] | None = None) -> str:
+    """One line: how the match ended, the winners and every seat's rank.
+
+    Args:
+        result: a result's JSON form (``{"ranks", "winners", "ended_by", "player_id"}``).
+        names: each seat's name by player id (see :func:`seat_label`): the winners and the seat
+            that resigned or ran out of time are named ``bob (player 2)``; ranks stay by player id.
+
+    Returns:
+        ``"result: game over; winner: bob (player 2) (player 1 #2, player 2 #1)"``, with
+        ``shared first place: ann (player 1), cy (player 3)`` for a tie or partners,
+        ``result: ann (player 1) resigned; ...`` or ``... ran out of time; ...``, or
+        ``result: aborted by the admin (no ranks)``. Unnamed seats read ``player 2``
+        (``shared first place: players 1, 3``), as before names were shown.
+    """
     ended = result["ended_by"]
     if ended == "aborted":
         return "result: aborted by the admin (no ranks)"
-    how = {
-        "normal": "game over",
-        "resigned": f"player {result['player_id']} resigned",
-        "timeout": f"player {result['player_id']} ran out of time",
-    }[ended]
+    if ended == "normal":
+        how = "game over"
+    else:  # the seat that ended it (no seat for a normal end)
+        how = seat_label(result["player_id"], names) + {"resigned": " resigned", "timeout": " ran out of time"}[ended]
     ranks = ", ".join(f"player {pid} #{rank}" for pid, rank in result["ranks"].items())
     winners = result["winners"]
     if len(winners) == 1:
-        who = f"winner: player {winners[0]}"
+        who = f"winner: {seat_label(winners[0], names)}"
+    elif any((names or {}).get(int(w)) for w in winners):
+        who = "shared first place: " + ", ".join(seat_label(w, names) for w in winners)  # a tie, or partners
     else:
-        who = "shared first place: players " + ", ".join(str(w) for w in winners)  # a tie, or partners
+        who = "shared first place: players " + ", ".join(str(w) for w in winners)
     return f"result: {how}; {who} ({ranks})"
 
 
@@ -234,17 +263,18 @@ def cmd_play(args: argparse.Namespace) -> int:
                 f"  player {player.player_id} ({bots[player.player_id - 1]}): {score.get('public_points')}"
             )
         )
+    bot_names = {player.player_id: bots[player.player_id - 1] for player in match.players}  # who played
     if result.finished and result.winners:
-        ids = [str(match.players[seat].player_id) for seat in result.winners]
+        labels = [seat_label(match.players[seat].player_id, bot_names) for seat in result.winners]
         if result.draw:
             print("draw")
-        elif len(ids) == 1:
-            print(f"winner: player {ids[0]}")
+        elif len(labels) == 1:
+            print(escape_controls(f"winner: {labels[0]}"))
         else:
-            print(f"winners (one team): players {', '.join(ids)}")
+            print(escape_controls(f"winners (one team): {', '.join(labels)}"))
     final = match.result
     if final is not None:
-        print(describe_result(final.to_json()))
+        print(escape_controls(describe_result(final.to_json(), bot_names)))
     if args.record:
         try:
             Path(args.record).write_bytes(orjson.dumps(match.record(), option=orjson.OPT_INDENT_2))

@@ -42,7 +42,7 @@ from tablehost.cli_ranges import (
     MIN_SWITCH_INTERVAL_MS,
     require_in_range,
 )
-from tablehost.client import ACTION_FIELDS, BUTTON_FIELDS, ApiError, ServerUnreachable, TablehostClient
+from tablehost.client import ApiError, ServerUnreachable, TablehostClient
 from tablehost.errors import ModuleError
 from tablehost.gcpolicy import DEFAULT_SWITCH_INTERVAL_MS
 from tablehost.limits import DEFAULT_LIMITS
@@ -237,13 +237,18 @@ def _state_text(state: Any) -> str:
     return text if len(text) <= SPACE_STATE_CHARS else text[: SPACE_STATE_CHARS - 1] + "…"
 
 
+def usernames_by_seat(players: list[dict[str, Any]]) -> dict[int, str]:
+    """``{player_id: username}`` of a view's ``state["players"]`` or a listed match's ``players``."""
+    return {p["player_id"]: p["username"] for p in players}
+
+
 def format_view(view: dict[str, Any]) -> str:
     """A view dict (``TablehostClient.view``) as lines a person can read: the status, result,
     clocks and scores, then a line per space (its pieces, owner and ``public_state``, which is
     where games such as risk keep a territory's holder and armies), the last log lines and the
     numbered offers."""
     state = view["state"]
-    names = {p["player_id"]: p["username"] for p in state["players"]}
+    names = usernames_by_seat(state["players"])
     who = (
         "spectator"
         if view["viewer"] is None
@@ -260,7 +265,7 @@ def format_view(view: dict[str, Any]) -> str:
     if view.get("result"):
         from tablehost.cli import describe_result
 
-        lines.append("  " + describe_result(view["result"]))
+        lines.append("  " + describe_result(view["result"], names))
     for clock in view.get("clocks", []):
         running = "  (running)" if clock["running"] else ""
         lines.append(
@@ -475,6 +480,40 @@ def parse_seat_bots(pairs: list[str], players: int) -> dict[int, str]:
     return bots
 
 
+def seat_usernames(names: list[str], players: int, bots: dict[int, str]) -> list[str]:
+    """``--usernames`` as one name per seat, for CreateMatch.
+
+    Args:
+        names: the names given, in seat order: one per seat (a bot seat's entry may be empty,
+            and the server then calls it ``bot2``), or one per seat a person takes (the seats
+            not in ``bots``), the bot seats skipped.
+        players: the number of seats.
+        bots: the ``--bot`` seats (seat number -> bot name).
+
+    Returns:
+        ``players`` names, ``""`` at each bot seat ``names`` skipped.
+
+    Raises:
+        SystemExit: any other count of names, naming the counts that fit (and the person
+            seats, when some seats are bots).
+    """
+    person_seats = [n for n in range(1, players + 1) if n not in bots]
+    given_text = f"{len(names)} name" + ("" if len(names) == 1 else "s")
+    if len(names) == players:
+        return names
+    if bots and len(names) == len(person_seats):
+        given = iter(names)
+        return ["" if n in bots else next(given) for n in range(1, players + 1)]
+    if not bots:
+        raise SystemExit(f"tablehost: --usernames gives {given_text} for {players} seats; give one per seat")
+    seats = ", ".join(str(n) for n in person_seats) or "none"
+    raise SystemExit(
+        f"tablehost: --usernames gives {given_text}; {players} seats with bot seats "
+        f"{', '.join(str(n) for n in sorted(bots))} take {len(person_seats)} (one per person's seat: "
+        f"{seats}) or {players} (one per seat, a bot seat's may be empty)"
+    )
+
+
 def _named_module_hint(client: TablehostClient, module_id: str, exc: ApiError) -> ApiError:
     """``exc``, told the module's id when it is ``module/unknown`` and ``module_id`` is the name
     of an uploaded module (``upload`` prints the name beside the id); else ``exc`` as it is."""
@@ -502,12 +541,18 @@ def cmd_create(args: argparse.Namespace) -> int:
         raise SystemExit("tablehost: give --players N (or --usernames a,b,...)")
     if not 1 <= players <= MAX_SEATS:
         raise SystemExit(f"tablehost: a match has 1 to {MAX_SEATS} seats, not {players}")
-    if usernames and len(usernames) != players:
-        raise SystemExit(f"tablehost: {len(usernames)} usernames for {players} players")
     if args.on_timeout and not args.clock:
         raise SystemExit("tablehost: --on-timeout needs --clock")
     time_control = TimeControl.parse(args.clock, args.on_timeout or "forfeit").to_json() if args.clock else {}
-    bots = parse_seat_bots(args.bot, players)
+    bots = parse_seat_bots(args.bot, players if args.players is not None else MAX_SEATS)
+    if bots and max(bots) > players:  # only without --players: the names count the seats
+        raise SystemExit(
+            f"tablehost: --bot seat {max(bots)} is past the {players} seats --usernames names: without "
+            "--players it names every seat (a bot seat's name may be empty: ann,); give --players N "
+            "to name only the seats people take"
+        )
+    if usernames:
+        usernames = seat_usernames(usernames, players, bots)
     open_seats = [n for n in range(1, players + 1) if n not in bots] if args.open else []
     with TablehostClient(args.address, _token(args)) as client:
         try:
@@ -591,8 +636,8 @@ def cmd_matches(args: argparse.Namespace) -> int:
         if m["options"]:
             line += "  options " + ",".join(f"{k}={v}" for k, v in m["options"].items())
         if m["result"]:
-            line += "  " + describe_result(m["result"])
-        print(line)
+            line += "  " + describe_result(m["result"], usernames_by_seat(m["players"]))
+        print(escape_controls(line))  # names and module names come from the server
     if not matches:
         print("no matches" + (" with an open seat" if args.open else ""))
     return 0
@@ -622,7 +667,7 @@ def why_no_action(view: dict[str, Any]) -> str | None:
     if view["viewer"] is None:
         return "this token is a spectator (or admin) token: it cannot act; use a seat token"
     if view["viewer"] not in view["active_player_ids"]:
-        names = {p["player_id"]: p["username"] for p in view["state"]["players"]}
+        names = usernames_by_seat(view["state"]["players"])
         active = ", ".join(f"seat {pid} ({names.get(pid, '?')})" for pid in view["active_player_ids"])
         return f"not your turn: you are seat {view['viewer']}; waiting for {active or 'nobody'}"
     return None
@@ -643,7 +688,7 @@ def _chosen_action(choice: str, view: dict[str, Any]) -> dict[str, Any]:
         SystemExit: no such index (saying why this token cannot act, when that is why), JSON
             nested deeper than :data:`MAX_ACTION_JSON_DEPTH` (checked before it is parsed: the
             decoder would recurse into a RecursionError), not JSON, not an object, an integer outside 64 bits (shown as given), or a key no
-            action has (:func:`_refuse_unknown_keys`; the CLI exits 2).
+            listed entry has (:func:`_refuse_unknown_listed_keys`; the CLI exits 2).
     """
     if choice.strip().lower() == "undo":
         return dict(UNDO_ACTION)
@@ -670,7 +715,7 @@ def _chosen_action(choice: str, view: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(parsed, dict):
         raise SystemExit("tablehost: a JSON action must be an object")
     _check_integers(parsed, "action")
-    _refuse_unknown_keys(parsed)
+    _refuse_unknown_listed_keys(parsed)
     return dict(parsed.get("action", parsed))
 
 
@@ -678,39 +723,26 @@ LISTED_ACTION_KEYS = ("action", "intent", "label")
 """The keys of an entry of ``view --json``'s ``actions`` list, which ``act`` takes as given."""
 
 
-def _refuse_unknown_keys(parsed: dict[str, Any]) -> None:
-    """Refuse a JSON action with a key no action has (the API would drop it unseen).
+def _refuse_unknown_listed_keys(parsed: dict[str, Any]) -> None:
+    """Refuse a listed entry (``{"action": {...}, "intent"?, "label"?}``, as ``view --json``
+    lists it) with a key such an entry does not have; the action's own keys are the client's to
+    check (``TablehostClient.submit`` refuses a key its type or button does not have).
 
     Args:
-        parsed: the user's JSON object: an action (``{"type": ..., ...}``) or a listed entry
-            ``{"action": {...}, "intent"?, "label"?}``.
+        parsed: the user's JSON object: an action (``{"type": ..., ...}``, passed) or a listed entry.
 
     Raises:
-        SystemExit: ``"tablehost: a space_click has no key 'x' (its keys: type, space_id)"``, the
-            same for a button's keys (id, label, location, disabled) and a listed entry's
-            (action, intent, label), or a listed entry whose ``action`` is not an object. An
-            action of no known ``type`` passes here; the client refuses it naming the types.
+        SystemExit: ``"tablehost: a listed action (view --json's actions[]) has no key 'seat'
+            (its keys: action, intent, label)"`` (:func:`unknown_keys`), or a listed entry whose
+            ``action`` is not an object.
     """
-    action: Any = parsed
-    if "action" in parsed:
-        _no_keys_but(parsed, LISTED_ACTION_KEYS, "a listed action (view --json's actions[])")
-        action = parsed["action"]
-        if not isinstance(action, dict):
-            raise SystemExit("tablehost: the 'action' of a listed action must be an object")
-    kind = action.get("type")
-    fields = ACTION_FIELDS.get(kind) if isinstance(kind, str) else None
-    if fields is None:
+    if "action" not in parsed:
         return
-    _no_keys_but(action, ("type", *fields), f"a {kind}")
-    if isinstance(action.get("button"), dict):
-        _no_keys_but(action["button"], tuple(BUTTON_FIELDS), "a button")
-
-
-def _no_keys_but(value: dict[str, Any], keys: tuple[str, ...], what: str) -> None:
-    """SystemExit naming the keys of ``value`` outside ``keys`` (:func:`unknown_keys`)."""
-    wrong = unknown_keys(value, keys, what)
+    wrong = unknown_keys(parsed, LISTED_ACTION_KEYS, "a listed action (view --json's actions[])")
     if wrong is not None:
         raise SystemExit(f"tablehost: {wrong}")
+    if not isinstance(parsed["action"], dict):
+        raise SystemExit("tablehost: the 'action' of a listed action must be an object")
 
 
 MAX_ACTION_JSON_DEPTH = 32
@@ -907,7 +939,7 @@ class _BotRun:
             view, offered = self._newest, dict(self._offered)
         if not view or len(offered) < len(self.tokens):
             return None
-        names = {p["player_id"]: p["username"] for p in view["state"]["players"]}
+        names = usernames_by_seat(view["state"]["players"])
         return ", ".join(f"seat {pid} ({names.get(pid, '?')})" for pid in sorted(offered))
 
     def waiting_for(self) -> str:
@@ -916,7 +948,7 @@ class _BotRun:
             view, offered = self._newest, dict(self._offered)
         if not view:
             return "the first view of the match"
-        names = {p["player_id"]: p["username"] for p in view["state"]["players"]}
+        names = usernames_by_seat(view["state"]["players"])
         waits = []
         for pid in view["active_player_ids"]:
             why = (
@@ -1351,7 +1383,11 @@ def register(commands: Any) -> None:
     create = commands.add_parser("create", help="create a match on a server (admin token); prints tokens")
     create.add_argument("module_id", help="the module id printed by upload")
     create.add_argument("--players", type=int, help="number of seats")
-    create.add_argument("--usernames", help="comma-separated names, one per seat")
+    create.add_argument(
+        "--usernames",
+        help="comma-separated names in seat order: one per seat (a --bot seat's may be empty), or, "
+        "with --players, one per seat a person takes (the --bot seats skipped)",
+    )
     create.add_argument(
         "--open", action="store_true", help="leave every seat open for `tablehost join` (but the --bot seats)"
     )

@@ -29,7 +29,15 @@ import orjson
 from tablehost.api import convert
 from tablehost.api._pb import tablehost_pb2 as pb
 from tablehost.api._pb import tablehost_pb2_grpc as pb_grpc
-from tablehost.api.validation import MAX_RESPONSE_BYTES, check_address, check_token
+from tablehost.api.validation import (
+    ACTION_FIELDS,
+    BUTTON_FIELDS,
+    MAX_RESPONSE_BYTES,
+    action_type_problem,
+    check_address,
+    check_token,
+    unknown_action_keys,
+)
 from tablehost.view_delta import apply_delta
 
 T = TypeVar("T")
@@ -306,8 +314,9 @@ class TablehostClient:
             This seat's view right after the move.
 
         Raises:
-            ValueError: ``action`` is not an ABI action dict (not a dict, an unknown ``type``, a
-                piece index outside 0..2**32-1...) or ``expected_version`` is not a version
+            ValueError: ``action`` is not an ABI action dict (not a dict, no ``type`` or an
+                unknown one, a key its type or its button does not have, a piece index outside
+                0..2**32-1...) or ``expected_version`` is not a version
                 (an int in 0..2**63-1); nothing is sent.
             ApiError: FAILED_PRECONDITION (not your turn, not offered, stale version, game over),
                 ABORTED (the game failed), PERMISSION_DENIED (not a seat token)...
@@ -382,13 +391,6 @@ class TablehostClient:
         ]
 
 
-ACTION_FIELDS: dict[str, dict[str, type]] = {
-    "space_click": {"space_id": str},
-    "piece_click": {"space_id": str, "index": int},
-    "button_click": {"button": dict},
-}
-"""The fields each ABI action type needs (docs/abi.md), with their Python types."""
-BUTTON_FIELDS: dict[str, type] = {"id": str, "label": str, "location": str, "disabled": bool}
 MAX_PIECE_INDEX = 2**32 - 1
 MAX_VERSION = 2**63 - 1
 
@@ -399,11 +401,10 @@ def _checked_action(action: Any) -> dict[str, Any]:
         raise ValueError(  # noqa: TRY004 - one error type for every malformed action
             f"an action is a dict such as {{'type': 'space_click', ...}}, got {type(action).__name__}"
         )
-    fields = ACTION_FIELDS.get(action.get("type"))  # type: ignore[arg-type]
-    if fields is None:
-        raise ValueError(
-            f"unknown action type {action.get('type')!r}; expected one of {', '.join(ACTION_FIELDS)}"
-        )
+    wrong = action_type_problem(action) or unknown_action_keys(action)  # keys once the type is known
+    if wrong is not None:
+        raise ValueError(wrong)
+    fields = ACTION_FIELDS[action["type"]]
     for name, kind in fields.items():
         value = action.get(name)
         if not isinstance(value, kind) or isinstance(value, bool) is not (kind is bool):

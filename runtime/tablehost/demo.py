@@ -57,11 +57,13 @@ def wait_for_admin_token(data_dir: Path, server: subprocess.Popen[bytes], timeou
     raise RuntimeError(f"the server did not start within {timeout_s} s; see {data_dir / 'server.log'}")
 
 
-def describe_result(result: dict[str, Any]) -> str:
-    """The result line of :func:`tablehost.cli.describe_result`."""
+def describe_result(view: dict[str, Any]) -> str:
+    """The result line of :func:`tablehost.cli.describe_result` for a final view (its ``result``),
+    its winners named by the view's usernames."""
     from tablehost.cli import describe_result as describe
+    from tablehost.cli_remote import usernames_by_seat
 
-    return describe(result)
+    return describe(view["result"], usernames_by_seat(view["state"]["players"]))
 
 
 def play_match(address: str, admin: TablehostClient, module: dict[str, Any], seats: int, seed: int) -> dict[str, Any]:
@@ -115,7 +117,7 @@ def run_demo(dist: Path, data_dir: Path | None = None, seed: int = 1) -> int:
                 f"scores {points}  replay {'verified' if verdict.ok else 'MISMATCH: ' + verdict.detail}"
             )
             if final.get("result"):
-                print(f"{'':12s} {describe_result(final['result'])}")
+                print(f"{'':12s} {describe_result(final)}")
         admin.close()
     finally:
         server.terminate()

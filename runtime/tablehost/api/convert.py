@@ -17,6 +17,7 @@ from google.protobuf.json_format import MessageToDict
 
 from tablehost.api._pb import tablehost_pb2 as pb
 from tablehost.api.faults import InvalidRequest
+from tablehost.api.validation import action_type_problem
 
 INTENTS = {
     "choice": pb.INTENT_CHOICE,
@@ -137,7 +138,8 @@ def action_to_proto(action: dict[str, Any]) -> pb.Action:
     """An ABI action dict (``space_click``/``piece_click``/``button_click``) as a message.
 
     Raises:
-        InvalidRequest: an unknown ``type``.
+        InvalidRequest: no ``type``, or an unknown one
+            (:func:`~tablehost.api.validation.action_type_problem` says which).
     """
     message = pb.Action()
     _fill_action(message, action)
@@ -163,9 +165,7 @@ def _fill_action(message: pb.Action, action: dict[str, Any]) -> None:
         out.location = button.get("location", "")
         out.disabled = bool(button.get("disabled", False))
     else:
-        raise InvalidRequest(
-            f"unknown action type {kind!r}; expected space_click, piece_click or button_click"
-        )
+        raise InvalidRequest(action_type_problem(action) or "unknown action type")
 
 
 def action_from_proto(action: pb.Action) -> dict[str, Any]:

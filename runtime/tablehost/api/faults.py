@@ -11,7 +11,9 @@ gRPC status::
     ├── TooManyWatchers     request/too_many_watchers the token or the server has all its watch streams open
     ├── RateLimited         request/rate_limited     the token sent more requests per second than allowed,
     │                                                or its address failed authentication too often
-    └── ResponseTooLarge    response/too_large       the answer is over the server's message size limit
+    ├── ResponseTooLarge    response/too_large       the answer is over the server's message size limit
+    ├── UnknownRoute        request/unknown_route    HTTP only: no API endpoint has the path
+    └── MethodNotAllowed    request/method_not_allowed HTTP only: the path's endpoints take other methods
 """
 
 from __future__ import annotations
@@ -79,3 +81,15 @@ class ResponseTooLarge(TablehostError):
     """The response would exceed the server's send limit (:data:`~tablehost.api.validation.MAX_RESPONSE_BYTES`)."""
 
     code = "response/too_large"
+
+
+class UnknownRoute(TablehostError):
+    """No HTTP API endpoint has the request's path (HTTP 404; :func:`tablehost.web.routes.unrouted`)."""
+
+    code = "request/unknown_route"
+
+
+class MethodNotAllowed(TablehostError):
+    """An HTTP API endpoint's path asked with a method it does not take (HTTP 405, ``Allow`` sent)."""
+
+    code = "request/method_not_allowed"

@@ -112,6 +112,9 @@ STATUS_BY_CODE: dict[str, grpc.StatusCode] = {
     "store/conflict": grpc.StatusCode.ABORTED,
     "store/missing_ref": grpc.StatusCode.INTERNAL,
     "store/error": grpc.StatusCode.INTERNAL,
+    # HTTP only (a path or method the API does not have); grpc answers an unknown method so itself.
+    "request/unknown_route": grpc.StatusCode.UNIMPLEMENTED,
+    "request/method_not_allowed": grpc.StatusCode.UNIMPLEMENTED,
 }
 """Every error code of the host → the gRPC status a client receives (the one mapping table)."""
 

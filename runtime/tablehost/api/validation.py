@@ -226,3 +226,64 @@ def unknown_keys(value: dict[str, Any], keys: tuple[str, ...], what: str) -> str
     named = ", ".join(repr(str(key)[:40]) for key in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
     plural = "keys" if len(unknown) > 1 else "key"
     return f"{what} has no {plural} {named} (its keys: {', '.join(keys)})"
+
+
+# ---------------------------------------------------------------- actions
+
+ACTION_FIELDS: dict[str, dict[str, type]] = {
+    "space_click": {"space_id": str},
+    "piece_click": {"space_id": str, "index": int},
+    "button_click": {"button": dict},
+}
+"""The fields each ABI action type needs (docs/abi.md), with their Python types."""
+BUTTON_FIELDS: dict[str, type] = {"id": str, "label": str, "location": str, "disabled": bool}
+"""A button's fields (docs/abi.md), with their Python types; each may be left out."""
+SHOWN_ACTION_TYPE_CHARS = 40
+"""Most characters of an unknown action type a message repeats (it is whatever the caller sent)."""
+
+
+def action_type_problem(action: dict[str, Any]) -> str | None:
+    """What is wrong with an action's ``type`` (None when it is one of :data:`ACTION_FIELDS`).
+
+    Args:
+        action: the action object, as the caller sent it.
+
+    Returns:
+        ``'the action has no "type" (one of space_click, piece_click, button_click)'`` when it is
+        missing or null; ``"unknown action type 'teleport'; expected one of ..."`` for another
+        string (at most :data:`SHOWN_ACTION_TYPE_CHARS` of it repeated); ``'the action's "type"
+        is a string such as space_click, got list'`` for any other value (never repeated); or None.
+    """
+    kind = action.get("type")
+    if isinstance(kind, str) and kind in ACTION_FIELDS:
+        return None
+    types = ", ".join(ACTION_FIELDS)
+    if kind is None:
+        return f'the action has no "type" (one of {types})'
+    if not isinstance(kind, str):
+        return f'the action\'s "type" is a string such as space_click, got {type(kind).__name__}'
+    cut = "..." if len(kind) > SHOWN_ACTION_TYPE_CHARS else ""
+    return f"unknown action type {kind[:SHOWN_ACTION_TYPE_CHARS]!r}{cut}; expected one of {types}"
+
+
+def unknown_action_keys(action: dict[str, Any]) -> str | None:
+    """What :func:`unknown_keys` says of an action with keys its type does not have, or of its
+    button with keys a button does not have (None when neither has any).
+
+    Every way in takes an action as a dict or JSON, which can carry a key no gRPC message has:
+    a typo (``spaceid``) must be refused, not dropped.
+
+    Args:
+        action: an action whose ``type`` is one of :data:`ACTION_FIELDS` (see
+            :func:`action_type_problem`).
+
+    Returns:
+        ``"a space_click has no key 'spaceid' (its keys: type, space_id)"``, ``"a button has no
+        key 'colour' (its keys: id, label, location, disabled)"``, bounded as
+        :func:`unknown_keys` bounds it; or None.
+    """
+    kind = action["type"]
+    wrong = unknown_keys(action, ("type", *ACTION_FIELDS[kind]), f"a {kind}")
+    if wrong is None and isinstance(action.get("button"), dict):
+        wrong = unknown_keys(action["button"], tuple(BUTTON_FIELDS), "a button")
+    return wrong

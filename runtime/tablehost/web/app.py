@@ -26,7 +26,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from tablehost.api.rate_limit import RequestGate
 from tablehost.api.registry import MatchRegistry
 from tablehost.api.validation import check_address
-from tablehost.web.routes import Api
+from tablehost.web.routes import Api, unrouted
 
 log = structlog.get_logger(__name__)
 
@@ -87,7 +87,11 @@ def create_app(registry: MatchRegistry, *, max_watchers: int = 64, gate: Request
         *api.routes(),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
     ]
-    return Starlette(routes=routes, middleware=[Middleware(SecurityHeaders)])
+    return Starlette(
+        routes=routes,
+        middleware=[Middleware(SecurityHeaders)],
+        exception_handlers={404: unrouted, 405: unrouted},  # the API's unknown routes answer JSON
+    )
 
 
 class HttpServer:

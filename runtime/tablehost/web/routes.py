@@ -20,6 +20,11 @@ POST     /api/matches/{id}/undo               ``{"version": int}`` → the new v
 GET      /api/matches/{id}/module             the match's ``.wasm`` (``application/wasm``)
 =======  ===================================  ==================================================
 
+Any other path under ``/api`` answers 404 ``request/unknown_route``, and a listed path asked
+with a method it does not take answers 405 ``request/method_not_allowed`` with an ``Allow``
+header, in the same error shape (:func:`unrouted`); other unknown paths keep Starlette's plain
+``Not Found``.
+
 Registry calls block (locks, guest calls, fsync), so they run on worker threads; an open
 event stream holds one thread of its own pool (capped by :class:`~tablehost.api.watch_slots.WatchSlots`).
 """
@@ -35,12 +40,19 @@ import anyio
 import orjson
 import structlog
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
-from starlette.routing import Route
+from starlette.responses import PlainTextResponse, Response, StreamingResponse
+from starlette.routing import Match, Route
 
 from tablehost.api.auth import Principal
-from tablehost.api.faults import InvalidRequest, PermissionDenied, Unauthenticated
+from tablehost.api.faults import (
+    InvalidRequest,
+    MethodNotAllowed,
+    PermissionDenied,
+    Unauthenticated,
+    UnknownRoute,
+)
 from tablehost.api.rate_limit import RequestGate, address_key
 from tablehost.api.registry import MatchRegistry
 from tablehost.api.validation import check_identifier
@@ -127,6 +139,52 @@ async def json_body(request: Request) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise InvalidRequest("the request body must be a JSON object")
     return body
+
+
+SHOWN_PATH_CHARS = 100
+"""Most characters of a request's path (or method) an unknown-route message repeats."""
+
+
+def is_api_path(path: str) -> bool:
+    """Whether ``path`` is the API's (``/api`` or under it) rather than a page's or a file's."""
+    return path == "/api" or path.startswith("/api/")
+
+
+async def unrouted(request: Request, exc: Exception) -> Response:
+    """The answer to a request no route takes (Starlette's 404 and 405 ``HTTPException``).
+
+    Args:
+        request: the request; its app's routes give the methods its path takes.
+        exc: the ``HTTPException`` routing raised (404: no route has the path; 405: routes have
+            the path, none the method).
+
+    Returns:
+        Under ``/api``: ``{"error": {"code": "request/unknown_route" | "request/method_not_allowed",
+        "message"}}`` with the status (405 with ``Allow``: every method of every route of the
+        path), the path and method repeated at most :data:`SHOWN_PATH_CHARS` characters. Elsewhere
+        (pages, ``/static``): Starlette's own plain-text answer.
+    """
+    assert isinstance(exc, HTTPException)
+    if not is_api_path(request.url.path):
+        return PlainTextResponse(exc.detail, status_code=exc.status_code, headers=exc.headers)
+    path = repr(request.url.path[:SHOWN_PATH_CHARS])
+    if exc.status_code != 405:
+        unknown = UnknownRoute(f"no API endpoint has the path {path}")
+        return json_response(error_body(unknown), http_status(unknown.code))
+    allowed = ", ".join(_methods_of_path(request))
+    method = repr(request.method[:SHOWN_PATH_CHARS])
+    refused = MethodNotAllowed(f"{path} takes {allowed}, not {method}")
+    return json_response(error_body(refused), http_status(refused.code), headers={"allow": allowed})
+
+
+def _methods_of_path(request: Request) -> list[str]:
+    """Every method some route of the app takes at the request's path, sorted (Starlette's own
+    ``Allow`` names only the first route's, and ``/api/modules`` has a GET and a POST route)."""
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        if isinstance(route, Route) and route.methods and route.matches(request.scope)[0] == Match.PARTIAL:
+            methods |= route.methods
+    return sorted(methods)
 
 
 def _version(body: dict[str, Any]) -> int:

@@ -17,8 +17,14 @@ from typing import Any
 
 from tablehost.api.faults import InvalidRequest
 from tablehost.api.registry import CreatedMatch, ServedView
-from tablehost.api.validation import unknown_keys
-from tablehost.client import ACTION_FIELDS, BUTTON_FIELDS, MAX_PIECE_INDEX
+from tablehost.api.validation import (
+    ACTION_FIELDS,
+    BUTTON_FIELDS,
+    action_type_problem,
+    unknown_action_keys,
+    unknown_keys,
+)
+from tablehost.client import MAX_PIECE_INDEX
 from tablehost.errors import TablehostError
 
 MAX_SPACE_ID_CHARS = 256
@@ -43,6 +49,8 @@ HTTP_STATUS_BY_CODE: dict[str, int] = {
     "module/busy": 503,
     "module/quarantined": 503,
     "request/too_many_watchers": 429,
+    "request/unknown_route": 404,
+    "request/method_not_allowed": 405,
     "request/rate_limited": 429,
     "store/unusable": 503,
     "store/in_use": 503,
@@ -65,7 +73,7 @@ def action_from_json(action: Any) -> dict[str, Any]:
 
     JSON, unlike the gRPC message, can carry anything: an unknown key, a list 1,000 deep in
     a field (which the refusal's ``repr`` then recursed into: a 500). No message here repeats
-    the value sent.
+    the value sent, but for the first characters of an unknown type or key.
 
     Args:
         action: the ``action`` member of the JSON body.
@@ -75,18 +83,18 @@ def action_from_json(action: Any) -> dict[str, Any]:
         or ``{"type": "button_click", "button": {"id", "label", "location", "disabled"}}``.
 
     Raises:
-        InvalidRequest: not an object, an unknown type, a missing or unknown key, a value of
+        InvalidRequest: not an object, no type or an unknown one
+            (:func:`~tablehost.api.validation.action_type_problem`), a missing or unknown key, a value of
             the wrong type, a string over :data:`MAX_SPACE_ID_CHARS`, an index outside
             0..2^32-1.
     """
     if not isinstance(action, dict):
         raise InvalidRequest("send {'action': Action, 'version': int}; an action is an object")
-    kind = action.get("type")
-    fields = ACTION_FIELDS.get(kind) if isinstance(kind, str) else None
-    if fields is None:
-        raise InvalidRequest(f"an action's type is one of {', '.join(ACTION_FIELDS)}")
-    assert isinstance(kind, str)
-    only_keys(action, ("type", *fields), f"a {kind}")
+    wrong = action_type_problem(action) or unknown_action_keys(action)  # keys once the type is known
+    if wrong is not None:
+        raise InvalidRequest(wrong)
+    kind: str = action["type"]
+    fields = ACTION_FIELDS[kind]
     normal: dict[str, Any] = {"type": kind}
     for name, expected in fields.items():
         value = action.get(name)
@@ -106,7 +114,6 @@ def action_from_json(action: Any) -> dict[str, Any]:
 def _button(value: Any) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise InvalidRequest("a button_click needs 'button', an object")
-    only_keys(value, tuple(BUTTON_FIELDS), "a button")
     button: dict[str, Any] = {}
     for name, expected in BUTTON_FIELDS.items():
         field = value.get(name, expected())
