@@ -627,7 +627,8 @@ class MatchRegistry:
         """Set a match's clocks and zombies from its stored moves (after a restart: the downtime
         policy of :mod:`tablehost.clocks`; ``charged_until`` None charges the running seats up to
         now, as when another process served the match meanwhile). A match that ended early has
-        its clocks as they were at the end (:meth:`~tablehost.clocks.Clocks.at_end`).
+        its clocks as they were at the end (:meth:`~tablehost.clocks.Clocks.at_end`). Its server
+        bot seats' clocks never run (:attr:`~tablehost.clocks.Clocks.untimed`).
 
         Zombies are the seats whose newest own move the host played (unless the seat came back
         through this process since) and the seats that resigned.
@@ -648,12 +649,13 @@ class MatchRegistry:
             started = int(match.time_control.get("started_at_ms", now_ms()))
             saved = Clocks.start(control, [p.player_id for p in match.players], [], started).to_json()
         ended_ms = iso_to_ms((match.ending or {}).get("at"))
+        bot_seats = match.bots.keys()  # read off the stored match, so every process stops the same clocks
         if ended_ms is not None:  # ended early: the seats to move are charged up to the end
-            live.clocks = Clocks.at_end(control, saved, match.active_player_ids, ended_ms)
+            live.clocks = Clocks.at_end(control, saved, match.active_player_ids, ended_ms, untimed=bot_seats)
         else:
             now = now_ms()
             active = [] if match.game_over else match.active_player_ids
-            live.clocks = Clocks.restore(control, saved, active, charged_until or now, now)
+            live.clocks = Clocks.restore(control, saved, active, charged_until or now, now, untimed=bot_seats)
         self._install_stamp(live)
 
     def close_watchers(self) -> None:
@@ -969,7 +971,7 @@ class MatchRegistry:
         bots: dict[int, str] | None = None,
     ) -> LiveMatch:
         """Run the game's setup and serve the match (journaled through ``journal``); ``bots`` are
-        the seats the server plays (player id -> bot name)."""
+        the seats the server plays (player id -> bot name), whose clocks never run."""
         started_ms = now_ms()
         time_control = control.to_json()
         if control.enabled:
@@ -989,7 +991,8 @@ class MatchRegistry:
         live = LiveMatch(match, threading.Condition())
         if control.enabled:
             active = [] if match.game_over else match.active_player_ids
-            live.clocks = Clocks.start(control, [p.player_id for p in players], active, started_ms)
+            ids = [p.player_id for p in players]
+            live.clocks = Clocks.start(control, ids, active, started_ms, untimed=match.bots.keys())
             self._install_stamp(live)
         with self._lock:
             self._matches[match_id] = live
@@ -1360,7 +1363,9 @@ class MatchRegistry:
         if saved is None:
             started = int(match.time_control.get("started_at_ms", now))
             saved = Clocks.start(live.clocks.control, [p.player_id for p in match.players], [], started).to_json()
-        rebuilt = Clocks.restore(live.clocks.control, saved, match.active_player_ids, now, now)
+        rebuilt = Clocks.restore(
+            live.clocks.control, saved, match.active_player_ids, now, now, untimed=match.bots.keys()
+        )
         later = now + 3_600_000
         return all(rebuilt.view(at) == live.clocks.view(at) for at in (now, later))
 
