@@ -28,6 +28,20 @@ def test_an_early_end_charges_the_seats_to_move_up_to_the_end(ended_after_ms: in
     ]
 
 
+def test_an_untimed_seat_is_never_charged_nor_given_an_increment() -> None:
+    # Seat 2 a server bot: active with seat 1 (a simultaneous phase), yet only seat 1's clock runs.
+    clocks = Clocks.start(FISCHER, [1, 2], [1, 2], at_ms=1_000, untimed=[2])
+    assert clocks.running == [1] and clocks.next_deadline_ms() == 6_000
+    after_bot = clocks.after(2, [1, 2], at_ms=2_000)
+    assert after_bot.remaining == {1: 4000, 2: 5000} and after_bot.running == [1]
+    assert after_bot.expired(1_000_000) == [1]
+    saved = after_bot.after(1, [2], at_ms=3_000).to_json()  # only the bot to move: nothing runs
+    restored = Clocks.restore(FISCHER, saved, [2], 60_000, 60_000, untimed=[2])
+    assert restored.remaining == {1: 4000, 2: 5000} and restored.running == [] and restored.expired(10**9) == []
+    ended = Clocks.at_end(FISCHER, saved, [2], 60_000, untimed=[2])
+    assert [c["remaining_ms"] for c in ended.view(60_000)] == [4000, 5000]
+
+
 def test_iso_times_of_records_become_wall_ms() -> None:
     assert iso_to_ms("1970-01-01T00:00:01.500000+00:00") == 1500
     assert (

@@ -421,3 +421,154 @@ def test_ending_a_match_stops_its_bots_running_search(host: Host) -> None:
     assert stopped_after < 5, f"the search went on {stopped_after:.1f} s after the abort"
     assert [e["event"] for e in logs if e["event"].startswith("bot.")] == ["bot.search_cancelled"]
     assert host.admin.view(match_id)["version"] == at_abort, "nothing was played after the abort"
+
+
+PER_MOVE_MS = 2000
+"""The per-move clock of the timed bot matches below (room for a loaded machine's first move)."""
+
+
+def clocks_of(view: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    return {c["player_id"]: c for c in view["clocks"]}
+
+
+def watch_to_the_end(client: Any, match_id: str) -> dict[str, Any]:
+    final: dict[str, Any] = {}
+    for view in client.watch(match_id):
+        final = view
+    return final
+
+
+def test_a_bot_seats_clock_does_not_run_while_its_search_waits(host: Host, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A timed bot seat whose decision waits (behind another match's long search, held here)
+    shows a stopped clock and never times out, past its whole time; once it moved, the person's
+    clock runs and times out as before. (Before: the bot's clock ran from its turn and the
+    match ended on the bot's time while its search was queued.)"""
+    from tablehost.api import registry as registry_module
+
+    monkeypatch.setattr(registry_module, "BOT_REPLY_WAIT_S", 0.0)
+    search = HeldSearch(monkeypatch)
+    created = host.admin.create_match(
+        host.module_id, ["ann", ""], bots={2: "mcts:50"}, time_control={"per_move_ms": PER_MOVE_MS}
+    )
+    match_id = created["match_id"]
+    ann = host.client(created["seats"][0]["token"])
+    spectator = host.client(created["spectator_token"])
+    view = ann.view(match_id)
+    assert clocks_of(view)[2] == {"player_id": 2, "remaining_ms": PER_MOVE_MS, "running": False}
+    ann.submit(match_id, view["actions"][0]["action"], view["version"])
+    assert search.started.wait(timeout=5)
+    time.sleep(PER_MOVE_MS / 1000 + 0.5)  # past the bot's time, a few ticks of the timekeeper
+    held = spectator.view(match_id)
+    assert not search.released, "the search is still held"
+    assert not held["game_over"] and held["version"] == 1, held.get("result")
+    assert clocks_of(held)[2] == {"player_id": 2, "remaining_ms": PER_MOVE_MS, "running": False}
+    assert not clocks_of(held)[1]["running"]
+    search.release.set()
+    after = wait_for(spectator, match_id, 2)
+    assert clocks_of(after)[1]["running"] and not clocks_of(after)[2]["running"]
+    final = watch_to_the_end(spectator, match_id)  # ann does not move: her clock runs out
+    assert final["result"]["ended_by"] == "timeout" and final["result"]["player_id"] == 1
+    assert clocks_of(final)[1]["remaining_ms"] == 0 and clocks_of(final)[2]["remaining_ms"] == PER_MOVE_MS
+    assert replays(host, match_id, "tic_tac_toe")
+
+
+def test_in_hearts_passing_the_persons_clock_runs_and_the_bots_do_not(
+    host: Host, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hearts' passing is simultaneous: every seat is active, yet only the person's clock runs;
+    the bots (one searching, held; the others queued behind it) keep their time, and the person
+    times out alone."""
+    from tablehost.api import registry as registry_module
+
+    monkeypatch.setattr(registry_module, "BOT_REPLY_WAIT_S", 0.0)
+    search = HeldSearch(monkeypatch, iterations=3)
+    module_id = upload(host, "hearts")
+    created = host.admin.create_match(
+        module_id, ["", "", "", "dee"], bots={n: "ismcts:3" for n in (1, 2, 3)},
+        time_control={"per_move_ms": PER_MOVE_MS},
+    )
+    match_id = created["match_id"]
+    assert search.started.wait(timeout=5)
+    dee = host.client(created["seats"][3]["token"])
+    view = dee.view(match_id)
+    assert view["version"] == 0 and sorted(view["active_player_ids"]) == [1, 2, 3, 4]
+    assert [(c["player_id"], c["running"]) for c in view["clocks"]] == [(1, False), (2, False), (3, False), (4, True)]
+    final = watch_to_the_end(dee, match_id)
+    search.release.set()
+    assert final["result"]["ended_by"] == "timeout" and final["result"]["player_id"] == 4
+    assert [c["remaining_ms"] for c in final["clocks"]] == [PER_MOVE_MS] * 3 + [0]
+
+
+def test_a_second_process_on_postgresql_computes_the_same_bot_clocks(
+    tmp_path: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The clocks another process rebuilds from the stored moves agree with the first one's:
+    the bot seat's clock stopped there too (the bot seats are read off the stored match), so its
+    ticks never time the bot out; the person's clock runs in both."""
+    from tablehost.api import registry as registry_module
+    from tablehost.api.auth import ADMIN
+    from tablehost.api.registry import MatchRegistry
+
+    monkeypatch.setattr(registry_module, "BOT_REPLY_WAIT_S", 0.0)
+    search = HeldSearch(monkeypatch)
+    first = start_host(tmp_path / "first", store=postgres_url)
+    second = MatchRegistry(tmp_path / "second", store=postgres_url)  # no timekeeper: ticked below
+    second._thinker.close()  # the first process's search is the one held; this one asks none
+    try:
+        created = first.admin.create_match(
+            first.module_id, ["ann", ""], bots={2: "mcts:50"}, time_control={"per_move_ms": PER_MOVE_MS}
+        )
+        match_id = created["match_id"]
+        ann = first.client(created["seats"][0]["token"])
+        view = ann.view(match_id)
+        ann.submit(match_id, view["actions"][0]["action"], view["version"])
+        assert search.started.wait(timeout=5)
+        time.sleep(PER_MOVE_MS / 1000 + 0.5)  # past the bot's time
+        here = first.admin.view(match_id)["clocks"]
+        there = second.view(ADMIN, match_id)
+        assert there.view.version == 1
+        assert there.extras["clocks"] == here, "every clock stopped: both processes show them alike"
+        assert {c["player_id"]: c["running"] for c in here} == {1: False, 2: False}
+        assert second.tick_clocks() == 0, "the second process does not time the bot out"
+        assert not second.store.load_record(match_id).get("ending")
+        search.release.set()
+        wait_for(first.admin, match_id, 2)
+        deadline = time.monotonic() + 5
+        while second.view(ADMIN, match_id).view.version < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        there = {c["player_id"]: c for c in second.view(ADMIN, match_id).extras["clocks"]}
+        here_now = clocks_of(first.admin.view(match_id))
+        assert there[2] == here_now[2] == {"player_id": 2, "remaining_ms": PER_MOVE_MS, "running": False}
+        assert there[1]["running"] and here_now[1]["running"]
+        assert abs(there[1]["remaining_ms"] - here_now[1]["remaining_ms"]) < 500
+    finally:
+        search.release.set()
+        second.close()
+        stop_host(first)
+
+
+def test_a_restarted_server_keeps_a_bot_seats_clock_stopped(tmp_path: Path) -> None:
+    """After a restart (the timed match resumed from the store at startup) the bot seat to move
+    still has a stopped clock, and a tick a minute past its time does not time it out."""
+    from tablehost.api.auth import ADMIN
+    from tablehost.api.registry import MatchRegistry
+    from tablehost.clocks import TimeControl, now_ms
+
+    registry = MatchRegistry(tmp_path / "data", synchronous="NORMAL")
+    registry._thinker.close()  # the bot (seat 1, first to move) takes no decision in either life
+    module = registry.upload_module(ADMIN, module_bytes("tic_tac_toe"), "tic_tac_toe")
+    seats = [("", "", False, "mcts:50"), ("bob", "", False, "")]
+    created = registry.create_match(ADMIN, module.sha256, seats, time_control=TimeControl(per_move_ms=PER_MOVE_MS))
+    registry.close()
+
+    restarted = MatchRegistry(tmp_path / "data", synchronous="NORMAL")
+    restarted._thinker.close()
+    try:
+        assert created.match_id in restarted._matches, "resumed at startup: its clocks run"
+        served = restarted.view(ADMIN, created.match_id)
+        assert served.view.version == 0 and served.view.active_player_ids == [1]
+        assert served.extras["clocks"][0] == {"player_id": 1, "remaining_ms": PER_MOVE_MS, "running": False}
+        assert restarted.tick_clocks(at_ms=now_ms() + 60_000) == 0
+        assert not restarted.view(ADMIN, created.match_id).view.game_over
+    finally:
+        restarted.close()

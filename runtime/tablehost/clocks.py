@@ -8,7 +8,12 @@ Two time controls (docs in README "Clocks"):
   and ``increment_ms`` is added after each of its moves.
 
 Every seat in ``active_player_ids`` has its clock running (all of them in a simultaneous
-phase). A seat whose running clock reaches 0 times out; the registry applies the policy
+phase), except the *untimed* seats: a match's server bot seats, whose effort is bounded by
+their iterations and the per-decision budget, and whose wait behind other matches' searches is
+the server's delay, not the seat's. An untimed seat's time never changes (no charge, no
+increment), so it never times out. Which seats are untimed is not journaled: every process
+reads it off the stored match (its ``bots``), so clocks rebuilt from the stored moves agree
+everywhere. A seat whose running clock reaches 0 times out; the registry applies the policy
 (``forfeit``: the match ends, result ``timeout``; ``zombie``: the host plays for the seat).
 
 Durability: each journaled move and undo carries the clocks right after it
@@ -31,6 +36,7 @@ from __future__ import annotations
 import math
 import os
 import time
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -163,21 +169,38 @@ class Clocks:
     Attributes:
         control: the time control.
         remaining: player id -> milliseconds left at ``since_ms``.
-        running: the seats whose clocks run (the active seats).
+        running: the seats whose clocks run (the active seats that are not ``untimed``).
         since_ms: wall-clock ms of the last change.
+        untimed: the seats whose clocks never run (a match's server bot seats); their time
+            stays as it is, never charged and never given an increment.
     """
 
     control: TimeControl
     remaining: dict[PlayerId, int]
     running: list[PlayerId] = field(default_factory=list)
     since_ms: int = 0
+    untimed: frozenset[PlayerId] = frozenset()
 
     @classmethod
     def start(
-        cls, control: TimeControl, player_ids: list[PlayerId], active: list[PlayerId], at_ms: int
+        cls,
+        control: TimeControl,
+        player_ids: list[PlayerId],
+        active: list[PlayerId],
+        at_ms: int,
+        untimed: Iterable[PlayerId] = (),
     ) -> Clocks:
-        """Clocks at the start of a match: everyone at :attr:`TimeControl.starting_ms`."""
-        return cls(control, {pid: control.starting_ms for pid in player_ids}, list(active), at_ms)
+        """Clocks at the start of a match: everyone at :attr:`TimeControl.starting_ms`.
+
+        Args:
+            player_ids: every seat.
+            active: the seats to move first.
+            at_ms: the start's wall ms.
+            untimed: the seats whose clocks never run (server bot seats).
+        """
+        never = frozenset(untimed)
+        remaining = {pid: control.starting_ms for pid in player_ids}
+        return cls(control, remaining, _timed(active, never), at_ms, never)
 
     def left_ms(self, player_id: PlayerId, at_ms: int) -> int:
         """``player_id``'s time at ``at_ms`` (negative once it ran out)."""
@@ -201,20 +224,22 @@ class Clocks:
 
         Running seats are charged the time since the last change (never below 0); the mover
         gets the increment (Fischer) or a fresh ``per_move_ms``; a seat that becomes active
-        under a per-move control starts a fresh ``per_move_ms``.
+        under a per-move control starts a fresh ``per_move_ms``. An :attr:`untimed` seat's time
+        is left as it is, and its clock does not run after.
         """
         control = self.control
         remaining = {pid: max(0, self.left_ms(pid, at_ms)) for pid in self.remaining}
-        if mover is not None and mover in remaining:
+        if mover is not None and mover in remaining and mover not in self.untimed:
             if control.per_move_ms:
                 remaining[mover] = control.per_move_ms
             else:
                 remaining[mover] += control.increment_ms
+        running_after = _timed(active_after, self.untimed)
         if control.per_move_ms:
-            for pid in active_after:
+            for pid in running_after:
                 if pid not in self.running and pid in remaining:
                     remaining[pid] = control.per_move_ms
-        return Clocks(control, remaining, list(active_after), at_ms)
+        return Clocks(control, remaining, running_after, at_ms, self.untimed)
 
     def to_json(self) -> dict[str, Any]:
         """The journaled form ``{"at_ms", "remaining": {"<pid>": ms}}``."""
@@ -228,6 +253,7 @@ class Clocks:
         active: list[PlayerId],
         charged_until_ms: int,
         now: int,
+        untimed: Iterable[PlayerId] = (),
     ) -> Clocks:
         """Clocks after a restart (the downtime policy of the module docstring).
 
@@ -236,18 +262,30 @@ class Clocks:
             active: the active seats of the current state.
             charged_until_ms: the last heartbeat before the stop (time up to it is charged).
             now: the restart's wall ms.
+            untimed: the seats whose clocks never run (the stored match's server bot seats):
+                never charged, never running.
+
+        Raises:
+            KeyError, TypeError, ValueError, AttributeError: ``saved`` is not of the journaled form.
         """
+        never = frozenset(untimed)
+        running = _timed(active, never)
         at_ms = int(saved["at_ms"])
         remaining = {int(pid): int(ms) for pid, ms in saved["remaining"].items()}
         used = max(0, min(charged_until_ms, now) - at_ms)
-        for pid in active:
+        for pid in running:
             if pid in remaining:
                 remaining[pid] = max(0, remaining[pid] - used)
-        return cls(control, remaining, list(active), now)
+        return cls(control, remaining, running, now, never)
 
     @classmethod
     def at_end(
-        cls, control: TimeControl, saved: dict[str, Any], active: list[PlayerId], ended_ms: int
+        cls,
+        control: TimeControl,
+        saved: dict[str, Any],
+        active: list[PlayerId],
+        ended_ms: int,
+        untimed: Iterable[PlayerId] = (),
     ) -> Clocks:
         """The stopped clocks of a match that ended early (timeout, resign, abort), rebuilt from
         its stored moves: the seats that were to move are charged from the newest saved clocks
@@ -257,8 +295,12 @@ class Clocks:
             saved: the newest journaled ``{"at_ms", "remaining"}`` (or the start's).
             active: the seats that were to move when the match ended.
             ended_ms: the ending's wall ms.
+            untimed: the seats whose clocks never run (server bot seats): never charged.
+
+        Raises:
+            KeyError, TypeError, ValueError, AttributeError: ``saved`` is not of the journaled form.
         """
-        return cls.restore(control, saved, active, ended_ms, ended_ms).after(None, [], ended_ms)
+        return cls.restore(control, saved, active, ended_ms, ended_ms, untimed).after(None, [], ended_ms)
 
     def view(self, at_ms: int) -> list[dict[str, Any]]:
         """``[{"player_id", "remaining_ms", "running"}]`` at ``at_ms``, in player id order."""
@@ -270,6 +312,11 @@ class Clocks:
             }
             for pid in sorted(self.remaining)
         ]
+
+
+def _timed(active: Iterable[PlayerId], untimed: Collection[PlayerId]) -> list[PlayerId]:
+    """The seats of ``active`` whose clocks run: those not in ``untimed``, in ``active``'s order."""
+    return [pid for pid in active if pid not in untimed]
 
 
 class Heartbeat:

@@ -7,7 +7,7 @@ that had just moved, the spectators, the watch streams, and on PostgreSQL the ma
 the store. So the registry only *asks* for a decision while it holds the lock
 (:meth:`BotThinker.ask`); a thread here later takes the seat's view under the lock, searches
 without it, and plays the chosen action under the lock again, refused as stale when the match
-moved on meanwhile (:meth:`tablehost.api.registry.MatchRegistry._think`).
+moved on meanwhile (:meth:`tablehost.api.bot_seats.BotSeats._think`).
 
 Two lanes, one thread each, first asked first served within a lane, at most one decision
 queued per match:

@@ -41,6 +41,7 @@ from typing import Any, TypeVar
 import structlog
 
 from tablehost.api.auth import ADMIN, Principal, ensure_admin_token, hash_token, new_token
+from tablehost.api.bot_seats import BotSeats
 from tablehost.api.bot_thinker import BotThinker
 from tablehost.api.faults import InvalidRequest, PermissionDenied, Unauthenticated, UnknownModule
 from tablehost.api.metrics import Metrics
@@ -48,12 +49,8 @@ from tablehost.api.server_bots import (
     BOT_MOVES_PER_CALL,
     check_bot_fits,
     check_bot_name,
-    decide,
     needs_sampler,
-    next_bot,
     play_bots,
-    take_decision,
-    version_to_play,
 )
 from tablehost.api.stored_matches import (
     LOBBY_STATUSES,
@@ -64,11 +61,9 @@ from tablehost.api.stored_matches import (
 )
 from tablehost.api.timekeeper import Timekeeper
 from tablehost.api.validation import check_color, check_module_name, check_username
-from tablehost.bots import is_search_bot
 from tablehost.clocks import Clocks, Heartbeat, TimeControl, iso_to_ms, now_ms
 from tablehost.conformance import check_module
 from tablehost.errors import (
-    GuestCancelled,
     GuestError,
     ModuleError,
     PatchError,
@@ -133,7 +128,7 @@ BOT_REPLY_WAIT_S = 1.0
 """Seconds the reply to a change (a move, the create or last join that starts a match) waits
 for server search bots to move while the caller has nothing to do meanwhile; the search runs on
 the bot thread, outside the match's lock, and a longer one lands later (watch shows it)
-(:meth:`MatchRegistry._await_bots`)."""
+(:meth:`~tablehost.api.bot_seats.BotSeats.await_answer`)."""
 
 LIST_WAIT_S = 0.05
 """Seconds ``ListMatches`` waits for a match another request is changing before it lists the
@@ -379,7 +374,17 @@ class MatchRegistry:
         self.heartbeat.beat(force=True)
         self._timekeeper: Timekeeper | None = None
         self._thinker = BotThinker()
-        """Runs the server search bots' decisions off the matches' locks (:meth:`_think`)."""
+        """The lanes the server search bots' decisions run on, off the matches' locks."""
+        self._bots = BotSeats(
+            self._thinker,
+            closing=lambda: self._closing,
+            pin=self._pin,
+            unpin=self._unpin,
+            catch_up=self._catch_up,
+            changed=self._changed,
+            move=self._move_and_answers,
+        )
+        """Asks for, runs and awaits the search bots' decisions (:mod:`tablehost.api.bot_seats`)."""
 
     def start_timekeeper(self) -> None:
         """Start the thread that runs the clocks (:mod:`tablehost.api.timekeeper`); idempotent."""
@@ -627,7 +632,8 @@ class MatchRegistry:
         """Set a match's clocks and zombies from its stored moves (after a restart: the downtime
         policy of :mod:`tablehost.clocks`; ``charged_until`` None charges the running seats up to
         now, as when another process served the match meanwhile). A match that ended early has
-        its clocks as they were at the end (:meth:`~tablehost.clocks.Clocks.at_end`).
+        its clocks as they were at the end (:meth:`~tablehost.clocks.Clocks.at_end`). Its server
+        bot seats' clocks never run (:attr:`~tablehost.clocks.Clocks.untimed`).
 
         Zombies are the seats whose newest own move the host played (unless the seat came back
         through this process since) and the seats that resigned.
@@ -648,12 +654,13 @@ class MatchRegistry:
             started = int(match.time_control.get("started_at_ms", now_ms()))
             saved = Clocks.start(control, [p.player_id for p in match.players], [], started).to_json()
         ended_ms = iso_to_ms((match.ending or {}).get("at"))
+        bot_seats = match.bots.keys()  # read off the stored match, so every process stops the same clocks
         if ended_ms is not None:  # ended early: the seats to move are charged up to the end
-            live.clocks = Clocks.at_end(control, saved, match.active_player_ids, ended_ms)
+            live.clocks = Clocks.at_end(control, saved, match.active_player_ids, ended_ms, untimed=bot_seats)
         else:
             now = now_ms()
             active = [] if match.game_over else match.active_player_ids
-            live.clocks = Clocks.restore(control, saved, active, charged_until or now, now)
+            live.clocks = Clocks.restore(control, saved, active, charged_until or now, now, untimed=bot_seats)
         self._install_stamp(live)
 
     def close_watchers(self) -> None:
@@ -969,7 +976,7 @@ class MatchRegistry:
         bots: dict[int, str] | None = None,
     ) -> LiveMatch:
         """Run the game's setup and serve the match (journaled through ``journal``); ``bots`` are
-        the seats the server plays (player id -> bot name)."""
+        the seats the server plays (player id -> bot name), whose clocks never run."""
         started_ms = now_ms()
         time_control = control.to_json()
         if control.enabled:
@@ -989,7 +996,8 @@ class MatchRegistry:
         live = LiveMatch(match, threading.Condition())
         if control.enabled:
             active = [] if match.game_over else match.active_player_ids
-            live.clocks = Clocks.start(control, [p.player_id for p in players], active, started_ms)
+            ids = [p.player_id for p in players]
+            live.clocks = Clocks.start(control, ids, active, started_ms, untimed=match.bots.keys())
             self._install_stamp(live)
         with self._lock:
             self._matches[match_id] = live
@@ -1236,13 +1244,7 @@ class MatchRegistry:
             return True
         if any(p in live.zombies for p in live.match.active_player_ids):
             return True
-        if not live.match.bots:
-            return False
-        player_id = next_bot(live.match)
-        if player_id is None:
-            return False
-        # A search already asked for: the bot thread plays it (and pins the match meanwhile).
-        return not (is_search_bot(live.match.bots[player_id]) and self._thinker.busy_with(live.match.match_id))
+        return self._bots.due(live)
 
     def evict_idle(self, now: float | None = None) -> int:
         """Drop from memory the matches no one is using: after :attr:`evict_after_s` without a
@@ -1360,7 +1362,9 @@ class MatchRegistry:
         if saved is None:
             started = int(match.time_control.get("started_at_ms", now))
             saved = Clocks.start(live.clocks.control, [p.player_id for p in match.players], [], started).to_json()
-        rebuilt = Clocks.restore(live.clocks.control, saved, match.active_player_ids, now, now)
+        rebuilt = Clocks.restore(
+            live.clocks.control, saved, match.active_player_ids, now, now, untimed=match.bots.keys()
+        )
         later = now + 3_600_000
         return all(rebuilt.view(at) == live.clocks.view(at) for at in (now, later))
 
@@ -1515,7 +1519,7 @@ class MatchRegistry:
         """Play ``live``'s ``random`` and ``first`` bot seats while one is to move: at least one
         move, then more while ``budget_s`` seconds (default :data:`BOT_TURN_BUDGET_S`) have not
         passed (at most :data:`~tablehost.api.server_bots.BOT_MOVES_PER_CALL`); the rest at the
-        next tick. A search bot to move is asked of the bot thread (:meth:`_ask_bot`), never
+        next tick. A search bot to move is asked of the bot thread (:meth:`BotSeats.ask`), never
         searched here. Call under ``live.changed`` and the match's hold. Returns whether a move
         was made.
 
@@ -1530,70 +1534,13 @@ class MatchRegistry:
                 return moved
             live.next_clocks = None
             if not play_bots(live.match, max_moves=1, searches=False):
-                self._ask_bot(live)
+                self._bots.ask(live)
                 return moved
             self._commit_clocks(live)
             moved = True
             if live.zombies:
                 self._play_for_absent(live)
         return moved
-
-    def _ask_bot(self, live: LiveMatch) -> None:
-        """Have the bot thread take the decision of the search bot to move in ``live``, if one
-        is (and none is asked for yet); the match stays in memory until it ran (pinned). Call
-        under ``live.changed``."""
-        player_id = next_bot(live.match)
-        if player_id is None or not is_search_bot(live.match.bots[player_id]):
-            return
-        with self._lock:
-            live.pins += 1  # before the ask: the thread may run it at once and unpin
-        quick = self._thinker.is_quick((live.match.pool.module.sha256, live.match.bots[player_id]))
-        if not self._thinker.ask(live.match.match_id, lambda: self._think(live), quick=quick):
-            self._unpin(live)
-
-    def _think(self, live: LiveMatch) -> None:
-        """One search bot decision of ``live``, on the bot thread: the seat's view taken under
-        ``live.changed``, the search run without it, and the action played under it again at the
-        version searched, or at the current one while the action is still offered to the seat
-        (:func:`~tablehost.api.server_bots.version_to_play`); otherwise refused as stale, and
-        logged, and the next change or tick asks again. Unpins ``live`` (pinned by
-        :meth:`_ask_bot`)."""
-        try:
-            with live.changed:
-                if self._closing or live.match.game_over:
-                    return
-                if self.store.shared:
-                    self._catch_up(live)
-                player_id = next_bot(live.match)
-                if player_id is None or not is_search_bot(live.match.bots[player_id]):
-                    return
-                decision = take_decision(live.match, player_id)
-            if decision is None:
-                return
-            started = time.monotonic()
-            try:  # the long part, with the match free for everyone else
-                choice = decide(decision, cancelled=lambda: self._closing or live.match.game_over)
-            except GuestCancelled:  # the match ended (abort, resign, timeout) or the server stops
-                log.info("bot.search_cancelled", match_id=decision.match_id, player_id=decision.player_id,
-                         version=decision.version, after_s=round(time.monotonic() - started, 3))
-                return
-            self._thinker.took((decision.pool.module.sha256, decision.name), time.monotonic() - started)
-
-            def change() -> MoveRecord:  # run again on the stored match when the copy was behind
-                version = version_to_play(live.match, decision, choice)
-                return self._move_and_answers(live, decision.player_id, choice["action"], version)
-
-            with live.changed:
-                if self._closing:
-                    return
-                try:
-                    self._changed(live, change)
-                except TablehostError as exc:  # stale (the match moved on) or refused: nothing changed
-                    log.info("bot.decision_dropped", match_id=decision.match_id, player_id=decision.player_id,
-                             version=decision.version, code=exc.code, error=str(exc))
-                live.changed.notify_all()
-        finally:
-            self._unpin(live)
 
     def _move_and_answers(
         self, live: LiveMatch, player_id: int, view_action: dict[str, Any], expected_version: int
@@ -1613,42 +1560,27 @@ class MatchRegistry:
         self._play_bots(live)
         return move
 
+    def _pin(self, live: LiveMatch) -> None:
+        """Count one more use of ``live`` (here: a bot decision asked for): never evicted meanwhile."""
+        with self._lock:
+            live.pins += 1
+
     def _unpin(self, live: LiveMatch) -> None:
         """End one use of ``live`` (a request, watch stream or bot decision): evictable when none is left."""
         with self._lock:
             live.pins -= 1
             live.used_at = time.monotonic()
 
-    def _await_bots(self, live: LiveMatch, viewer: int | None) -> None:
-        """Wait, releasing ``live.changed``, up to :data:`BOT_REPLY_WAIT_S` while a search bot the
-        bot thread was asked for is to move and ``viewer`` (None: no seat) is offered nothing
-        but ``undo`` meanwhile, so a reply shows a quick bot's answer. Call under
-        ``live.changed``, outside the match's hold."""
-        if not live.match.bots:
-            return
-        give_up = time.monotonic() + BOT_REPLY_WAIT_S
-        while not self._closing:
-            match = live.match
-            player_id = next_bot(match)
-            if player_id is None or not self._thinker.busy_with(match.match_id):
-                return
-            if viewer is not None and any(a.get("intent") != "undo" for a in match.actions_for(viewer)):
-                return
-            remaining = give_up - time.monotonic()
-            if remaining <= 0:
-                return
-            live.changed.wait(remaining)
-
     def _move_bots(self, live: LiveMatch) -> None:
         """After a match starts: let its bot seats move (and wake its watchers), waiting a little
-        for a search bot's first moves (:meth:`_await_bots`)."""
+        for a search bot's first moves (:meth:`BotSeats.await_answer`)."""
         if not live.match.bots:
             return
         with live.changed:
             with self._held(live):
                 if self._play_bots(live):
                     live.changed.notify_all()
-            self._await_bots(live, None)
+            self._bots.await_answer(live, None, BOT_REPLY_WAIT_S)
 
     def _commit_clocks(self, live: LiveMatch) -> None:
         if live.next_clocks is not None:
@@ -1881,7 +1813,7 @@ class MatchRegistry:
                 live.changed.notify_all()
                 if move is not None and move.printed:  # bounded by the gate's limits; for the admin
                     log.info("guest.printed", match_id=match_id, seq=move.seq, printed=move.printed)
-                self._await_bots(live, player_id)
+                self._bots.await_answer(live, player_id, BOT_REPLY_WAIT_S)
                 return self._served(live, player_id)
 
     def undo(self, principal: Principal, match_id: str, expected_version: int) -> ServedView:

@@ -1,0 +1,158 @@
+"""The registry's side of the server search bots: a decision asked for under the match's lock,
+searched on the bot thinker's lanes without it, and played under it again.
+
+A search (``mcts:N``, ``ismcts:N``) can take long (:mod:`tablehost.api.bot_thinker`), so the
+registry never searches while it holds a match: under the lock it only asks for the decision
+(:meth:`BotSeats.ask`, the match pinned in memory until the decision ran); a lane's thread then
+takes the seat's view under the lock, searches without it, and plays the chosen action under it
+again (:meth:`BotSeats._think`). :meth:`BotSeats.due` tells the timekeeper whether a bot seat
+waits for a decision nobody asked for yet, and :meth:`BotSeats.await_answer` lets a reply wait a
+little for a quick bot's move. ``random`` and ``first`` seats take microseconds and are played by
+the registry itself, in the request (``MatchRegistry._play_bots``).
+
+:class:`BotSeats` knows the registry only through the callables it is given (pinning a match,
+catching it up with the store, running a change as stored, a seat's move with its answers), so
+what a decision touches of the registry is named in one place.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from tablehost.api.bot_thinker import BotThinker
+from tablehost.api.server_bots import decide, next_bot, take_decision, version_to_play
+from tablehost.bots import is_search_bot
+from tablehost.errors import GuestCancelled, TablehostError
+from tablehost.history import MoveRecord
+
+if TYPE_CHECKING:
+    from tablehost.api.registry import LiveMatch
+
+log = structlog.get_logger(__name__)
+
+
+class BotSeats:
+    """The search decisions of one registry's server bot seats.
+
+    Args:
+        thinker: the lanes the searches run on (owned and closed by the registry).
+        closing: whether the registry is closing: no decision is played, a running search stops.
+        pin: count one more use of a match, so it stays in memory (takes the registry's lock).
+        unpin: end that use (takes the registry's lock).
+        catch_up: reload a match when the store holds a newer version (call under its lock).
+        changed: run one change of a match so that it applies to the match as stored
+            (``MatchRegistry._changed``: the change's answer, or None when a later entry of it
+            conflicted; raises what the change raises to refuse). Call under its lock.
+        move: one seat's move in view addresses at an expected version, with its clocks and the
+            answers of the host and the other bots (``MatchRegistry._move_and_answers``; raises
+            as ``Match.submit_view_action``). Call under the match's lock, within ``changed``.
+    """
+
+    def __init__(
+        self,
+        thinker: BotThinker,
+        *,
+        closing: Callable[[], bool],
+        pin: Callable[[LiveMatch], None],
+        unpin: Callable[[LiveMatch], None],
+        catch_up: Callable[[LiveMatch], None],
+        changed: Callable[[LiveMatch, Callable[[], MoveRecord]], MoveRecord | None],
+        move: Callable[[LiveMatch, int, dict[str, Any], int], MoveRecord],
+    ) -> None:
+        self._thinker = thinker
+        self._closing = closing
+        self._pin = pin
+        self._unpin = unpin
+        self._catch_up = catch_up
+        self._changed = changed
+        self._move = move
+
+    def ask(self, live: LiveMatch) -> None:
+        """Have a lane take the decision of the search bot to move in ``live``, if one is (and
+        none is asked for yet); the match stays in memory until it ran (pinned). Call under
+        ``live.changed``."""
+        player_id = next_bot(live.match)
+        if player_id is None or not is_search_bot(live.match.bots[player_id]):
+            return
+        self._pin(live)  # before the ask: the thread may run it at once and unpin
+        quick = self._thinker.is_quick((live.match.pool.module.sha256, live.match.bots[player_id]))
+        if not self._thinker.ask(live.match.match_id, lambda: self._think(live), quick=quick):
+            self._unpin(live)
+
+    def due(self, live: LiveMatch) -> bool:
+        """Whether a server bot seat of ``live`` is to move with no decision of it asked for yet
+        (a search asked for is played by its lane, which pins the match meanwhile). Call under
+        ``live.changed``."""
+        if not live.match.bots:
+            return False
+        player_id = next_bot(live.match)
+        if player_id is None:
+            return False
+        asked = is_search_bot(live.match.bots[player_id]) and self._thinker.busy_with(live.match.match_id)
+        return not asked
+
+    def await_answer(self, live: LiveMatch, viewer: int | None, up_to_s: float) -> None:
+        """Wait, releasing ``live.changed``, up to ``up_to_s`` seconds while a search bot a lane
+        was asked for is to move and ``viewer`` (None: no seat) is offered nothing but ``undo``
+        meanwhile, so a reply shows a quick bot's answer. Call under ``live.changed``, outside
+        the match's hold in the store."""
+        if not live.match.bots:
+            return
+        give_up = time.monotonic() + up_to_s
+        while not self._closing():
+            match = live.match
+            player_id = next_bot(match)
+            if player_id is None or not self._thinker.busy_with(match.match_id):
+                return
+            if viewer is not None and any(a.get("intent") != "undo" for a in match.actions_for(viewer)):
+                return
+            remaining = give_up - time.monotonic()
+            if remaining <= 0:
+                return
+            live.changed.wait(remaining)
+
+    def _think(self, live: LiveMatch) -> None:
+        """One search bot decision of ``live``, on a lane's thread: the seat's view taken under
+        ``live.changed``, the search run without it, and the action played under it again at the
+        version searched, or at the current one while the action is still offered to the seat
+        (:func:`~tablehost.api.server_bots.version_to_play`); otherwise refused as stale, and
+        logged, and the next change or tick asks again. Unpins ``live`` (pinned by :meth:`ask`)."""
+        try:
+            with live.changed:
+                if self._closing() or live.match.game_over:
+                    return
+                self._catch_up(live)
+                player_id = next_bot(live.match)
+                if player_id is None or not is_search_bot(live.match.bots[player_id]):
+                    return
+                decision = take_decision(live.match, player_id)
+            if decision is None:
+                return
+            started = time.monotonic()
+            try:  # the long part, with the match free for everyone else
+                choice = decide(decision, cancelled=lambda: self._closing() or live.match.game_over)
+            except GuestCancelled:  # the match ended (abort, resign, timeout) or the server stops
+                log.info("bot.search_cancelled", match_id=decision.match_id, player_id=decision.player_id,
+                         version=decision.version, after_s=round(time.monotonic() - started, 3))
+                return
+            self._thinker.took((decision.pool.module.sha256, decision.name), time.monotonic() - started)
+
+            def change() -> MoveRecord:  # run again on the stored match when the copy was behind
+                version = version_to_play(live.match, decision, choice)
+                return self._move(live, decision.player_id, choice["action"], version)
+
+            with live.changed:
+                if self._closing():
+                    return
+                try:
+                    self._changed(live, change)
+                except TablehostError as exc:  # stale (the match moved on) or refused: nothing changed
+                    log.info("bot.decision_dropped", match_id=decision.match_id, player_id=decision.player_id,
+                             version=decision.version, code=exc.code, error=str(exc))
+                live.changed.notify_all()
+        finally:
+            self._unpin(live)
