@@ -242,10 +242,12 @@ class HeldSearch:
         self.started = threading.Event()
         self.release = threading.Event()
         self.released: list[bool] = []
+        self.calls = 0  # searches of ``iterations`` started, in every registry of this process
         real = server_bots.SearchBot.choose_in_view
 
         def held(bot: Any, pool: Any, view: dict[str, Any], offered: Any, player_id: int, *more: Any) -> Any:
             if bot.iterations == iterations:  # other bots search as usual
+                self.calls += 1
                 self.started.set()
                 self.released.append(self.release.wait(timeout=8))
             return real(bot, pool, view, offered, player_id, *more)
@@ -399,6 +401,28 @@ def test_a_decision_still_offered_after_another_seat_moved_is_played(host: Host,
     assert not [e for e in logs if e["event"] == "bot.decision_dropped"]
 
 
+def test_a_decision_the_seat_itself_played_meanwhile_is_never_played_again() -> None:
+    """Hearts' passing: a choice clicked again takes itself back. A decision searched twice (by
+    two processes) whose seat already played it is refused as stale, not played at the newer
+    version where it is still offered; another seat's decision of the same version still stands."""
+    from tablehost.history import PlayerInfo
+    from tablehost.match import Match
+
+    pool = GuestPool(load_module(module_bytes("hearts")))
+    players = [PlayerInfo(n, f"p{n}", "") for n in (1, 2, 3, 4)]
+    match = Match.start(pool, players, match_id="m-twice", seed=7, bots={1: "ismcts:3", 2: "ismcts:3"})
+    first, second = server_bots.take_decision(match, 1), server_bots.take_decision(match, 2)
+    assert first is not None and second is not None and first.version == second.version == 0
+    choice = first.offered[0]
+    match.submit_view_action(1, choice["action"], expected_version=0)  # as the other process did
+    again = server_bots.take_decision(match, 1)
+    assert again is not None and any(a["action"] == choice["action"] for a in again.offered), (
+        "the same click is offered again (it would take the card back)"
+    )
+    assert server_bots.version_to_play(match, first, choice) == 0, "stale: the seat moved since"
+    assert server_bots.version_to_play(match, second, second.offered[0]) == 1, "another seat's move"
+
+
 def test_ending_a_match_stops_its_bots_running_search(host: Host) -> None:
     """An aborted match's search is cancelled within about one poll (CANCEL_POLL_MS), not run to
     the end of its budget (ismcts:5000 on risk: about 50 s), so the long lane is free again."""
@@ -541,6 +565,61 @@ def test_a_second_process_on_postgresql_computes_the_same_bot_clocks(
         assert there[2] == here_now[2] == {"player_id": 2, "remaining_ms": PER_MOVE_MS, "running": False}
         assert there[1]["running"] and here_now[1]["running"]
         assert abs(there[1]["remaining_ms"] - here_now[1]["remaining_ms"]) < 500
+    finally:
+        search.release.set()
+        second.close()
+        stop_host(first)
+
+
+def test_two_processes_never_search_one_decision_and_a_dead_holders_is_taken_over(
+    tmp_path: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On one PostgreSQL database each process's tick finds the bot seat to move: the second
+    leaves the decision to the first, whose search holds the match's search lock, and asks no
+    more while the version stands. The lock goes with its holder's connection (a dead process):
+    the second then searches, and of the two moves only the first stored stands."""
+    from tablehost.api import bot_seats
+    from tablehost.api import registry as registry_module
+    from tablehost.api.auth import ADMIN
+    from tablehost.api.registry import MatchRegistry
+
+    monkeypatch.setattr(registry_module, "BOT_REPLY_WAIT_S", 0.0)
+    monkeypatch.setattr(bot_seats, "SEARCHED_ELSEWHERE_RECHECK_S", 0.3)
+    search = HeldSearch(monkeypatch)
+    first = start_host(tmp_path / "first", store=postgres_url)
+    second = MatchRegistry(tmp_path / "second", store=postgres_url)  # no timekeeper: ticked below
+    try:
+        created = first.admin.create_match(first.module_id, ["ann", ""], bots={2: "mcts:50"})
+        match_id = created["match_id"]
+        ann = first.client(created["seats"][0]["token"])
+        view = ann.view(match_id)
+        ann.submit(match_id, view["actions"][0]["action"], view["version"])
+        assert search.started.wait(timeout=5) and search.calls == 1
+        assert second.view(ADMIN, match_id).view.version == 1
+        for _ in range(3):  # ticks within the recheck time: asked once, refused the lock, no more
+            second.tick_clocks()
+            time.sleep(0.05)
+        deadline = time.monotonic() + 5
+        while second._thinker.busy_with(match_id) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert search.calls == 1, "the second process searched a decision the first is searching"
+        assert second._bots._elsewhere[match_id][0] == 1
+        first.registry.store._search_conn.close()  # as the first process's death would end it
+        time.sleep(0.35)
+        deadline = time.monotonic() + 5
+        while search.calls < 2 and time.monotonic() < deadline:
+            second.tick_clocks()
+            time.sleep(0.05)
+        assert search.calls == 2, "the freed decision was taken over"
+        search.release.set()
+        wait_for(first.admin, match_id, 2)
+        deadline = time.monotonic() + 5
+        while (first.registry._thinker.busy_with(match_id) or second._thinker.busy_with(match_id)) and (
+            time.monotonic() < deadline
+        ):
+            time.sleep(0.02)
+        moves = first.registry.store.load_record(match_id)["moves"]
+        assert [(m["seq"], m["player_id"]) for m in moves] == [(1, 1), (2, 2)], "the bot's move, once"
     finally:
         search.release.set()
         second.close()

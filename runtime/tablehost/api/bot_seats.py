@@ -13,12 +13,19 @@ the registry itself, in the request (``MatchRegistry._play_bots``).
 :class:`BotSeats` knows the registry only through the callables it is given (pinning a match,
 catching it up with the store, running a change as stored, a seat's move with its answers), so
 what a decision touches of the registry is named in one place.
+
+Several processes on one PostgreSQL database: every process's timekeeper finds a bot seat to
+move in the matches it holds, so a decision is searched only under the match's search lock in
+the store (``MatchStore.searching``). A process refused it leaves the decision to the holder and
+asks again after :data:`SEARCHED_ELSEWHERE_RECHECK_S` while the version has not moved (the
+holder may have died: its lock went with its connection).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -28,11 +35,16 @@ from tablehost.api.server_bots import decide, next_bot, take_decision, version_t
 from tablehost.bots import is_search_bot
 from tablehost.errors import GuestCancelled, TablehostError
 from tablehost.history import MoveRecord
+from tablehost.store.errors import StoreError
 
 if TYPE_CHECKING:
     from tablehost.api.registry import LiveMatch
 
 log = structlog.get_logger(__name__)
+
+SEARCHED_ELSEWHERE_RECHECK_S = 1.0
+"""Seconds a process leaves a decision to the process holding its search lock before it tries
+the lock again (at the same version): how soon a dead holder's decision is taken over."""
 
 
 class BotSeats:
@@ -50,6 +62,8 @@ class BotSeats:
         move: one seat's move in view addresses at an expected version, with its clocks and the
             answers of the host and the other bots (``MatchRegistry._move_and_answers``; raises
             as ``Match.submit_view_action``). Call under the match's lock, within ``changed``.
+        searching: ``searching(match_id)``, the match's search lock in the store
+            (``MatchStore.searching``): a context yielding whether this process may search.
     """
 
     def __init__(
@@ -62,6 +76,7 @@ class BotSeats:
         catch_up: Callable[[LiveMatch], None],
         changed: Callable[[LiveMatch, Callable[[], MoveRecord]], MoveRecord | None],
         move: Callable[[LiveMatch, int, dict[str, Any], int], MoveRecord],
+        searching: Callable[[str], AbstractContextManager[bool]],
     ) -> None:
         self._thinker = thinker
         self._closing = closing
@@ -70,6 +85,9 @@ class BotSeats:
         self._catch_up = catch_up
         self._changed = changed
         self._move = move
+        self._searching = searching
+        self._elsewhere: dict[str, tuple[int, float]] = {}
+        """Match id → (version, monotonic s) when another process held its search lock."""
 
     def ask(self, live: LiveMatch) -> None:
         """Have a lane take the decision of the search bot to move in ``live``, if one is (and
@@ -92,8 +110,16 @@ class BotSeats:
         player_id = next_bot(live.match)
         if player_id is None:
             return False
-        asked = is_search_bot(live.match.bots[player_id]) and self._thinker.busy_with(live.match.match_id)
-        return not asked
+        if not is_search_bot(live.match.bots[player_id]):
+            return True
+        match_id = live.match.match_id
+        if self._thinker.busy_with(match_id):
+            return False
+        elsewhere = self._elsewhere.get(match_id)
+        if elsewhere is not None and elsewhere[0] != live.match.version:
+            del self._elsewhere[match_id]  # the match moved on: whoever searched has played
+            return True
+        return elsewhere is None or time.monotonic() - elsewhere[1] >= SEARCHED_ELSEWHERE_RECHECK_S
 
     def await_answer(self, live: LiveMatch, viewer: int | None, up_to_s: float) -> None:
         """Wait, releasing ``live.changed``, up to ``up_to_s`` seconds while a search bot a lane
@@ -120,39 +146,53 @@ class BotSeats:
         ``live.changed``, the search run without it, and the action played under it again at the
         version searched, or at the current one while the action is still offered to the seat
         (:func:`~tablehost.api.server_bots.version_to_play`); otherwise refused as stale, and
-        logged, and the next change or tick asks again. Unpins ``live`` (pinned by :meth:`ask`)."""
+        logged, and the next change or tick asks again. Searched only under the match's search
+        lock (:meth:`_searching`). Unpins ``live`` (pinned by :meth:`ask`)."""
+        match_id = live.match.match_id
         try:
-            with live.changed:
-                if self._closing() or live.match.game_over:
-                    return
-                self._catch_up(live)
-                player_id = next_bot(live.match)
-                if player_id is None or not is_search_bot(live.match.bots[player_id]):
-                    return
-                decision = take_decision(live.match, player_id)
-            if decision is None:
-                return
-            started = time.monotonic()
-            try:  # the long part, with the match free for everyone else
-                choice = decide(decision, cancelled=lambda: self._closing() or live.match.game_over)
-            except GuestCancelled:  # the match ended (abort, resign, timeout) or the server stops
-                log.info("bot.search_cancelled", match_id=decision.match_id, player_id=decision.player_id,
-                         version=decision.version, after_s=round(time.monotonic() - started, 3))
-                return
-            self._thinker.took((decision.pool.module.sha256, decision.name), time.monotonic() - started)
-
-            def change() -> MoveRecord:  # run again on the stored match when the copy was behind
-                version = version_to_play(live.match, decision, choice)
-                return self._move(live, decision.player_id, choice["action"], version)
-
-            with live.changed:
-                if self._closing():
-                    return
-                try:
-                    self._changed(live, change)
-                except TablehostError as exc:  # stale (the match moved on) or refused: nothing changed
-                    log.info("bot.decision_dropped", match_id=decision.match_id, player_id=decision.player_id,
-                             version=decision.version, code=exc.code, error=str(exc))
-                live.changed.notify_all()
+            with self._searching(match_id) as mine:
+                if mine:
+                    self._elsewhere.pop(match_id, None)
+                    self._decide(live)
+                else:  # another process searches this decision
+                    self._elsewhere[match_id] = (live.match.version, time.monotonic())
+                    log.debug("bot.searched_elsewhere", match_id=match_id, version=live.match.version)
+        except StoreError as exc:  # the lock could not be asked for: the next tick asks again
+            log.warning("bot.search_deferred", match_id=match_id, code=exc.code, error=str(exc))
         finally:
             self._unpin(live)
+
+    def _decide(self, live: LiveMatch) -> None:
+        """:meth:`_think`'s decision, under the search lock."""
+        with live.changed:
+            if self._closing() or live.match.game_over:
+                return
+            self._catch_up(live)
+            player_id = next_bot(live.match)
+            if player_id is None or not is_search_bot(live.match.bots[player_id]):
+                return
+            decision = take_decision(live.match, player_id)
+        if decision is None:
+            return
+        started = time.monotonic()
+        try:  # the long part, with the match free for everyone else
+            choice = decide(decision, cancelled=lambda: self._closing() or live.match.game_over)
+        except GuestCancelled:  # the match ended (abort, resign, timeout) or the server stops
+            log.info("bot.search_cancelled", match_id=decision.match_id, player_id=decision.player_id,
+                     version=decision.version, after_s=round(time.monotonic() - started, 3))
+            return
+        self._thinker.took((decision.pool.module.sha256, decision.name), time.monotonic() - started)
+
+        def change() -> MoveRecord:  # run again on the stored match when the copy was behind
+            version = version_to_play(live.match, decision, choice)
+            return self._move(live, decision.player_id, choice["action"], version)
+
+        with live.changed:
+            if self._closing():
+                return
+            try:
+                self._changed(live, change)
+            except TablehostError as exc:  # stale (the match moved on) or refused: nothing changed
+                log.info("bot.decision_dropped", match_id=decision.match_id, player_id=decision.player_id,
+                         version=decision.version, code=exc.code, error=str(exc))
+            live.changed.notify_all()

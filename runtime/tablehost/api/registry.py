@@ -383,6 +383,7 @@ class MatchRegistry:
             catch_up=self._catch_up,
             changed=self._changed,
             move=self._move_and_answers,
+            searching=lambda match_id: self.store.searching(match_id),
         )
         """Asks for, runs and awaits the search bots' decisions (:mod:`tablehost.api.bot_seats`)."""
 

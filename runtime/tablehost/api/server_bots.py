@@ -205,10 +205,17 @@ def version_to_play(match: Match, decision: Decision, choice: AvailableActionDic
     a simultaneous phase another seat moved, as hearts' passing), the decision still stands
     while its action is offered to the seat as it was: the current version is returned, so a
     seat moving faster than a bot searches cannot make it drop every decision. Otherwise
-    ``decision.version``, which the match then refuses as stale. Call under the match's lock.
+    ``decision.version``, which the match then refuses as stale; always so when the seat itself
+    moved meanwhile (a decision searched twice, by another process: a choice played twice would
+    take itself back). Call under the match's lock.
     """
     if match.version == decision.version or match.game_over:
         return decision.version
+    for move in reversed(match.history):  # the moves made since the decision's version
+        if move.seq <= decision.version:
+            break
+        if move.player_id == decision.player_id:
+            return decision.version
     current = take_decision(match, decision.player_id)
     if current is not None and any(a["action"] == choice["action"] for a in current.offered):
         return match.version

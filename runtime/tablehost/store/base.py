@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -265,6 +265,20 @@ class MatchStore:
         """Call ``callback(match_id, player_id, version)`` when another process announces a seat
         came back (:meth:`announce_return`; shared stores)."""
         del callback
+
+    @contextmanager
+    def searching(self, match_id: str) -> Iterator[bool]:
+        """Take the right to search a server bot's decision in ``match_id`` for the block.
+
+        Yields whether this process has it. A store of one process (SQLite) always yields True:
+        its bot thinker asks one search per match at a time already. A shared store yields False
+        while another process holds it, so two processes never search the same decision.
+
+        Raises:
+            StoreUnavailable: the database cannot be reached (nothing taken).
+        """
+        del match_id
+        yield True
 
     def _timed_commit(self, started: float, entries: int) -> None:
         self.transactions += 1

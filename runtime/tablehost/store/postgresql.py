@@ -137,6 +137,11 @@ def lock_key(match_id: str) -> int:
     return int.from_bytes(hashlib.sha256(match_id.encode()).digest()[:8], "big", signed=True)
 
 
+SEARCH_LOCK_PREFIX = "bot-search "
+"""Prefixed to a match id for the key of its server-bot search lock (:meth:`PostgresStore.searching`),
+which is then never the match's own hold (:func:`lock_key` of the bare id)."""
+
+
 def redact(url: str) -> str:
     """``url`` without its password, for logs and messages."""
     try:
@@ -305,6 +310,8 @@ class PostgresStore(MatchStore):
         self._subscribers: list[Callable[[str, int], None]] = []
         self._return_subscribers: list[Callable[[str, int, int], None]] = []
         self._closing = threading.Event()
+        self._search_conn: psycopg.Connection[Any] | None = None  # holds the search locks
+        self._search_lock = threading.Lock()
         self._create_schema()
         self._listening = threading.Event()
         self._listener = threading.Thread(target=self._listen, name="tablehost-pg-listen", daemon=True)
@@ -482,9 +489,59 @@ class PostgresStore(MatchStore):
     def subscribe_returns(self, callback: Callable[[str, int, int], None]) -> None:
         self._return_subscribers.append(callback)
 
+    @contextmanager
+    def searching(self, match_id: str) -> Iterator[bool]:
+        """The match's search lock: a session-level advisory lock, tried without waiting on a
+        connection of its own (outside the pool), released when the block ends.
+
+        A process that dies frees it with its connection, so another one takes the decision at
+        its next tick. A connection lost meanwhile frees it early: another process may then
+        search the same decision, and the later one is refused as stale when it plays.
+
+        Yields:
+            False while another process holds it (this one must not search).
+
+        Raises:
+            StoreUnavailable: the database cannot be reached (nothing taken).
+        """
+        key = lock_key(SEARCH_LOCK_PREFIX + match_id)
+        with self._search_lock:
+            conn = self._search_connection()
+            try:
+                taken = bool(conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0])  # type: ignore[index]
+            except psycopg.Error as exc:
+                self._drop_search_connection()
+                raise translate(exc) from exc
+        try:
+            yield taken
+        finally:
+            if taken:
+                with self._search_lock:
+                    if self._search_conn is conn:
+                        try:
+                            conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+                        except psycopg.Error:  # the session is gone, and its locks with it
+                            self._drop_search_connection()
+
+    def _search_connection(self) -> psycopg.Connection[Any]:
+        """The connection holding this process's search locks (opened on first use); call
+        under ``_search_lock``."""
+        if self._search_conn is None or self._search_conn.closed:
+            if self._closing.is_set():
+                raise StoreUnavailable("the store is closed")
+            self._search_conn = self._pool.connect(autocommit=True)
+        return self._search_conn
+
+    def _drop_search_connection(self) -> None:
+        if self._search_conn is not None:
+            self._search_conn.close()
+        self._search_conn = None
+
     def close(self) -> None:
         """Stop listening and close every connection; the store is unusable afterwards."""
         self._closing.set()
+        with self._search_lock:
+            self._drop_search_connection()
         self._pool.close()
         self._listener.join(timeout=LISTEN_POLL_S * 3)
 
