@@ -599,6 +599,42 @@ def test_an_unknown_action_type_is_named_by_its_first_characters_only(host: Host
     assert len(str(refused.value)) < 200
 
 
+def nested(depth: int) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(
+    ("action", "version", "said"),
+    [
+        ({"type": "space_click", "space_id": ["x"] * 100_000}, 0,
+         "a space_click needs 'space_id' of type str, got a list"),
+        ({"type": "space_click", "space_id": nested(100_000)}, 0,
+         "a space_click needs 'space_id' of type str, got a list"),
+        ({"type": "piece_click", "space_id": "a1", "index": "9" * 100_000}, 0,
+         "a piece_click needs 'index' of type int, got '" + "9" * 40 + "'..."),
+        ({"type": "button_click", "button": {"id": "pass", "label": {"k": "v" * 100_000}}}, 0,
+         "a button's 'label' is a str, got a dict"),
+        pytest.param({"type": "space_click", "space_id": "a1"}, 10**5000,
+                     "expected_version is a match version, an int from 0 to 9223372036854775807; "
+                     "got an int over 128 bits", id="version-of-5000-digits"),
+        ({"type": "space_click", "space_id": "a1"}, "1" * 100_000,
+         "expected_version is a match version, an int from 0 to 9223372036854775807; got '"
+         + "1" * 40 + "'..."),
+    ],
+)
+def test_a_malformed_action_repeats_only_a_short_part_of_what_was_sent(
+    host: Host, action: Any, version: Any, said: str
+) -> None:
+    """The caller's value is named by its type, or its first 40 characters: a huge one never comes
+    back whole, a deeply nested one never overflows the recursion limit being printed."""
+    with host.client("ths_never-sent") as client, pytest.raises(ValueError) as refused:
+        client.submit("m-1", action, version)
+    assert str(refused.value) == said
+
+
 def test_undo_with_a_negative_version_is_a_clear_value_error(host: Host) -> None:
     with host.client("ths_never-sent") as client, pytest.raises(ValueError, match="expected_version"):
         client.undo("m-1", -5)

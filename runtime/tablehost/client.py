@@ -36,6 +36,7 @@ from tablehost.api.validation import (
     action_type_problem,
     check_address,
     check_token,
+    shown_value,
     unknown_action_keys,
 )
 from tablehost.view_delta import apply_delta
@@ -408,13 +409,13 @@ def _checked_action(action: Any) -> dict[str, Any]:
     for name, kind in fields.items():
         value = action.get(name)
         if not isinstance(value, kind) or isinstance(value, bool) is not (kind is bool):
-            raise ValueError(f"a {action['type']} needs {name!r} of type {kind.__name__}, got {value!r}")
+            raise ValueError(f"a {action['type']} needs {name!r} of type {kind.__name__}, got {shown_value(value)}")
     if action["type"] == "piece_click" and not 0 <= action["index"] <= MAX_PIECE_INDEX:
         raise ValueError(f"a piece index is 0 to {MAX_PIECE_INDEX}, got {action['index']}")
     for name, kind in BUTTON_FIELDS.items():
         value = action.get("button", {}).get(name, kind())
         if not isinstance(value, kind):
-            raise ValueError(f"a button's {name!r} is a {kind.__name__}, got {value!r}")  # noqa: TRY004
+            raise ValueError(f"a button's {name!r} is a {kind.__name__}, got {shown_value(value)}")  # noqa: TRY004
     return action
 
 
@@ -422,7 +423,7 @@ def _checked_version(version: Any) -> int:
     """``version`` if it is a match version (an int in 0..2**63-1); else ValueError."""
     if not isinstance(version, int) or isinstance(version, bool) or not 0 <= version <= MAX_VERSION:
         raise ValueError(
-            f"expected_version is a match version, an int from 0 to {MAX_VERSION}; got {version!r}"
+            f"expected_version is a match version, an int from 0 to {MAX_VERSION}; got {shown_value(version)}"
         )
     return version
 

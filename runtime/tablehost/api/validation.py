@@ -242,6 +242,26 @@ SHOWN_ACTION_TYPE_CHARS = 40
 """Most characters of an unknown action type a message repeats (it is whatever the caller sent)."""
 
 
+SHOWN_VALUE_CHARS = 40
+"""Most characters of a caller's value a message repeats (:func:`shown_value`)."""
+
+
+def shown_value(value: Any) -> str:
+    """A caller's value as a message may repeat it: a number, boolean or None as ``repr``, a
+    string's first :data:`SHOWN_VALUE_CHARS` characters quoted (``...`` when cut), an int over
+    128 bits and anything else by its type only (a list or dict may be huge or nested past the
+    recursion limit)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
+        return "an int over 128 bits"  # repr of one over 4300 digits raises
+    if value is None or isinstance(value, (bool, int, float)):
+        text = repr(value)
+        return text if len(text) <= SHOWN_VALUE_CHARS else f"{text[:SHOWN_VALUE_CHARS]}..."
+    if isinstance(value, str):
+        cut = "..." if len(value) > SHOWN_VALUE_CHARS else ""
+        return f"{value[:SHOWN_VALUE_CHARS]!r}{cut}"
+    return f"a {type(value).__name__}"
+
+
 def action_type_problem(action: dict[str, Any]) -> str | None:
     """What is wrong with an action's ``type`` (None when it is one of :data:`ACTION_FIELDS`).
 
