@@ -416,6 +416,18 @@ def test_create_match_refuses_seats_it_would_drop_and_sends_nothing(host: Host) 
     assert len(host.admin.list_matches()) == before
 
 
+def test_a_named_open_seat_is_refused_not_stripped_of_its_name(host: Host) -> None:
+    """An open seat's name is its joiner's: a name given for it was dropped unseen."""
+    before = len(host.admin.list_matches())
+    with pytest.raises(ApiError) as refused:
+        host.admin.create_match(host.module_id, ["ann", "bob"], open_seats=[2])
+    assert refused.value.status == grpc.StatusCode.INVALID_ARGUMENT
+    assert "seat 2 is open: its name comes from whoever joins it" in refused.value.details
+    assert len(host.admin.list_matches()) == before
+    created = host.admin.create_match(host.module_id, ["ann", ""], open_seats=[2])
+    assert created["open_seats"] == [2]
+
+
 def test_create_match_answers_a_timed_match_with_its_clocks(host: Host) -> None:
     """CreateMatch's view is the spectator's: a timed match's clocks and time control, as GetView
     shows them (they were missing: clocks [] and time_control {})."""

@@ -206,6 +206,27 @@ def test_create_names_only_the_seat_a_person_takes(host: Host, capsys: pytest.Ca
     assert "without --players it names every seat" in capsys.readouterr().err
 
 
+def test_create_open_leaves_open_only_the_seats_nobody_is_named_for(
+    host: Host, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As the lobby does: ``--open`` seats the named seats and leaves the others (but the bot
+    seats) open; it used to open every seat and drop the names."""
+    from tablehost import cli
+
+    admin_token = host.registry.admin_token_path.read_text().strip()
+    server = ["--address", host.address, "--token", admin_token]
+    module_id = upload(host, "hearts")
+    capsys.readouterr()  # the server's log of the upload
+    argv = ["create", module_id, "--players", "4", "--open", "--usernames", "ann,,", "--bot", "4=random", "--json"]
+    assert cli.main([*argv, *server]) == 0
+    created = orjson.loads(capsys.readouterr().out)
+    assert created["open_seats"] == [2, 3]
+    assert [s["username"] for s in created["seats"]] == ["ann", "bot4"]
+    everyone = ["create", module_id, "--players", "4", "--open", "--usernames", "ann,bob,cy", "--bot", "4=random"]
+    assert cli.main([*everyone, *server]) == 2
+    assert "--open leaves no seat open" in capsys.readouterr().err
+
+
 def test_a_slow_bot_turn_is_played_a_budget_at_a_time_not_all_in_one_request(
     host: Host, monkeypatch: pytest.MonkeyPatch
 ) -> None:

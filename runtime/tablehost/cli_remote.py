@@ -553,7 +553,11 @@ def cmd_create(args: argparse.Namespace) -> int:
         )
     if usernames:
         usernames = seat_usernames(usernames, players, bots)
-    open_seats = [n for n in range(1, players + 1) if n not in bots] if args.open else []
+    # As the lobby does: --open leaves the seats nobody is named for open (a named seat is seated).
+    named = {n for n, name in enumerate(usernames, start=1) if name}
+    open_seats = [n for n in range(1, players + 1) if n not in bots and n not in named] if args.open else []
+    if args.open and not open_seats:
+        raise SystemExit("tablehost: --open leaves no seat open: every seat is named or a --bot seat")
     with TablehostClient(args.address, _token(args)) as client:
         try:
             created = client.create_match(
@@ -1389,7 +1393,8 @@ def register(commands: Any) -> None:
         "with --players, one per seat a person takes (the --bot seats skipped)",
     )
     create.add_argument(
-        "--open", action="store_true", help="leave every seat open for `tablehost join` (but the --bot seats)"
+        "--open", action="store_true",
+        help="leave the seats --usernames names nobody for (and no --bot takes) open for `tablehost join`"
     )
     create.add_argument(
         "--bot",

@@ -188,7 +188,7 @@ class TablehostClient:
         """Create a match with one seat per username (admin token); empty names get defaults.
 
         Args:
-            open_seats: 1-based seat numbers to leave open for :meth:`join` (their names are ignored).
+            open_seats: 1-based seat numbers to leave open for :meth:`join` (their names must be empty: the name is the joiner's).
             bots: 1-based seat number -> bot name (``random``, ``first``, ``mcts:N``, ``ismcts:N``):
                 the server plays those seats on their own views; they get no token (``""``).
             options: game options by name (see the module's ``metadata``).

@@ -871,8 +871,8 @@ class MatchRegistry:
         Raises:
             PermissionDenied: not the admin token.
             InvalidRequest: no seats or more than :data:`MAX_SEATS`, a username or color the API
-                does not accept (:mod:`tablehost.api.validation`), an unknown bot name, or a bot
-                on an open seat.
+                does not accept (:mod:`tablehost.api.validation`), an unknown bot name, a bot
+                or a username on an open seat.
             UnknownModule: no such module.
             SetupRefused: a seat count outside the module's range, or an option it does not
                 declare or allow; raised before any game code runs, nothing stored.
@@ -889,8 +889,10 @@ class MatchRegistry:
                 if specs[n - 1][2]:
                     raise InvalidRequest(f"seat {n} is open: a bot seat is taken by the server, not left open")
                 bots[n] = check_bot_name(bot)
-        for username, color, open_seat in specs:
-            if username and not open_seat:
+        for n, (username, color, open_seat) in enumerate(specs, start=1):
+            if username and open_seat:  # it would be dropped: the name is the joiner's
+                raise InvalidRequest(f"seat {n} is open: its name comes from whoever joins it, so give it none")
+            if username:
                 check_username(username)
             check_color(color)
         metadata = self.metadata_of(module_id)  # UnknownModule first
