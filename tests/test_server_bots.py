@@ -227,6 +227,30 @@ def test_create_open_leaves_open_only_the_seats_nobody_is_named_for(
     assert "--open leaves no seat open" in capsys.readouterr().err
 
 
+def test_a_bot_move_the_game_fails_on_is_retried_ever_later_and_fails_no_request(
+    host: Host, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A module whose every step traps, seat 1 a ``random`` bot: creating the match answers it
+    (the match exists; create said ABORTED before), the failing move is tried again after 1 s,
+    then 2 s... (it was tried at every 0.1 s tick, flooding the log and keeping the module
+    quarantined), and another match of the module can still be created."""
+    from fixtures_guest import offering_guest_wasm
+    from tablehost.api import bot_seats
+
+    monkeypatch.setattr(bot_seats, "BOT_RETRY_FIRST_S", 0.4)
+    module_id = host.admin.upload_module(offering_guest_wasm("hostile_trap"), "step_traps")["module_id"]
+    with structlog.testing.capture_logs() as logs:
+        created = host.admin.create_match(module_id, ["", "bob"], bots={1: "random"})
+        time.sleep(2.0)  # tries at about 0, 0.4, 1.2 s; the next at 2.8 s
+    failures = [e for e in logs if e["event"] == "bot.move_failed"]
+    assert 2 <= len(failures) <= 4, [(e["event"], e.get("retry_in_s")) for e in failures]
+    assert [e["retry_in_s"] for e in failures[:3]] == [0.4, 0.8, 1.6][: len(failures[:3])]
+    assert all(e["code"] == "guest/trap" and e["version"] == 0 for e in failures)
+    assert not [e for e in logs if e["event"] == "clock.tick_failed"]
+    assert host.admin.view(created["match_id"])["version"] == 0
+    assert host.admin.create_match(module_id, ["ann", "bob"])["match_id"], "the module is not quarantined"
+
+
 def test_a_slow_bot_turn_is_played_a_budget_at_a_time_not_all_in_one_request(
     host: Host, monkeypatch: pytest.MonkeyPatch
 ) -> None:

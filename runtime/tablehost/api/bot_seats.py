@@ -33,7 +33,7 @@ import structlog
 from tablehost.api.bot_thinker import BotThinker
 from tablehost.api.server_bots import decide, next_bot, take_decision, version_to_play
 from tablehost.bots import is_search_bot
-from tablehost.errors import GuestCancelled, TablehostError
+from tablehost.errors import GuestCancelled, GuestError, PatchError, TablehostError
 from tablehost.history import MoveRecord
 from tablehost.store.errors import StoreError
 
@@ -41,6 +41,14 @@ if TYPE_CHECKING:
     from tablehost.api.registry import LiveMatch
 
 log = structlog.get_logger(__name__)
+
+BOT_RETRY_FIRST_S = 1.0
+"""Seconds before a bot seat's move that failed in the game (a guest failure, a refused patch) is
+tried again at the same version; doubled after each further failure there, up to
+:data:`BOT_RETRY_MAX_S`. A broken move retried at every tick flooded the log and kept its module
+quarantined for every other match."""
+BOT_RETRY_MAX_S = 60.0
+"""The longest wait between two tries of a failing bot move (seconds)."""
 
 SEARCHED_ELSEWHERE_RECHECK_S = 1.0
 """Seconds a process leaves a decision to the process holding its search lock before it tries
@@ -88,6 +96,8 @@ class BotSeats:
         self._searching = searching
         self._elsewhere: dict[str, tuple[int, float]] = {}
         """Match id → (version, monotonic s) when another process held its search lock."""
+        self._failing: dict[str, tuple[int, float, float]] = {}
+        """Match id → (version, retry at monotonic s, last wait s) of a bot move that failed."""
 
     def ask(self, live: LiveMatch) -> None:
         """Have a lane take the decision of the search bot to move in ``live``, if one is (and
@@ -101,11 +111,34 @@ class BotSeats:
         if not self._thinker.ask(live.match.match_id, lambda: self._think(live), quick=quick):
             self._unpin(live)
 
+    def failed(self, live: LiveMatch, exc: TablehostError) -> None:
+        """A bot seat's move in ``live`` failed in the game (``exc``: a guest failure or a refused
+        patch; nothing of it changed): log ``bot.move_failed`` and leave the seat be for
+        :data:`BOT_RETRY_FIRST_S`, doubled after each further failure at this version (at most
+        :data:`BOT_RETRY_MAX_S`). The seat's next move at another version starts afresh. Call
+        under ``live.changed``."""
+        match_id, version = live.match.match_id, live.match.version
+        before = self._failing.get(match_id)
+        wait = BOT_RETRY_FIRST_S if before is None or before[0] != version else min(before[2] * 2, BOT_RETRY_MAX_S)
+        self._failing[match_id] = (version, time.monotonic() + wait, wait)
+        log.warning("bot.move_failed", match_id=match_id, version=version, code=exc.code, retry_in_s=wait)
+
+    def backing_off(self, live: LiveMatch) -> bool:
+        """Whether ``live``'s bot move failed at this version and its wait is not over. Call under
+        ``live.changed``."""
+        failing = self._failing.get(live.match.match_id)
+        if failing is None:
+            return False
+        if failing[0] != live.match.version:  # the match moved on: a new situation
+            del self._failing[live.match.match_id]
+            return False
+        return time.monotonic() < failing[1]
+
     def due(self, live: LiveMatch) -> bool:
         """Whether a server bot seat of ``live`` is to move with no decision of it asked for yet
         (a search asked for is played by its lane, which pins the match meanwhile). Call under
         ``live.changed``."""
-        if not live.match.bots:
+        if not live.match.bots or self.backing_off(live):
             return False
         player_id = next_bot(live.match)
         if player_id is None:
@@ -192,6 +225,8 @@ class BotSeats:
                 return
             try:
                 self._changed(live, change)
+            except (GuestError, PatchError) as exc:  # the game failed on the move: nothing changed
+                self.failed(live, exc)
             except TablehostError as exc:  # stale (the match moved on) or refused: nothing changed
                 log.info("bot.decision_dropped", match_id=decision.match_id, player_id=decision.player_id,
                          version=decision.version, code=exc.code, error=str(exc))

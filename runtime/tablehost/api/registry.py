@@ -1527,8 +1527,9 @@ class MatchRegistry:
         was made.
 
         The budget keeps a long game of bots from holding the request of the person who moved,
-        and the timekeeper's other matches."""
-        if not live.match.bots:
+        and the timekeeper's other matches. A bot move the game fails on is not raised: the moves
+        before it (the person's, in a request) stand, and the seat waits (:meth:`BotSeats.failed`)."""
+        if not live.match.bots or self._bots.backing_off(live):
             return False
         moved = False
         give_up = time.monotonic() + (BOT_TURN_BUDGET_S if budget_s is None else budget_s)
@@ -1536,7 +1537,14 @@ class MatchRegistry:
             if moved and time.monotonic() >= give_up:
                 return moved
             live.next_clocks = None
-            if not play_bots(live.match, max_moves=1, searches=False):
+            try:
+                played = play_bots(live.match, max_moves=1, searches=False)
+            except StoreError:
+                raise
+            except TablehostError as exc:  # the game failed on the bot's move: the moves before stand
+                self._bots.failed(live, exc)
+                return moved
+            if not played:
                 self._bots.ask(live)
                 return moved
             self._commit_clocks(live)
