@@ -42,6 +42,18 @@ def test_an_untimed_seat_is_never_charged_nor_given_an_increment() -> None:
     assert [c["remaining_ms"] for c in ended.view(60_000)] == [4000, 5000]
 
 
+def test_the_increment_comes_once_a_turn_not_per_click() -> None:
+    # Seat 1 picks a man (a choice: still to move), then moves it (its turn ends).
+    clocks = Clocks.start(FISCHER, [1, 2], [1], at_ms=0)
+    picked = clocks.after(1, [1], at_ms=1_000)
+    assert picked.remaining == {1: 4000, 2: 5000} and picked.running == [1], "no increment for a click"
+    moved = picked.after(1, [2], at_ms=1_500)
+    assert moved.remaining == {1: 3500 + 1000, 2: 5000} and moved.running == [2]
+    per_move = TimeControl(per_move_ms=8000)
+    held = Clocks.start(per_move, [1, 2], [1], at_ms=0).after(1, [1], at_ms=6_000)
+    assert held.remaining[1] == 2000, "a click does not start the move's time afresh"
+
+
 def test_iso_times_of_records_become_wall_ms() -> None:
     assert iso_to_ms("1970-01-01T00:00:01.500000+00:00") == 1500
     assert (

@@ -180,6 +180,41 @@ def test_a_seat_that_stops_playing_forfeits_under_the_forfeit_policy(server: Ser
     assert views[0]["clocks"][0]["running"] and not views[0]["clocks"][1]["running"]
 
 
+def test_picking_a_man_and_taking_it_back_earns_no_time(tmp_path: Path) -> None:
+    """Checkers with 30 s + 5 s: five picks of a man (a choice) each taken back. A click earned the
+    increment and the undo kept it (30 s grew to 48.5 s); now the seat's time only runs down, also
+    in the clocks a restarted server computes from the stored moves."""
+    from test_api_server import module_bytes, start_host, stop_host
+
+    from tablehost.api.auth import ADMIN
+    from tablehost.api.registry import MatchRegistry
+
+    host = start_host(tmp_path / "data")
+    try:
+        module_id = host.admin.upload_module(module_bytes("checkers"), "checkers")["module_id"]
+        created = host.admin.create_match(module_id, ["ann", "bob"], time_control={"main_ms": 30_000, "increment_ms": 5_000})
+        match_id = created["match_id"]
+        ann = host.client(created["seats"][0]["token"])
+        for _ in range(5):
+            view = ann.view(match_id)
+            pick = next(a for a in view["actions"] if a["intent"] == "choice")
+            picked = ann.submit(match_id, pick["action"], view["version"])
+            ann.undo(match_id, picked["version"])
+        clocks = {c["player_id"]: c for c in ann.view(match_id)["clocks"]}
+        assert clocks[1]["running"] and 25_000 < clocks[1]["remaining_ms"] <= 30_000, clocks
+        assert clocks[2] == {"player_id": 2, "remaining_ms": 30_000, "running": False}
+    finally:
+        stop_host(host)
+    again = MatchRegistry(tmp_path / "data", synchronous="NORMAL")
+    try:
+        restarted = {c["player_id"]: c for c in again.view(ADMIN, match_id).extras["clocks"]}
+        # Charged up to the last heartbeat before the stop (the downtime policy): never over 30 s.
+        assert restarted[1]["running"] and restarted[1]["remaining_ms"] <= 30_000, restarted
+        assert restarted[2] == clocks[2]
+    finally:
+        again.close()
+
+
 def test_clocks_and_a_running_timeout_survive_sigkill_and_restart(tmp_path: Path) -> None:
     data = tmp_path / "data"
     first = ServerProcess(data)

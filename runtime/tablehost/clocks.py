@@ -2,10 +2,14 @@
 
 Two time controls (docs in README "Clocks"):
 
-- **per move**: a seat has ``per_move_ms`` for each move; its clock is set to that when it
-  becomes active and again after each of its moves;
+- **per move**: a seat has ``per_move_ms`` for each turn; its clock is set to that when it
+  becomes active and again when its turn ends;
 - **Fischer**: each seat starts with ``main_ms``; the time it spends while active is taken off,
-  and ``increment_ms`` is added after each of its moves.
+  and ``increment_ms`` is added when its turn ends (once, however many clicks the turn took).
+
+An undo journals no clocks: they are rebuilt from the newest move not taken back, so the time
+the undone moves earned is gone and the seats to move are charged from then on (the registry's
+``_stored_clocks``).
 
 Every seat in ``active_player_ids`` has its clock running (all of them in a simultaneous
 phase), except the *untimed* seats: a match's server bot seats, whose effort is bounded by
@@ -222,14 +226,17 @@ class Clocks:
     def after(self, mover: PlayerId | None, active_after: list[PlayerId], at_ms: int) -> Clocks:
         """The clocks after a change at ``at_ms`` (a move by ``mover``, or an undo when None).
 
-        Running seats are charged the time since the last change (never below 0); the mover
-        gets the increment (Fischer) or a fresh ``per_move_ms``; a seat that becomes active
-        under a per-move control starts a fresh ``per_move_ms``. An :attr:`untimed` seat's time
-        is left as it is, and its clock does not run after.
+        Running seats are charged the time since the last change (never below 0); a mover whose
+        turn this move ended (it is not in ``active_after``) gets the increment (Fischer) or a
+        fresh ``per_move_ms``, once per turn: a move of several clicks (``choice`` actions) earns
+        no time per click, and a mover still to move keeps its clock running. A seat that becomes
+        active under a per-move control starts a fresh ``per_move_ms``. An :attr:`untimed` seat's
+        time is left as it is, and its clock does not run after.
         """
         control = self.control
         remaining = {pid: max(0, self.left_ms(pid, at_ms)) for pid in self.remaining}
-        if mover is not None and mover in remaining and mover not in self.untimed:
+        turn_ended = mover is not None and mover not in active_after
+        if turn_ended and mover in remaining and mover not in self.untimed:
             if control.per_move_ms:
                 remaining[mover] = control.per_move_ms
             else:

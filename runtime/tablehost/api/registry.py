@@ -650,10 +650,7 @@ class MatchRegistry:
         live.clocks = None
         if not control.enabled:
             return
-        saved = next((m.clocks for m in reversed(match.history) if m.clocks is not None), None)
-        if saved is None:
-            started = int(match.time_control.get("started_at_ms", now_ms()))
-            saved = Clocks.start(control, [p.player_id for p in match.players], [], started).to_json()
+        saved = _stored_clocks(match, control)
         ended_ms = iso_to_ms((match.ending or {}).get("at"))
         bot_seats = match.bots.keys()  # read off the stored match, so every process stops the same clocks
         if ended_ms is not None:  # ended early: the seats to move are charged up to the end
@@ -1356,15 +1353,12 @@ class MatchRegistry:
     def _reloads_alike(self, live: LiveMatch, now: int) -> bool:
         """Whether loading the timed match ``live`` from the store now rebuilds what is in memory:
         its absent seats (:meth:`_stored_zombies`) and its clocks (:meth:`_resume_clocks`: the
-        newest journaled clocks, charged up to now). Not so after an undo (its clocks are not
-        journaled) or a timeout the host has not played a move for yet. Call under ``live.changed``."""
+        newest journaled clocks of a move not undone, charged up to now). Not so after a timeout
+        the host has not played a move for yet. Call under ``live.changed``."""
         if self.store.shared or live.clocks is None or live.zombies != self._stored_zombies(live):
             return False
         match = live.match
-        saved = next((m.clocks for m in reversed(match.history) if m.clocks is not None), None)
-        if saved is None:
-            started = int(match.time_control.get("started_at_ms", now))
-            saved = Clocks.start(live.clocks.control, [p.player_id for p in match.players], [], started).to_json()
+        saved = _stored_clocks(match, live.clocks.control)
         rebuilt = Clocks.restore(
             live.clocks.control, saved, match.active_player_ids, now, now, untimed=match.bots.keys()
         )
@@ -1840,8 +1834,12 @@ class MatchRegistry:
 
             def change() -> MoveRecord:  # run again on the stored match when the copy was behind
                 undone = live.match.undo(player_id, expected_version=expected_version)
-                if live.clocks is not None:
-                    live.clocks = live.clocks.after(None, live.match.active_player_ids, now_ms())
+                if live.clocks is not None:  # as if the moves taken back never happened
+                    match, now = live.match, now_ms()
+                    saved = _stored_clocks(match, live.clocks.control)
+                    live.clocks = Clocks.restore(
+                        live.clocks.control, saved, match.active_player_ids, now, now, untimed=match.bots.keys()
+                    )
                 return undone
 
             with live.changed, self._counted("undo"):
@@ -2007,6 +2005,18 @@ class MatchRegistry:
         view = _waiting_view("aborted" if entry.aborted else "waiting")
         extras = {"open_seats": [] if entry.aborted else pending.open_seats, "time_control": pending.time_control}
         return ServedView(pending.match_id, viewer, view, [], extras=extras)
+
+
+def _stored_clocks(match: Match, control: TimeControl) -> dict[str, Any]:
+    """The clocks a timed ``match`` is rebuilt from (every process alike): those journaled with its
+    newest move that was not taken back, else the start's (``{"at_ms", "remaining"}``). An undo
+    journals no clocks: the moves it took back and the time they earned (an increment) count for
+    nothing, and the seats to move now are charged from that newest move on."""
+    saved = next((m.clocks for m in reversed(match.history) if m.clocks is not None and not m.undone), None)
+    if saved is not None:
+        return saved
+    started = int(match.time_control.get("started_at_ms", now_ms()))
+    return Clocks.start(control, [p.player_id for p in match.players], [], started).to_json()
 
 
 def _require_admin(principal: Principal, what: str) -> None:
