@@ -428,6 +428,38 @@ def test_a_named_open_seat_is_refused_not_stripped_of_its_name(host: Host) -> No
     assert created["open_seats"] == [2]
 
 
+DRIVER_TEXT = 'connection failed: connection to server at "10.1.2.3", port 5432 failed: Connection refused'
+
+
+def test_a_store_outage_tells_players_a_fixed_reason_and_when_to_retry(
+    host: Host, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The database driver's text names the database's host and port: a player gets a fixed
+    reason, a log ref and a retry hint; the admin gets the driver's text; nothing changed."""
+    from tablehost.store.errors import StoreUnavailable
+
+    created = host.admin.create_match(host.module_id, ["ann", "bob"])
+    match_id = created["match_id"]
+    ann = host.client(created["seats"][0]["token"])
+    view = ann.view(match_id)
+
+    def down(*args: Any) -> None:
+        raise StoreUnavailable(f"the PostgreSQL database cannot be reached: {DRIVER_TEXT}")
+
+    monkeypatch.setattr(host.registry.store, "append", down)
+    with pytest.raises(ApiError) as refused:
+        ann.submit(match_id, view["actions"][0]["action"], view["version"])
+    assert refused.value.status == grpc.StatusCode.UNAVAILABLE and refused.value.code == "store/unavailable"
+    assert "10.1.2.3" not in refused.value.details and "5432" not in refused.value.details
+    assert "cannot reach its database just now" in refused.value.details and "log ref" in refused.value.details
+    assert refused.value.retry_after_ms == 1000
+    with pytest.raises(ApiError) as told:
+        host.admin.abort(match_id)
+    assert "10.1.2.3" in told.value.details, "the admin is told what the driver said"
+    monkeypatch.undo()
+    assert ann.view(match_id)["version"] == view["version"], "nothing changed"
+
+
 def test_create_match_answers_a_timed_match_with_its_clocks(host: Host) -> None:
     """CreateMatch's view is the spectator's: a timed match's clocks and time control, as GetView
     shows them (they were missing: clocks [] and time_control {})."""

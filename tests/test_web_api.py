@@ -489,3 +489,26 @@ def test_http_create_refuses_unknown_keys_and_a_huge_bot_name_without_echoing_it
         huge = admin.post("/api/matches", json={"module_id": module_id, "seats": [{}, {"bot": "x" * 60_000}]})
         assert huge.status_code == 400 and len(huge.text) < 300
         assert "at most 32 characters" in huge.json()["error"]["message"]
+
+
+def test_a_store_outage_over_http_hides_the_drivers_text_and_says_when_to_retry(
+    web: WebTable, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tablehost.store.errors import StoreUnavailable
+
+    created = web.create("tic_tac_toe")
+    path = f"/api/matches/{created['match_id']}"
+
+    def down(*args: Any) -> None:
+        raise StoreUnavailable('connection to server at "10.1.2.3", port 5432 failed: Connection refused')
+
+    with web.client(created["seats"][0]["token"]) as ann:
+        offer = ann.get(f"{path}/view").json()["actions"][0]
+        monkeypatch.setattr(web.registry.store, "append", down)
+        answer = ann.post(f"{path}/actions", json={"action": offer["action"], "version": 0})
+        monkeypatch.undo()
+        assert answer.status_code == 503 and answer.headers["retry-after"] == "1"
+        error = answer.json()["error"]
+        assert error["code"] == "store/unavailable" and "10.1.2.3" not in error["message"]
+        assert ann.get(f"{path}/view").json()["version"] == 0
+

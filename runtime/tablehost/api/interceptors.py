@@ -65,6 +65,7 @@ from tablehost.api.metrics import Metrics
 from tablehost.api.rate_limit import RateLimits, RequestGate, peer_address
 from tablehost.api.registry import MatchRegistry
 from tablehost.errors import BudgetExceeded, GuestError, TablehostError
+from tablehost.store.errors import StoreError, store_reason
 
 log = structlog.get_logger(__name__)
 
@@ -167,6 +168,9 @@ def details_for(exc: TablehostError, *, show_guest: bool = True, ref: str | None
         exc: the failure.
         show_guest: for a guest failure, include the game's message and printed output (the
             admin, or ``--show-guest-output``); else a fixed reason of :data:`GUEST_REASONS`.
+            Likewise for a store failure, whose message is the database driver's (it names the
+            database's host and port): else the fixed reason of
+            :func:`~tablehost.store.errors.store_reason`.
         ref: the log reference of the ``guest.call_failed`` entry, quoted for the reader.
 
     Returns:
@@ -176,6 +180,8 @@ def details_for(exc: TablehostError, *, show_guest: bool = True, ref: str | None
     if isinstance(exc, GuestError) and not show_guest:
         reason = GUEST_REASONS.get(exc.code, GUEST_REASONS["guest/error"])
         return cap(f"{exc.code}: {reason}" + (f" (log ref {ref})" if ref else ""))
+    if isinstance(exc, StoreError) and not show_guest:  # the driver's text names the database
+        return cap(f"{exc.code}: {store_reason(exc.code)}" + (f" (log ref {ref})" if ref else ""))
     text = f"{exc.code}: {exc.message}"
     printed = exc.printed if isinstance(exc, GuestError) else ""
     if printed:
@@ -335,6 +341,9 @@ class RequestInterceptor:
             log.exception("api.internal_error")
             return grpc.StatusCode.INTERNAL, None
         ref = None
+        if isinstance(exc, StoreError):
+            ref = secrets.token_hex(6)
+            log.warning("store.request_failed", ref=ref, code=exc.code, error=cap(exc.message, LOGGED_PRINTED_CHARS))
         if isinstance(exc, GuestError):
             ref = secrets.token_hex(6)
             log.warning(
@@ -351,7 +360,7 @@ class RequestInterceptor:
         retry_after_ms = getattr(exc, "retry_after_ms", None)
         if retry_after_ms is not None:
             trailing += (("retry-after-ms", str(retry_after_ms)),)
-            if self.metrics is not None:
+            if self.metrics is not None and exc.code in ("request/rate_limited", "request/too_many_watchers"):
                 kind = getattr(exc, "kind", None) or ("watch" if exc.code.endswith("watchers") else "request")
                 self.metrics.rate_limited.labels(kind).inc()
         context.set_trailing_metadata(trailing)

@@ -45,9 +45,15 @@ class DataDirInUse(DataDirUnusable):
 
 
 class StoreUnavailable(StoreError):
-    """The database cannot be reached now (connection refused or lost); nothing was stored."""
+    """The database cannot be reached now (connection refused or lost); nothing was stored.
+
+    Attributes:
+        retry_after_ms: the retry hint a client is given (gRPC ``retry-after-ms``, HTTP
+            ``Retry-After``): about how often the server checks the database again.
+    """
 
     code = "store/unavailable"
+    retry_after_ms = 1000
 
 
 class StoreConflict(StoreError):
@@ -60,3 +66,18 @@ class StoreMissingRef(StoreError):
     """The row names a match or module the store does not hold."""
 
     code = "store/missing_ref"
+
+
+STORE_REASONS: dict[str, str] = {
+    "store/unavailable": "the server cannot reach its database just now; nothing changed, retry shortly",
+    "store/conflict": "another server process changed this match at the same time; nothing changed, retry",
+}
+"""What a player or spectator is told of a store failure, by code: the driver's own message names
+the database's host, port and tables, which only the admin and the server log get."""
+STORE_REASON_OTHER = "the server's database failed on this request; nothing changed"
+
+
+def store_reason(code: str) -> str:
+    """The fixed reason a caller who is not the admin gets for the store failure ``code``."""
+    return STORE_REASONS.get(code, STORE_REASON_OTHER)
+

@@ -26,6 +26,7 @@ from tablehost.api.validation import (
 )
 from tablehost.client import MAX_PIECE_INDEX
 from tablehost.errors import TablehostError
+from tablehost.store.errors import StoreError, store_reason
 
 MAX_SPACE_ID_CHARS = 256
 """Longest ``space_id`` (and button field) an HTTP action may carry, characters."""
@@ -142,10 +143,13 @@ def error_body(exc: TablehostError, *, admin: bool = False) -> dict[str, Any]:
     A guest failure's message (a panic text, what the game printed) may mention hidden parts
     of the table, so players and spectators get only its code; the admin (``admin=True``)
     gets the message too, and the server log keeps everything (DESIGN.md, platform rule 2).
+    So is a store failure's: the database driver's text names the database's host and port.
     """
     message = exc.message
     if not admin and (exc.code.startswith("guest/") or exc.code == "table/bad_patch"):
         message = "the game failed on this request; nothing changed (details are in the server log)"
+    elif not admin and isinstance(exc, StoreError):  # the driver's text names the database
+        message = store_reason(exc.code)
     return {"error": {"code": exc.code, "message": message}}
 
 
