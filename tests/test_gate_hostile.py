@@ -20,7 +20,7 @@ import orjson
 import pytest
 
 from scripted_guest import MOVE, SCORES, SETUP, STEP, answer, scripted_guest
-from tablehost.errors import GuestError, GuestPanic, GuestProtocolError
+from tablehost.errors import GuestError, GuestPanic, GuestProtocolError, StuckGame
 from tablehost.guest import GuestPool
 from tablehost.history import PlayerInfo
 from tablehost.match import Match
@@ -170,6 +170,38 @@ def test_a_hostile_setup_creates_nothing(case: str, setup: dict[str, Any], path:
     with pytest.raises(GuestProtocolError) as info:
         Match.start(pool, SEATS, match_id="h", seed=1, journal=lambda kind, payload: journaled.append(kind))
     assert (info.value.path or "").startswith(path), info.value.message
+    assert journaled == []
+    pool.close()
+
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        answer(STEP, actions={}),  # seat 2 to move, offered nothing
+        answer(STEP, actions={"1": STEP["actions"]["2"]}),  # only a seat not to move is offered
+        answer(STEP, patches=STEP["patches"][:2] + [{"op": "set_active_players", "player_ids": []}], actions={}),
+    ],
+    ids=["nothing offered", "offered to a seat not to move", "nobody to move"],
+)
+def test_a_step_that_leaves_no_one_able_to_move_is_refused(step: dict[str, Any], cache: Path) -> None:
+    """Not over, yet no active seat offered anything: the game could never go on (the server
+    showed "your turn" with no choice), so the answer is refused as ``match/stuck``."""
+    pool = pool_for(scripted_guest(step=step), cache)
+    journaled: list[str] = []
+    match = Match.start(pool, SEATS, match_id="stuck", seed=1, journal=lambda kind, payload: journaled.append(kind))
+    before = frozen(match)
+    with pytest.raises(StuckGame) as info:
+        match.submit(1, MOVE)
+    assert info.value.code == "match/stuck" and "version 1" in info.value.message
+    assert frozen(match) == before and journaled == ["setup"]
+    pool.close()
+
+
+def test_a_setup_that_leaves_no_one_able_to_move_creates_nothing(cache: Path) -> None:
+    pool = pool_for(scripted_guest(setup=answer(SETUP, actions={"1": []})), cache)
+    journaled: list[str] = []
+    with pytest.raises(StuckGame):
+        Match.start(pool, SEATS, match_id="stuck", seed=1, journal=lambda kind, payload: journaled.append(kind))
     assert journaled == []
     pool.close()
 

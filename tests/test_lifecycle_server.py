@@ -184,10 +184,9 @@ def test_picking_a_man_and_taking_it_back_earns_no_time(tmp_path: Path) -> None:
     """Checkers with 30 s + 5 s: five picks of a man (a choice) each taken back. A click earned the
     increment and the undo kept it (30 s grew to 48.5 s); now the seat's time only runs down, also
     in the clocks a restarted server computes from the stored moves."""
-    from test_api_server import module_bytes, start_host, stop_host
-
     from tablehost.api.auth import ADMIN
     from tablehost.api.registry import MatchRegistry
+    from test_api_server import module_bytes, start_host, stop_host
 
     host = start_host(tmp_path / "data")
     try:

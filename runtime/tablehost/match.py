@@ -29,6 +29,7 @@ from tablehost.errors import (
     NotYourTurn,
     RecordError,
     StaleVersion,
+    StuckGame,
     UndoRefused,
 )
 from tablehost.gate import Gate
@@ -270,6 +271,7 @@ class Match:
             undo_enabled=undo,
         )
         match._take_outcome(response)
+        _refuse_stuck(response, table.state["active_player_ids"], match_id, 0)
         if journal is not None:
             journal("setup", match.record())
         return match
@@ -600,6 +602,11 @@ class Match:
         response = self.gate.check_step(answer, self.table)  # also runs Table.check on the patches
         if self.metadata.result == "ranks":
             _check_ranks(response, self.metadata, self._seat_ids())
+        active_after = self.table.state["active_player_ids"]
+        for patch in response["patches"]:
+            if patch.get("op") == "set_active_players":
+                active_after = patch.get("player_ids", [])
+        _refuse_stuck(response, active_after, self.match_id, self.version + 1)
         move = MoveRecord(
             seq=self.version + 1,
             player_id=player_id,
@@ -906,6 +913,29 @@ def _check_ranks(response: Mapping[str, Any], metadata: GameMetadata, player_ids
         raise GuestProtocolError("the game's result rule is 'ranks' but it sent none with game_over", op="ranks")
     check_ranks(response["ranks"], player_ids)
 
+
+
+def _refuse_stuck(response: SetupAnswer | StepAnswer, active: list[PlayerId], match_id: str, version: int) -> None:
+    """Refuse an answer (nothing journaled or applied) that leaves the game not over with no
+    active player offered anything: no one could ever move again.
+
+    Args:
+        response: the answer, past the gate.
+        active: the active player ids the answer leaves.
+        version: the version the answer would make.
+
+    Raises:
+        StuckGame: ``match/stuck``, a fault of the game.
+    """
+    if response["game_over"]:
+        return
+    actions = response["actions"]
+    if not any(actions.get(str(pid)) for pid in active):
+        raise StuckGame(
+            f"the game is not over but offers no active player ({active}) an action at version {version}: "
+            "no one could move again, so the game's answer is refused",
+            match_id=match_id,
+        )
 
 
 def _outcome_of(response: SetupAnswer | StepAnswer, gate: Gate) -> Outcome:

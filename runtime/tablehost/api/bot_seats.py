@@ -33,7 +33,7 @@ import structlog
 from tablehost.api.bot_thinker import BotThinker
 from tablehost.api.server_bots import decide, next_bot, take_decision, version_to_play
 from tablehost.bots import is_search_bot
-from tablehost.errors import GuestCancelled, GuestError, PatchError, TablehostError
+from tablehost.errors import GuestCancelled, GuestError, PatchError, StuckGame, TablehostError
 from tablehost.history import MoveRecord
 from tablehost.store.errors import StoreError
 
@@ -225,7 +225,7 @@ class BotSeats:
                 return
             try:
                 self._changed(live, change)
-            except (GuestError, PatchError) as exc:  # the game failed on the move: nothing changed
+            except (GuestError, PatchError, StuckGame) as exc:  # the game failed on the move: nothing changed
                 self.failed(live, exc)
             except TablehostError as exc:  # stale (the match moved on) or refused: nothing changed
                 log.info("bot.decision_dropped", match_id=decision.match_id, player_id=decision.player_id,
