@@ -57,6 +57,19 @@ def _read_module_bytes(path: str, limits: Limits = DEFAULT_LIMITS) -> bytes:
         raise SystemExit(f"tablehost: cannot read module {path}: {exc.strerror}") from None
 
 
+def local_pool(module: GameModule, limits: Limits) -> GuestPool:
+    """The guest pool of a local command: ``module`` under ``limits``, never quarantined.
+
+    Quarantine protects a server; a local command must report each game's real failure
+    (``guest/panic`` ...), not ``module/quarantined`` after the eighth (:class:`GuestPool`
+    ``quarantine=False``).
+
+    Raises:
+        ValueError: ``limits.stack_bytes`` differs from the module's (as :class:`GuestPool`).
+    """
+    return GuestPool(module, limits, quarantine=False)
+
+
 def cmd_inspect(args: argparse.Namespace) -> int:
     """Validate a module and print its exports, sizes, initial memory and the budgets."""
     limits = limits_from_args(args)
@@ -64,7 +77,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     info = validate_module(data, limits)
     module = load_module(data, limits=limits)
     check_instantiates(module)  # it must also compile and instantiate within the budgets
-    pool = GuestPool(module, limits)
+    pool = local_pool(module, limits)
     try:
         metadata = module_metadata(pool)
     finally:
@@ -230,7 +243,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     data = _read_module_bytes(args.module, limits)
     module = load_module(data, limits=limits, name=Path(args.module).stem)
     seed = args.seed if args.seed is not None else secrets.randbits(64)
-    pool = GuestPool(module, limits)
+    pool = local_pool(module, limits)
     options = parse_options(args.option)
     tune_for_bot_jobs()
     try:
@@ -303,7 +316,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         raise SystemExit(
             f"tablehost: {exc.code}: {exc} (simulate seats one player per --bots name)"
         ) from None
-    pool = GuestPool(module, limits)
+    pool = local_pool(module, limits)
     try:
         _check_search_bots(pool, bots, {})
     finally:
@@ -382,7 +395,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             f"tablehost: {args.module} has sha256 {module.sha256}, the record needs {record.module_sha256}"
         )
     # Fuel decides as it did live; the wall clock is widened so a busy machine cannot fail a move.
-    pool = GuestPool(module, limits.for_replay())
+    pool = local_pool(module, limits.for_replay())
     try:
         result = on_big_stack(limits.stack_bytes, lambda: replay(record, pool))
     finally:
@@ -429,7 +442,7 @@ def _check_players(module: GameModule, limits: Limits, given: int | None) -> int
     Raises:
         SetupRefused: ``given`` is outside the module's declared player range (exit 2, as ``play``).
     """
-    pool = GuestPool(module, limits)
+    pool = local_pool(module, limits)
     try:
         metadata = module_metadata(pool)
     finally:

@@ -216,6 +216,7 @@ def check_module(
     players: int = 2,
     max_plies: int = 2_000,
     limits: Limits | None = None,
+    quarantine: bool = False,
 ) -> CheckReport:
     """Play ``games`` seeded random games, re-run every call in a fresh instance, look for leaks.
 
@@ -226,6 +227,9 @@ def check_module(
         players: seats per game (bots choose at random among the offered actions).
         max_plies: a game still running after this many moves is cut off (not a failure).
         limits: budgets (default the module's).
+        quarantine: let the pool quarantine the module after repeated failures (a server's
+            upload check: later games then fail at once as ``module/quarantined``). False (the
+            default, ``tablehost check``): every game reports its own failure.
 
     Returns:
         The :class:`CheckReport`.
@@ -236,14 +240,18 @@ def check_module(
     if games < 1 or players < 1:
         raise ValueError(f"games and players must be at least 1 (got {games} games, {players} players)")
     limits = limits or module.limits
-    return on_big_stack(limits.stack_bytes, lambda: _check(module, games, seed, players, max_plies, limits))
+    return on_big_stack(
+        limits.stack_bytes, lambda: _check(module, games, seed, players, max_plies, limits, quarantine)
+    )
 
 
-def _check(module: GameModule, games: int, seed: int, players: int, max_plies: int, limits: Limits) -> CheckReport:
+def _check(
+    module: GameModule, games: int, seed: int, players: int, max_plies: int, limits: Limits, quarantine: bool
+) -> CheckReport:
     report = CheckReport(module.name, module.sha256, games, seed, players)
     stats: dict[str, list[tuple[int, float, int]]] = {}
     rng = Rng(seed)
-    pool = GuestPool(module, limits)
+    pool = GuestPool(module, limits, quarantine=quarantine)
     try:
         for game in range(games):
             game_seed = rng.next_u64()

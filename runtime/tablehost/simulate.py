@@ -7,7 +7,9 @@ batch size or the machines. Games run host-driven (every move a guest call, any 
 ``tablehost.selfplay``) or, with ``in_guest``, whole batches inside the guest with one
 ``playout`` call each (``random``/``first`` policies, :mod:`tablehost.inguest`).
 
-A worker process that dies (killed, out of memory) never hangs the run: every game that was in
+The workers' pools never quarantine the module (:class:`~tablehost.guest.GuestPool`
+``quarantine=False``): a game that fails is reported with its own error, however many failed
+before it. A worker process that dies (killed, out of memory) never hangs the run: every game that was in
 flight in the broken worker pool is reported as a failure with its seed, and the remaining
 games go to a fresh pool. Games run on a big-stack thread of their worker (:mod:`tablehost._stacks`).
 """
@@ -149,7 +151,7 @@ def _init_worker(module_bytes: bytes, name: str, limits: Limits, tune_gc: bool =
     module = load_module(module_bytes, limits=limits, name=name)
     if _worker.pool is not None and _worker.sha256 == module.sha256:
         return
-    _worker.pool = GuestPool(module, limits)
+    _worker.pool = GuestPool(module, limits, quarantine=False)  # a local run: every game's own failure
     _worker.sha256 = module.sha256
     _worker.result_rule = None
     if tune_gc:
