@@ -49,3 +49,69 @@ def test_simulate_reports_each_games_own_panic_past_the_eighth_failure(
     assert code == 1 and 8 < len(errors) < GAMES
     assert all(error == "guest/panic: setup exploded on an odd seed" for error in errors), errors
     assert sum(summary["wins"]) + summary["draws"] == GAMES - len(errors)  # the others finished
+
+
+DIST = Path(__file__).resolve().parent.parent / "sample_games" / "dist"
+TTT = str(DIST / "tic_tac_toe.wasm")
+needs_ttt = pytest.mark.skipif(not Path(TTT).exists(), reason="run `make games`")
+
+
+@needs_ttt
+def test_simulate_plays_every_game_with_the_options_given(capsys: pytest.CaptureFixture[str]) -> None:
+    """Misère tic-tac-toe: the same seeds play the same moves, and whoever completes a line loses,
+    so the seats' wins swap (on 2 workers too: the options travel with each batch)."""
+    argv = ["simulate", TTT, "--games", "40", "--seed", "3", "--json"]
+    code, out, _ = run(capsys, *argv)
+    normal = orjson.loads(out)
+    code_misere, out, _ = run(capsys, *argv, "--option", "misere=true", "--workers", "2")
+    misere = orjson.loads(out)
+
+    assert code == code_misere == 0 and normal["wins"][0] != normal["wins"][1]
+    assert misere["wins"] == normal["wins"][::-1] and misere["draws"] == normal["draws"]
+    assert (normal["options"], misere["options"]) == ({}, {"misere": True})
+
+
+@needs_ttt
+def test_check_plays_every_game_with_the_options_given(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tablehost import conformance
+
+    played: list[object] = []
+    real = conformance.play_game
+
+    def recording(*args: object, **kwargs: object) -> object:
+        played.append(kwargs.get("options"))
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(conformance, "play_game", recording)
+    code, out, _ = run(capsys, "check", TTT, "--games", "2", "--option", "misere=true", "--json")
+    report = orjson.loads(out)
+
+    assert code == 0 and report["ok"] and report["failures"] == []
+    assert report["options"] == {"misere": True} and played == [{"misere": True}] * 2
+    code, out, _ = run(capsys, "check", TTT, "--games", "1", "--option", "misere=true")
+    assert code == 0 and "  options: misere=true\n" in out
+
+
+@needs_ttt
+@pytest.mark.parametrize("command", ["check", "simulate", "play"])
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ("misere=maybe", "setup/invalid: option 'misere' must be true or false, not maybe"),
+        ("nope=1", "setup/invalid: unknown option 'nope' (this game's options: misere)"),
+        ("misere", "--option 'misere' is not KEY=VALUE"),
+    ],
+)
+def test_an_option_the_module_does_not_declare_is_refused_before_any_game(
+    capsys: pytest.CaptureFixture[str], command: str, option: str, message: str
+) -> None:
+    code, out, err = run(capsys, command, TTT, "--games" if command != "play" else "--seed", "1", "--option", option)
+    assert code == 2 and message in err and out == ""
+
+
+@needs_ttt
+def test_in_guest_simulate_refuses_options(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "simulate", TTT, "--in-guest", "--games", "2", "--option", "misere=true")
+    assert code == 2 and "--in-guest sets every game up with the default options" in err and out == ""

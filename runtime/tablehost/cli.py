@@ -24,7 +24,7 @@ from tablehost._stacks import on_big_stack
 from tablehost.bots import MAX_PLAYERS, is_search_bot, parse_bot_list
 from tablehost.cli_budgets import add_budget_options, describe_limits, limits_from_args
 from tablehost.cli_ranges import MAX_CHECK_GAMES, MAX_GAMES, MAX_PLIES, NUMBER_ARGUMENT, require_in_range
-from tablehost.conformance import check_module, format_report
+from tablehost.conformance import check_module, describe_options, format_report
 from tablehost.errors import TablehostError
 from tablehost.gcpolicy import tune_for_bot_jobs
 from tablehost.guest import GuestPool, check_instantiates
@@ -32,7 +32,7 @@ from tablehost.history import MoveRecord
 from tablehost.inguest import MAX_GAMES_PER_CALL
 from tablehost.limits import DEFAULT_LIMITS, Limits
 from tablehost.match import Match
-from tablehost.metadata import SetupRefused, check_player_count
+from tablehost.metadata import SetupRefused, check_player_count, resolve_options
 from tablehost.module import GameModule, load_module, validate_module
 from tablehost.module_file import read_module_file
 from tablehost.record import load_record, replay, state_at, view_at
@@ -178,6 +178,41 @@ def parse_options(pairs: Sequence[str]) -> dict[str, Any]:
     return options
 
 
+def declared_options(pool: GuestPool, pairs: Sequence[str]) -> dict[str, Any]:
+    """``--option`` pairs of ``play``, ``simulate`` or ``check``, parsed and checked against the
+    options the module declares, before any game is played.
+
+    Args:
+        pool: the module's pool (its metadata is read when options are given).
+        pairs: each ``--option`` as given.
+
+    Returns:
+        The options as given (:func:`parse_options`); empty for none. Each game fills in the
+        defaults of the rest.
+
+    Raises:
+        SystemExit: a malformed pair (:func:`parse_options`; exit 2).
+        SetupRefused: an option the module does not declare, or a value it does not allow
+            (exit 2, in the words the server uses).
+        GuestError: the module's ``metadata`` op failed.
+    """
+    options = parse_options(pairs)
+    if options:
+        resolve_options(module_metadata(pool), options)
+    return options
+
+
+def add_option_argument(parser: argparse.ArgumentParser) -> None:
+    """Add ``--option KEY=VALUE`` (repeatable) to ``parser`` (``play``, ``simulate``, ``check``)."""
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a game option (see inspect); repeat for several",
+    )
+
+
 def seat_label(player_id: int | str, names: Mapping[int, str] | None = None) -> str:
     """A seat as the CLI names it in a result.
 
@@ -244,9 +279,9 @@ def cmd_play(args: argparse.Namespace) -> int:
     module = load_module(data, limits=limits, name=Path(args.module).stem)
     seed = args.seed if args.seed is not None else secrets.randbits(64)
     pool = local_pool(module, limits)
-    options = parse_options(args.option)
     tune_for_bot_jobs()
     try:
+        options = declared_options(pool, args.option)
         _check_search_bots(pool, bots, options)
         # The whole game on one big-stack thread: guest calls then need no hop each.
         result = on_big_stack(
@@ -310,15 +345,16 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     data = _read_module_bytes(args.module, limits)  # a clear message for a missing, unreadable or huge file
     # A seat count the game does not take is one line now, not a failure in every game.
     module = load_module(data, limits=limits, name=Path(args.module).stem)
-    try:
-        _check_players(module, limits, len(bots))
-    except SetupRefused as exc:  # --bots sets the seats: say so (one name is one seat, not all)
-        raise SystemExit(
-            f"tablehost: {exc.code}: {exc} (simulate seats one player per --bots name)"
-        ) from None
     pool = local_pool(module, limits)
     try:
-        _check_search_bots(pool, bots, {})
+        try:
+            _check_players(pool, len(bots))
+        except SetupRefused as exc:  # --bots sets the seats: say so (one name is one seat, not all)
+            raise SystemExit(
+                f"tablehost: {exc.code}: {exc} (simulate seats one player per --bots name)"
+            ) from None
+        options = declared_options(pool, args.option)
+        _check_search_bots(pool, bots, options)
     finally:
         pool.close()
     seed = args.seed if args.seed is not None else secrets.randbits(64)
@@ -336,11 +372,14 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         batch_size=args.batch,
         use_ray=args.ray is not None,
         ray_address=args.ray or None,
+        options=options,
     )
     if args.json:
         print(orjson.dumps(summary.to_json(), option=orjson.OPT_INDENT_2).decode())
     else:
         print(f"{summary.module}: {summary.games} games, bots {','.join(summary.bots)}, seed {summary.seed}")
+        if summary.options:
+            print(f"  options: {describe_options(summary.options)}")
         for seat, wins in enumerate(summary.wins):
             print(f"  seat {seat + 1} ({summary.bots[seat]}): {wins} wins")
         print(f"  draws: {summary.draws}")
@@ -436,17 +475,22 @@ def _check_search_bots(pool: GuestPool, bots: list[str], options: dict[str, Any]
         check_bot_fits(name, metadata.hidden_information, samples)
 
 
-def _check_players(module: GameModule, limits: Limits, given: int | None) -> int:
-    """Seats per game of ``check``: ``given``, else the fewest the module declares (else 2).
+def _check_players(pool: GuestPool, given: int | None) -> int:
+    """Seats per game of ``check`` and ``simulate``: ``given``, else the fewest the module
+    declares (else 2).
+
+    Args:
+        pool: the module's pool (its metadata is read).
+        given: ``--players`` (``simulate``: one seat per ``--bots`` name), or None.
+
+    Returns:
+        The seat count.
 
     Raises:
         SetupRefused: ``given`` is outside the module's declared player range (exit 2, as ``play``).
+        GuestError: the module's ``metadata`` op failed.
     """
-    pool = local_pool(module, limits)
-    try:
-        metadata = module_metadata(pool)
-    finally:
-        pool.close()
+    metadata = module_metadata(pool)
     if not metadata.declared:
         return given if given is not None else 2
     if given is None:
@@ -463,10 +507,16 @@ def cmd_check(args: argparse.Namespace) -> int:
     require_in_range("--max-plies", args.max_plies, 1, MAX_PLIES)
     limits = limits_from_args(args)
     module = load_module(_read_module_bytes(args.module, limits), limits=limits, name=Path(args.module).stem)
-    players = _check_players(module, limits, args.players)
+    pool = local_pool(module, limits)
+    try:
+        players = _check_players(pool, args.players)
+        options = declared_options(pool, args.option)
+    finally:
+        pool.close()
     seed = args.seed if args.seed is not None else 1
     report = check_module(
-        module, games=args.games, seed=seed, players=players, max_plies=args.max_plies, limits=limits
+        module, games=args.games, seed=seed, players=players, max_plies=args.max_plies, limits=limits,
+        options=options,
     )
     if args.json:
         print(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2).decode())
@@ -553,13 +603,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"stop after this many moves, 1 to {MAX_PLIES} (default 10000)",
     )
     play.add_argument("--quiet", action="store_true", help="do not print each move")
-    play.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a game option (see inspect); repeat for several",
-    )
+    add_option_argument(play)
     add_budget_options(play)
     play.set_defaults(func=cmd_play)
 
@@ -601,6 +645,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ADDRESS",
         help="spread the batches over Ray: the cluster at ADDRESS, or a local Ray when none is given",
     )
+    add_option_argument(sim)
     add_budget_options(sim)
     sim.set_defaults(func=cmd_simulate)
 
@@ -634,6 +679,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"cut a game off after this many moves, 1 to {MAX_PLIES} (default 2000)",
     )
     check.add_argument("--json", action="store_true", help="print the report as JSON")
+    add_option_argument(check)
     add_budget_options(check)
     check.set_defaults(func=cmd_check)
 

@@ -28,6 +28,7 @@ from tablehost.errors import GuestError, TablehostError
 from tablehost.guest import OP_ACTIONS, OP_GAME_OVER, OP_NAMES, OP_SCORES, OP_SETUP, OP_STEP, Guest, GuestPool
 from tablehost.limits import Limits
 from tablehost.match import Match, MoveRecord
+from tablehost.metadata import read_metadata, resolve_options
 from tablehost.module import GameModule
 from tablehost.rng import Rng
 from tablehost.selfplay import play_game
@@ -126,6 +127,8 @@ class CheckReport:
     Attributes:
         module: the module's name; ``sha256`` its digest.
         games, seed, players: what was played (game *i* has seed ``Rng(seed)`` output *i*).
+        options: the options given (``check --option``), every other declared option at its
+            default; empty for none.
         calls: guest calls recorded and re-run.
         differences: the first :data:`MAX_DIFFERENCES` differing calls; ``difference_count`` all.
         leaks: every leak found.
@@ -144,6 +147,7 @@ class CheckReport:
     leaks: list[Leak] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     budgets: dict[str, OpBudget] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -178,9 +182,19 @@ class _RecordingPool:
     def discard_ref(self, state_ref: str) -> None:
         self.pool.discard_ref(state_ref)
 
-    def setup(self, players: list[dict[str, Any]], seed: int, next_ref: str) -> dict[str, Any]:
-        answer = self.pool.setup(players, seed, next_ref)
-        self._compare(OP_SETUP, {"players": players, "seed": seed, "next_ref": next_ref}, answer)
+    def metadata(self) -> dict[str, Any] | None:
+        """The module's metadata answer (:meth:`GuestPool.metadata`, asked once per pool): the
+        games are played with the module's declared options, player range and result rule."""
+        return self.pool.metadata()
+
+    def setup(
+        self, players: list[dict[str, Any]], seed: int, next_ref: str, options: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        answer = self.pool.setup(players, seed, next_ref, options)
+        request: dict[str, Any] = {"players": players, "seed": seed, "next_ref": next_ref}
+        if options:
+            request["options"] = options  # as GuestPool.setup sends them
+        self._compare(OP_SETUP, request, answer)
         return answer
 
     def step(
@@ -243,6 +257,7 @@ def check_module(
     max_plies: int = 2_000,
     limits: Limits | None = None,
     quarantine: bool = False,
+    options: dict[str, Any] | None = None,
 ) -> CheckReport:
     """Play ``games`` seeded random games, re-run every call in a fresh instance, look for leaks.
 
@@ -256,29 +271,36 @@ def check_module(
         quarantine: let the pool quarantine the module after repeated failures (a server's
             upload check: later games then fail at once as ``module/quarantined``). False (the
             default, ``tablehost check``): every game reports its own failure.
+        options: game options by name for every game (checked against the module's declared
+            options before the first game; defaults for the rest).
 
     Returns:
         The :class:`CheckReport`.
 
     Raises:
         ValueError: ``games`` or ``players`` below 1.
+        SetupRefused: an option the module does not declare, or a value it does not allow.
+        GuestError: the module's ``metadata`` op failed while ``options`` were checked.
     """
     if games < 1 or players < 1:
         raise ValueError(f"games and players must be at least 1 (got {games} games, {players} players)")
     limits = limits or module.limits
     return on_big_stack(
-        limits.stack_bytes, lambda: _check(module, games, seed, players, max_plies, limits, quarantine)
+        limits.stack_bytes, lambda: _check(module, games, seed, players, max_plies, limits, quarantine, options or {})
     )
 
 
 def _check(
-    module: GameModule, games: int, seed: int, players: int, max_plies: int, limits: Limits, quarantine: bool
+    module: GameModule, games: int, seed: int, players: int, max_plies: int, limits: Limits, quarantine: bool,
+    options: dict[str, Any],
 ) -> CheckReport:
     report = CheckReport(module.name, module.sha256, games, seed, players)
     stats: dict[str, list[tuple[int, float, int]]] = {}
     rng = Rng(seed)
     pool = GuestPool(module, limits, quarantine=quarantine)
     try:
+        if options:  # refused before any game, not once per game as a failure
+            report.options = resolve_options(read_metadata(pool), options)
         for game in range(games):
             game_seed = rng.next_u64()
             recorder = _RecordingPool(pool, module, game, game_seed, report, stats)
@@ -305,6 +327,7 @@ def _check(
                     check_mirror=True,
                     on_move=on_move,
                     on_start=lambda match, on_move=on_move: on_move(match, None),  # leaks at setup
+                    options=options,
                 )
             except TablehostError as exc:
                 report.failures.append(f"game {game} (seed {game_seed}): {exc.code}: {exc}")
@@ -520,6 +543,11 @@ def _summarise(op: str, runs: list[tuple[int, float, int]]) -> OpBudget:
     )
 
 
+def describe_options(options: dict[str, Any]) -> str:
+    """``target_score=50, misere=true``: options as ``--option`` takes them (booleans lowercase)."""
+    return ", ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in options.items())
+
+
 def format_report(report: CheckReport) -> str:
     """The report as the text ``tablehost check`` prints."""
     lines = [
@@ -527,6 +555,7 @@ def format_report(report: CheckReport) -> str:
             f"{report.module} ({report.sha256[:12]}): {report.games} games of {report.players} players, "
             f"seed {report.seed}, {report.calls} calls re-run in fresh instances"
         ),
+        *([f"  options: {describe_options(report.options)}"] if report.options else []),
         f"  differences: {report.difference_count}",
     ]
     for d in report.differences[:5]:
