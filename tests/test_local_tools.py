@@ -115,3 +115,37 @@ def test_an_option_the_module_does_not_declare_is_refused_before_any_game(
 def test_in_guest_simulate_refuses_options(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "simulate", TTT, "--in-guest", "--games", "2", "--option", "misere=true")
     assert code == 2 and "--in-guest sets every game up with the default options" in err and out == ""
+
+
+def _game_that(fails: str) -> bytes:
+    from fixtures_guest import guest_wasm, offering_guest_wasm
+
+    if fails == "stuck":
+        return guest_wasm(None)  # its setup offers nobody anything, and the game is not over
+    return offering_guest_wasm(fails)  # seat 1 is offered a move, whose step misbehaves
+
+
+@pytest.mark.parametrize(
+    ("fails", "code"),
+    [("hostile_panic", "guest/panic"), ("hostile_loop", "guest/budget"), ("hostile_trap", "guest/trap"),
+     ("stuck", "match/stuck")],
+)
+def test_play_exits_1_for_a_game_that_failed(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, fails: str, code: str
+) -> None:
+    module = tmp_path / "failing.wasm"
+    module.write_bytes(_game_that(fails))
+    status, _, err = run(capsys, "play", str(module), "--seed", "5", "--quiet", "--fuel", "2000000")
+    assert status == 1, err
+    assert f"tablehost: the game failed (seed 5; --seed 5 replays it): {code}: " in err
+
+
+def test_play_exits_1_for_a_setup_that_panics(capsys: pytest.CaptureFixture[str], odd_seed_module: Path) -> None:
+    statuses = {run(capsys, "play", str(odd_seed_module), "--seed", str(seed), "--quiet")[0] for seed in range(8)}
+    assert statuses == {0, 1}  # the seeds whose setup seed is odd fail, the others finish
+
+
+@needs_ttt
+def test_play_still_exits_2_for_a_refused_setup(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "play", TTT, "--players", "3", "--quiet")
+    assert code == 2 and "setup/invalid: this game seats exactly 2 players, not 3" in err

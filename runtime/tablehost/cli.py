@@ -269,7 +269,18 @@ def _print_move(match: Match, move: MoveRecord) -> None:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
-    """Play one local match with bots, printing every move and the final scores."""
+    """Play one local match with bots, printing every move and the final scores.
+
+    Returns:
+        0 for a game that reached game over; 1 (:data:`EXIT_FAILED`) for a game the bots could
+        not finish: stopped at ``--max-plies``, or failed (a panic, a trap, a budget such as a
+        loop's fuel, a stuck game, a refused answer), said on stderr with its seed.
+
+    Raises:
+        SystemExit, SetupRefused, InvalidRequest, ValueError: bad input, refused before or at
+            setup (a player count or option the module does not declare, a bot that does not
+            fit); the CLI exits 2.
+    """
     require_in_range("--max-plies", args.max_plies, 1, MAX_PLIES)
     bots = parse_bot_list(args.bots, args.players)
     if args.record and not Path(args.record).resolve().parent.is_dir():
@@ -281,23 +292,34 @@ def cmd_play(args: argparse.Namespace) -> int:
     pool = local_pool(module, limits)
     tune_for_bot_jobs()
     try:
-        options = declared_options(pool, args.option)
+        options = declared_options(pool, args.option)  # refusals before the game: bad input (exit 2)
         _check_search_bots(pool, bots, options)
-        # The whole game on one big-stack thread: guest calls then need no hop each.
-        result = on_big_stack(
-            limits.stack_bytes,
-            lambda: play_game(
-                pool,
-                bots,
-                seed,
-                match_id=f"play-{seed}",
-                max_plies=args.max_plies,
-                module_sha256=module.sha256,
-                module_name=module.name,
-                on_move=None if args.quiet else _print_move,
-                options=options,
-            ),
-        )
+        try:
+            # The whole game on one big-stack thread: guest calls then need no hop each.
+            result = on_big_stack(
+                limits.stack_bytes,
+                lambda: play_game(
+                    pool,
+                    bots,
+                    seed,
+                    match_id=f"play-{seed}",
+                    max_plies=args.max_plies,
+                    module_sha256=module.sha256,
+                    module_name=module.name,
+                    on_move=None if args.quiet else _print_move,
+                    options=options,
+                ),
+            )
+        except SetupRefused:
+            raise  # the seats asked for were refused at setup: bad input (exit 2)
+        except TablehostError as exc:  # the game failed, as simulate counts a failure: exit 1
+            print(
+                escape_controls(
+                    f"tablehost: the game failed (seed {seed}; --seed {seed} replays it): {exc.code}: {exc}"
+                ),
+                file=sys.stderr,
+            )
+            return EXIT_FAILED
     finally:
         pool.close()
     match = result.match
@@ -699,7 +721,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status (0 ok, 1 failed check, 2 bad input)."""
+    """Run the command line; returns the exit status: 0 done, 1 a failure (a failed check or
+    verify, a game that failed or did not finish: ``play``, ``simulate``), 2 bad input (a bad
+    option or file, a refused setup, the server refusing the request)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     # Local commands print for people; their structured events go to stderr at warning and above
