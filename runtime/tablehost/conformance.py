@@ -19,6 +19,7 @@ import re
 import statistics
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from typing import Any
 
 import orjson
@@ -305,17 +306,6 @@ def _check(
             game_seed = rng.next_u64()
             recorder = _RecordingPool(pool, module, game, game_seed, report, stats)
 
-            def on_move(
-                match: Match, move: MoveRecord | None, game: int = game, game_seed: int = game_seed
-            ) -> None:
-                for viewer in [None, *(p.player_id for p in match.players)]:
-                    places = hidden_kind_places(match, viewer, move)
-                    if places:
-                        kinds = sorted({place.kind for place in places})
-                        report.leaks.append(
-                            Leak(game, game_seed, match.version, viewer, kinds, places[:MAX_LEAK_PLACES])
-                        )
-
             try:  # the recorder stands in for the pool: it delegates, then re-runs in a fresh instance
                 play_game(
                     recorder,  # type: ignore[arg-type]
@@ -325,8 +315,8 @@ def _check(
                     max_plies=max_plies,
                     module_sha256=module.sha256,
                     check_mirror=True,
-                    on_move=on_move,
-                    on_start=lambda match, on_move=on_move: on_move(match, None),  # leaks at setup
+                    on_move=partial(_record_leaks, report, game, game_seed),
+                    on_start=partial(_record_leaks, report, game, game_seed, move=None),  # leaks at setup
                     options=options,
                 )
             except TablehostError as exc:
@@ -335,6 +325,16 @@ def _check(
         pool.close()
     report.budgets = {op: _summarise(op, runs) for op, runs in sorted(stats.items())}
     return report
+
+
+def _record_leaks(report: CheckReport, game: int, game_seed: int, match: Match, move: MoveRecord | None) -> None:
+    """Add a :class:`Leak` to ``report`` for every viewer (spectator first) served a hidden kind
+    now: after ``move``, or at setup when it is None."""
+    for viewer in [None, *(p.player_id for p in match.players)]:
+        places = hidden_kind_places(match, viewer, move)
+        if places:
+            kinds = sorted({place.kind for place in places})
+            report.leaks.append(Leak(game, game_seed, match.version, viewer, kinds, places[:MAX_LEAK_PLACES]))
 
 
 def first_difference(left: Any, right: Any) -> tuple[str, str, str] | None:
