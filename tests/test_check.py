@@ -187,3 +187,13 @@ def test_an_upload_that_leaks_is_refused_saying_who_where_and_when(tmp_path: Pat
     assert "viewer None" not in message and "guest/" not in message  # the leak, not a failed game
     assert "game 0 (seed " in message
     assert message.endswith("at setup: spectator was served hidden kind 'king' at state.meta_data.peek")
+
+
+def test_free_text_leaks_a_kind_as_a_whole_word_only() -> None:
+    from tablehost.conformance import _WordFinder
+
+    finder = _WordFinder({"2b", "queen_of_spades", "Q"})
+    assert finder.kinds_in("seat1 plays 2b.") == ["2b"]
+    assert finder.kinds_in("(2b) and queen_of_spades") == ["2b", "queen_of_spades"]
+    assert finder.kinds_in("#c0392b, 2bx, x2b, 2b_low, queen_of_spades2") == []
+    assert finder.kinds_in("Q") == ["Q"] and finder.kinds_in("Q wins") == []  # one character: whole text only

@@ -375,7 +375,12 @@ def _difference(left: Any, right: Any, path: str) -> tuple[str, str, str] | None
 def hidden_kinds_served(match: Match, viewer: int | None, move: MoveRecord | None = None) -> list[str]:
     """Private kinds hidden from ``viewer`` that appear in what ``viewer`` is served now.
 
-    :func:`hidden_kind_places` says where; this is the set of kinds found.
+    :func:`hidden_kind_places` says where (and gives the rule); this is the set of kinds found.
+
+    Args:
+        match: the match after ``move`` (or at setup).
+        viewer: a player id, or ``None`` for a spectator.
+        move: the move just applied, if any.
 
     Returns:
         The leaked kinds, sorted; empty when nothing leaked.
@@ -481,13 +486,16 @@ class _WordFinder:
     :func:`hidden_kind_places`)."""
 
     def __init__(self, kinds: set[str]) -> None:
+        self._kinds = kinds
         self._patterns = [
             (kind, re.compile(rf"(?<!\w){re.escape(kind)}(?!\w)")) for kind in sorted(kinds) if len(kind) >= 2
         ]
 
     def kinds_in(self, text: str) -> list[str]:
-        """The kinds found in ``text`` as whole words, sorted; a one-character text that is a kind
-        is not looked at here (callers match whole values themselves)."""
+        """The kinds in ``text``: each of two or more characters found as a whole word, sorted;
+        a one-character kind only when it is the whole text."""
+        if len(text) == 1:
+            return [text] if text in self._kinds else []
         return [kind for kind, pattern in self._patterns if kind in text and pattern.search(text)]
 
 
