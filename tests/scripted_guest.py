@@ -60,6 +60,19 @@ STEP: dict[str, Any] = {
 }  # fmt: skip
 """A well-formed answer to player 1's ``space_click a`` in :data:`SETUP`."""
 
+def final_step(base: dict[str, Any] | None = None, setup: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``base`` (default :data:`STEP`) as the last move: game over, nothing offered, and the
+    ``state`` after its patches on ``setup``'s state (default :data:`SETUP`), so the host's
+    mirror check (``check_mirror``, ``tablehost check``) passes. A scripted guest answering it
+    plays one-move games."""
+    from tablehost.table import Table
+
+    base = base if base is not None else STEP
+    table = Table((setup if setup is not None else SETUP)["state"])
+    table.apply(base["patches"])
+    return answer(base, game_over=True, actions={}, state=table.state)
+
+
 MOVE = {"type": "space_click", "space_id": "a"}
 """The action :data:`SETUP` offers player 1."""
 
@@ -82,6 +95,38 @@ def _data(offset: int, payload: bytes) -> str:
     return f'  (data (i32.const {offset}) "' + "".join(f"\\{b:02x}" for b in payload) + '")\n'
 
 
+_ODD_SEED = """  ;; 1 when the JSON request at $ptr..$ptr+$len has "seed": followed by digits ending odd.
+  (func $odd_seed (param $ptr i32) (param $len i32) (result i32)
+    (local $at i32) (local $end i32) (local $last i32) (local $byte i32)
+    (local.set $end (i32.add (local.get $ptr) (local.get $len)))
+    (local.set $at (local.get $ptr))
+    (block $found
+      (loop $scan
+        (if (i32.gt_u (i32.add (local.get $at) (i32.const 7)) (local.get $end)) (then (return (i32.const 0))))
+        (br_if $found (i32.and
+          (i32.and (i32.and (i32.eq (i32.load8_u (local.get $at)) (i32.const 34))
+                            (i32.eq (i32.load8_u offset=1 (local.get $at)) (i32.const 115)))
+                   (i32.and (i32.eq (i32.load8_u offset=2 (local.get $at)) (i32.const 101))
+                            (i32.eq (i32.load8_u offset=3 (local.get $at)) (i32.const 101))))
+          (i32.and (i32.and (i32.eq (i32.load8_u offset=4 (local.get $at)) (i32.const 100))
+                            (i32.eq (i32.load8_u offset=5 (local.get $at)) (i32.const 34)))
+                   (i32.eq (i32.load8_u offset=6 (local.get $at)) (i32.const 58)))))
+        (local.set $at (i32.add (local.get $at) (i32.const 1)))
+        (br $scan)))
+    (local.set $at (i32.add (local.get $at) (i32.const 7)))
+    (block $digits
+      (loop $next
+        (br_if $digits (i32.ge_u (local.get $at) (local.get $end)))
+        (local.set $byte (i32.load8_u (local.get $at)))
+        (br_if $digits (i32.or (i32.lt_u (local.get $byte) (i32.const 48)) (i32.gt_u (local.get $byte) (i32.const 57))))
+        (local.set $last (local.get $byte))
+        (local.set $at (i32.add (local.get $at) (i32.const 1)))
+        (br $next)))
+    (i32.and (local.get $last) (i32.const 1)))
+"""
+"""Helper of :func:`scripted_guest` ``setup_panics_on_odd_seed`` (an ASCII digit's parity is its value's)."""
+
+
 def scripted_guest(
     *,
     setup: dict[str, Any] | bytes = SETUP,
@@ -89,6 +134,7 @@ def scripted_guest(
     actions: dict[str, Any] | bytes | None = None,
     game_over: dict[str, Any] | bytes | None = None,
     step_panics: bytes | None = None,
+    setup_panics_on_odd_seed: bytes | None = None,
     more: dict[int, dict[str, Any] | bytes] | None = None,
 ) -> bytes:
     """The wasm bytes of a guest answering ``setup``/``step``/``actions``/``game_over`` with these bytes.
@@ -99,6 +145,9 @@ def scripted_guest(
         game_over: the ``game_over`` answer; default: not over, :data:`SCORES`.
         step_panics: when given, ``step`` traps after leaving this panic report
             (``{"message", "printed"}`` JSON bytes) for ``tablehost_panic_message``.
+        setup_panics_on_odd_seed: when given, ``setup`` traps with this panic report when the
+            request's ``seed`` is odd (its last digit), and answers ``setup`` otherwise: a
+            module that panics on some seeds. (Give at most one of the two panic reports.)
         more: answers of further ops (op number -> answer), e.g. ``metadata`` (6) or ``search`` (8);
             an op with no answer gets a null result (the ABI's "unknown op"). With a metadata
             answer the module reports ABI minor 1 (else 0).
@@ -112,7 +161,7 @@ def scripted_guest(
         **{op: encode(value) for op, value in (more or {}).items()},
     }
     minor = 1 if OP_METADATA in answers else 0  # the metadata op exists from ABI minor 1
-    panic = step_panics if step_panics is not None else NO_PANIC
+    panic = step_panics if step_panics is not None else setup_panics_on_odd_seed or NO_PANIC
     offset, placed, data = 1024, {}, ""
     for op, payload in [*answers.items(), (0, panic)]:
         placed[op] = (offset, len(payload))
@@ -129,6 +178,9 @@ def scripted_guest(
         f"    (if (i32.eq (local.get $op) (i32.const {op})) (then (return {packed(op)})))\n" for op in answers
     )
     trap = "    (if (i32.eq (local.get $op) (i32.const 3)) (then unreachable))\n" if step_panics is not None else ""
+    if setup_panics_on_odd_seed is not None:
+        trap += ("    (if (i32.eq (local.get $op) (i32.const 1))\n"
+                 "      (then (if (call $odd_seed (local.get $ptr) (local.get $len)) (then unreachable))))\n")
     text = f"""(module
   (memory (export "memory") {pages})
   (global $heap (mut i32) (i32.const {heap}))
@@ -145,7 +197,7 @@ def scripted_guest(
     (local.get $ptr))
   (func (export "tablehost_dealloc") (param $ptr i32) (param $len i32))
   (func (export "tablehost_panic_message") (result i64) {packed(0)})
-  (func (export "tablehost_call") (param $op i32) (param $ptr i32) (param $len i32) (result i64)
+{_ODD_SEED}  (func (export "tablehost_call") (param $op i32) (param $ptr i32) (param $len i32) (result i64)
 {trap}{dispatch}    (i64.const 0))
 )
 """

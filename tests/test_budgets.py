@@ -100,6 +100,16 @@ def test_a_module_whose_calls_keep_failing_is_quarantined_then_let_back(cache_di
     assert again.value.retry_after_ms > 301  # quarantined again soon after: twice as long
 
 
+def test_a_pool_without_quarantine_reports_every_failure_as_itself(cache_dir: Path) -> None:  # noqa: F811
+    limits = Limits(quarantine_after=3, quarantine_ms=300)
+    pool = GuestPool(load_guest("hostile_trap", cache_dir, limits), limits, quarantine=False)  # a local tool's
+    for match in range(3 * limits.quarantine_after):
+        pool.setup(PLAYERS, 1, f"m{match}:0")
+        with pytest.raises(GuestTrap):  # never ModuleQuarantined
+            pool.step(f"m{match}:0", lambda: STATE, f"m{match}:1", 1, ACTION, 5)
+    assert pool.quarantined_for_ms == 0
+
+
 def test_a_module_cannot_take_more_than_its_call_slots(cache_dir: Path) -> None:  # noqa: F811
     limits = Limits(instances_per_module=1, wall_ms=100)
     pool = GuestPool(load_guest(None, cache_dir, limits), limits)

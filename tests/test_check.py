@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import copy
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
 
 from fixtures_guest import cache_dir, guest_wasm, load_guest  # noqa: F401  (cache_dir is a fixture)
-from tablehost.conformance import check_module, first_difference
-from tablehost.module import load_module
+from scripted_guest import SETUP, STEP, answer, final_step, scripted_guest
+from tablehost.conformance import check_module, describe_leak, first_difference, format_report
+from tablehost.module import GameModule, load_module
+from tablehost.selfplay import COLORS
 
 ROOT = Path(__file__).resolve().parents[1]
 DIST = ROOT / "sample_games" / "dist"
@@ -65,3 +70,130 @@ def test_the_check_command_prints_the_report_and_fails_on_a_difference(tmp_path:
     report = orjson.loads(run.stdout)
     assert report["ok"] is False and report["differences"][0]["path"] == "allow_undo"
     assert set(report["budgets"]) >= {"setup", "step"}
+
+
+# --- Leaks: structural, with where and when --------------------------------------------------
+
+
+def _with(base: dict[str, Any], change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    copied = copy.deepcopy(base)
+    change(copied)
+    return copied
+
+
+def _leaky_module(
+    setup_change: Callable[[dict[str, Any]], None] = lambda answer: None,
+    step_patches: list[dict[str, Any]] = (),  # type: ignore[assignment]
+) -> GameModule:
+    """The scripted one-move game (:mod:`scripted_guest`) with ``setup_change`` made to its setup
+    answer and ``step_patches`` added to its move; ``king`` and ``two`` lie hidden in the deck,
+    ``ace`` in player 1's hand."""
+    setup = _with(SETUP, setup_change)
+    step = answer(STEP, patches=[*STEP["patches"], *step_patches])
+    return load_module(scripted_guest(setup=setup, step=final_step(step, setup)), name="leaky")
+
+
+def _set(*path: str | int, value: Any) -> Callable[[dict[str, Any]], None]:
+    def change(answer: dict[str, Any]) -> None:
+        target: Any = answer["state"]
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+
+    return change
+
+
+LEAKS_AT_SETUP = [
+    (_set("spaces", 0, "public_state", value={"face": "king"}), "state.spaces[0].public_state.face", "king"),
+    (_set("spaces", 2, "pieces", 0, "public_state", value={"face": "ace"}),
+     "state.spaces[2].pieces[0].public_state.face", "ace"),
+    (_set("players", 0, "public_state", value={"hint": ["king"]}), "state.players[0].public_state.hint[0]", "king"),
+    (_set("meta_data", value={"king": True}), "state.meta_data.king", "king"),  # a key
+    (_set("log", value=[{"text": "The top card is king.", "for_player": {}}]), "state.log[0].text", "king"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("change", "path", "kind"), LEAKS_AT_SETUP, ids=[case[1] for case in LEAKS_AT_SETUP])
+def test_a_leak_at_setup_says_where_and_at_setup(change: Any, path: str, kind: str) -> None:
+    report = check_module(_leaky_module(change), games=1, seed=1)
+
+    assert report.difference_count == 0 and not report.failures
+    first = report.leaks[0]
+    assert (first.version, first.viewer, first.kinds) == (0, None, [kind])
+    assert [place.path for place in first.places] == [path]
+    assert describe_leak(first) == f"game 0 (seed {first.seed}) at setup: spectator was served hidden kind {kind!r} at {path}"
+    assert "spectator" in format_report(report) and "at setup" in format_report(report)
+
+
+def test_a_hidden_kind_in_a_label_leaks_to_the_seat_it_is_offered_to() -> None:
+    offer = {"action": {"type": "space_click", "space_id": "a"}, "intent": "confirm", "label": "Take the king"}
+    report = check_module(_leaky_module(lambda setup: setup.update(actions={"1": [offer]})), games=1, seed=1)
+
+    assert [(leak.version, leak.viewer, [p.path for p in leak.places]) for leak in report.leaks] == [
+        (0, 1, ["actions[0].label"])
+    ]
+
+
+@pytest.mark.parametrize(
+    ("patch", "path"),
+    [
+        ({"op": "log", "entry": {"text": "ann peeks: the king!", "for_player": {}}}, "state.log[1].text"),
+        ({"op": "log", "entry": {"text": "ann peeks", "for_player": {"2": "you see the king"}}}, "state.log[1].text"),
+        ({"op": "set_meta", "key": "last_seen", "value": "king"}, "state.meta_data.last_seen"),
+    ],
+)
+def test_a_leak_made_by_a_move_is_reported_at_its_version(patch: dict[str, Any], path: str) -> None:
+    report = check_module(_leaky_module(step_patches=[patch]), games=1, seed=1)
+
+    assert report.leaks and all(leak.version == 1 for leak in report.leaks)
+    viewers = {leak.viewer for leak in report.leaks}
+    assert viewers == ({2} if "for_player" in patch.get("entry", {}) and patch["entry"]["for_player"] else {None, 1, 2})
+    assert all([p.path for p in leak.places] == [path] and leak.kinds == ["king"] for leak in report.leaks)
+
+
+def test_hidden_kinds_inside_other_strings_are_no_leak() -> None:
+    """Card faces ``2b``/``2c`` are parts of the seat colours ``#c0392b``/``#2c3e50``, and ``ace``
+    of ``space_click``: a correct game passes."""
+    deck = [{"public_kind": "back", "private_kind": kind} for kind in ("2b", "2c", "ace")]
+    log = [{"text": "seat1 draws from 12b; #2c3e50 waits", "for_player": {}}]
+
+    def change(setup: dict[str, Any]) -> None:
+        setup["state"]["spaces"][3]["pieces"] = deck
+        setup["state"]["spaces"][2]["pieces"] = []
+        setup["state"]["log"] = log
+        setup["state"]["meta_data"] = {"theme": "#c0392b", "2b2c": "note"}
+        for player, color in zip(setup["state"]["players"], COLORS):
+            player["color"] = color
+
+    module = _leaky_module(change, [{"op": "log", "entry": {"text": "seat1 takes ace_low", "for_player": {}}}])
+    report = check_module(module, games=1, seed=1)
+    assert report.ok, (report.leaks, report.failures, report.differences)
+
+
+def test_an_upload_that_leaks_is_refused_saying_who_where_and_when(tmp_path: Path) -> None:
+    from tablehost.api.auth import ADMIN
+    from tablehost.api.registry import MatchRegistry
+    from tablehost.errors import ModuleError
+
+    setup = _with(SETUP, _set("meta_data", value={"peek": "king"}))
+    data = scripted_guest(setup=setup, step=final_step(STEP, setup))
+    registry = MatchRegistry(tmp_path / "data", check_uploads=1)
+    try:
+        with pytest.raises(ModuleError) as refused:
+            registry.upload_module(ADMIN, data, "leaky")
+    finally:
+        registry.close()
+    message = str(refused.value)
+    assert "viewer None" not in message and "guest/" not in message  # the leak, not a failed game
+    assert "game 0 (seed " in message
+    assert message.endswith("at setup: spectator was served hidden kind 'king' at state.meta_data.peek")
+
+
+def test_free_text_leaks_a_kind_as_a_whole_word_only() -> None:
+    from tablehost.conformance import _WordFinder
+
+    finder = _WordFinder({"2b", "queen_of_spades", "Q"})
+    assert finder.kinds_in("seat1 plays 2b.") == ["2b"]
+    assert finder.kinds_in("(2b) and queen_of_spades") == ["2b", "queen_of_spades"]
+    assert finder.kinds_in("#c0392b, 2bx, x2b, 2b_low, queen_of_spades2") == []
+    assert finder.kinds_in("Q") == ["Q"] and finder.kinds_in("Q wins") == []  # one character: whole text only

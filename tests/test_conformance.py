@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tablehost.conformance import hidden_kinds_served
+from tablehost.conformance import describe_viewer, hidden_kind_places
 from tablehost.guest import GuestPool
 from tablehost.history import MoveRecord
 from tablehost.match import Match
@@ -64,8 +64,8 @@ def assert_no_leak(match: Match, viewer: int | None, move: MoveRecord | None = N
     Older log lines are history: a card played face up in an earlier round may be hidden again
     after a new deal, so only the log lines this move wrote are checked with the current state.
     """
-    leaked = hidden_kinds_served(match, viewer, move)
-    assert not leaked, f"viewer {viewer} was served hidden kinds {leaked} at version {match.version}"
+    leaked = hidden_kind_places(match, viewer, move)
+    assert not leaked, f"{describe_viewer(viewer)} was served hidden kinds at version {match.version}: {leaked[:5]}"
     served = match.view(viewer)
     for space in served.state["spaces"]:
         for index, piece in enumerate(space["pieces"]):

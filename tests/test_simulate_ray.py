@@ -50,10 +50,26 @@ def check_local_ray() -> None:
     assert without_timings(in_guest) == without_timings(simulate(module, ["random", "first"], 7, 24, in_guest=True))
     assert sum(in_guest.wins) + in_guest.draws == 24 and not in_guest.failures
     # An already running Ray is used as it is (and left running); host-driven batches this time.
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    try:
-        host = simulate(module, ["random", "random"], 8, 6, use_ray=True, batch_size=2)
-        assert ray.is_initialized()
-    finally:
-        ray.shutdown()
+    # Options travel with the batches; a module failing game after game is never quarantined.
+    import tempfile
+
+    from scripted_guest import final_step, scripted_guest
+
+    panic = b'{"message":"setup exploded on an odd seed","printed":""}'
+    with tempfile.TemporaryDirectory() as folder:
+        odd_seed = Path(folder) / "odd_seed.wasm"
+        odd_seed.write_bytes(scripted_guest(step=final_step(), setup_panics_on_odd_seed=panic))
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+        try:
+            host = simulate(module, ["random", "random"], 8, 6, use_ray=True, batch_size=2)
+            misere = simulate(module, ["random", "random"], 8, 6, use_ray=True, batch_size=2, options={"misere": True})
+            failing = simulate(odd_seed, ["random", "random"], 1, 30, use_ray=True, batch_size=30)
+            assert ray.is_initialized()
+        finally:
+            ray.shutdown()
     assert without_timings(host) == without_timings(simulate(module, ["random", "random"], 8, 6))
+    assert without_timings(misere) == without_timings(
+        simulate(module, ["random", "random"], 8, 6, options={"misere": True})
+    )
+    errors = [failure["error"] for failure in failing.failures]
+    assert len(errors) > 8 and set(errors) == {"guest/panic: setup exploded on an odd seed"}, errors

@@ -468,7 +468,8 @@ def test_piece_field_patches_are_refused_exactly_by_the_rule(
     if length is None:
         assert refusal is not None and "no space" in refusal
     elif type(index) is not int or not 0 <= index < length:
-        assert refusal is not None and "index" in refusal and "outside" in refusal
+        wording = "has no pieces" if length == 0 else "outside"  # an empty space names no range
+        assert refusal is not None and "index" in refusal and wording in refusal
     elif not value_ok:
         assert refusal is not None and f"{name} must be" in refusal
     else:
@@ -502,3 +503,22 @@ def test_a_refused_list_names_the_patch_its_op_and_the_fault(data: st.DataObject
         assert refused.value.message == expected
         assert refused.value.patch_index == len(good)
     assert table.canonical_json() == Table(state).canonical_json()
+
+
+@pytest.mark.parametrize(
+    "patch",
+    [
+        {"op": "remove_piece", "space_id": "b", "index": 5},
+        {"op": "move_piece", "from": "b", "index": 0, "to": "a"},
+        {"op": "set_public_kind", "space_id": "b", "index": 0, "kind": "y"},
+    ],
+)
+def test_a_patch_on_an_empty_space_says_the_space_has_no_pieces(patch: dict[str, Any]) -> None:
+    table = two_spaces(["a0"], [])
+    with pytest.raises(PatchError) as caught:
+        table.apply_patch(patch)
+    assert caught.value.message.endswith(f"index {patch['index']}: the space has no pieces")
+    assert "0..-1" not in caught.value.message
+    with pytest.raises(PatchError) as outside:  # a space with pieces still names its range
+        table.apply_patch({"op": "remove_piece", "space_id": "a", "index": 5})
+    assert "index 5 is outside 0..0 of the space" in outside.value.message

@@ -105,9 +105,9 @@ def test_the_upload_check_plays_every_declared_player_count_unless_overridden(
     played: list[tuple[int, int]] = []
     real_check = registry_module.check_module
 
-    def recording_check(module, *, games, seed, players, limits):  # type: ignore[no-untyped-def]
+    def recording_check(module, *, games, seed, players, limits, **more):  # type: ignore[no-untyped-def]
         played.append((players, games))
-        return real_check(module, games=games, seed=seed, players=players, limits=limits)
+        return real_check(module, games=games, seed=seed, players=players, limits=limits, **more)
 
     monkeypatch.setattr(registry_module, "check_module", recording_check)
     for override, expected in ((None, [(2, 2), (3, 1), (4, 1)]), (3, [(3, 4)])):

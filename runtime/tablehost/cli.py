@@ -24,7 +24,7 @@ from tablehost._stacks import on_big_stack
 from tablehost.bots import MAX_PLAYERS, is_search_bot, parse_bot_list
 from tablehost.cli_budgets import add_budget_options, describe_limits, limits_from_args
 from tablehost.cli_ranges import MAX_CHECK_GAMES, MAX_GAMES, MAX_PLIES, NUMBER_ARGUMENT, require_in_range
-from tablehost.conformance import check_module, format_report
+from tablehost.conformance import check_module, describe_options, format_report
 from tablehost.errors import TablehostError
 from tablehost.gcpolicy import tune_for_bot_jobs
 from tablehost.guest import GuestPool, check_instantiates
@@ -32,7 +32,7 @@ from tablehost.history import MoveRecord
 from tablehost.inguest import MAX_GAMES_PER_CALL
 from tablehost.limits import DEFAULT_LIMITS, Limits
 from tablehost.match import Match
-from tablehost.metadata import SetupRefused, check_player_count
+from tablehost.metadata import SetupRefused, check_player_count, resolve_options
 from tablehost.module import GameModule, load_module, validate_module
 from tablehost.module_file import read_module_file
 from tablehost.record import load_record, replay, state_at, view_at
@@ -57,6 +57,19 @@ def _read_module_bytes(path: str, limits: Limits = DEFAULT_LIMITS) -> bytes:
         raise SystemExit(f"tablehost: cannot read module {path}: {exc.strerror}") from None
 
 
+def local_pool(module: GameModule, limits: Limits) -> GuestPool:
+    """The guest pool of a local command: ``module`` under ``limits``, never quarantined.
+
+    Quarantine protects a server; a local command must report each game's real failure
+    (``guest/panic`` ...), not ``module/quarantined`` after the eighth (:class:`GuestPool`
+    ``quarantine=False``).
+
+    Raises:
+        ValueError: ``limits.stack_bytes`` differs from the module's (as :class:`GuestPool`).
+    """
+    return GuestPool(module, limits, quarantine=False)
+
+
 def cmd_inspect(args: argparse.Namespace) -> int:
     """Validate a module and print its exports, sizes, initial memory and the budgets."""
     limits = limits_from_args(args)
@@ -64,7 +77,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     info = validate_module(data, limits)
     module = load_module(data, limits=limits)
     check_instantiates(module)  # it must also compile and instantiate within the budgets
-    pool = GuestPool(module, limits)
+    pool = local_pool(module, limits)
     try:
         metadata = module_metadata(pool)
     finally:
@@ -165,6 +178,41 @@ def parse_options(pairs: Sequence[str]) -> dict[str, Any]:
     return options
 
 
+def declared_options(pool: GuestPool, pairs: Sequence[str]) -> dict[str, Any]:
+    """``--option`` pairs of ``play``, ``simulate`` or ``check``, parsed and checked against the
+    options the module declares, before any game is played.
+
+    Args:
+        pool: the module's pool (its metadata is read when options are given).
+        pairs: each ``--option`` as given.
+
+    Returns:
+        The options as given (:func:`parse_options`); empty for none. Each game fills in the
+        defaults of the rest.
+
+    Raises:
+        SystemExit: a malformed pair (:func:`parse_options`; exit 2).
+        SetupRefused: an option the module does not declare, or a value it does not allow
+            (exit 2, in the words the server uses).
+        GuestError: the module's ``metadata`` op failed.
+    """
+    options = parse_options(pairs)
+    if options:
+        resolve_options(module_metadata(pool), options)
+    return options
+
+
+def add_option_argument(parser: argparse.ArgumentParser) -> None:
+    """Add ``--option KEY=VALUE`` (repeatable) to ``parser`` (``play``, ``simulate``, ``check``)."""
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a game option (see inspect); repeat for several",
+    )
+
+
 def seat_label(player_id: int | str, names: Mapping[int, str] | None = None) -> str:
     """A seat as the CLI names it in a result.
 
@@ -221,7 +269,18 @@ def _print_move(match: Match, move: MoveRecord) -> None:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
-    """Play one local match with bots, printing every move and the final scores."""
+    """Play one local match with bots, printing every move and the final scores.
+
+    Returns:
+        0 for a game that reached game over; 1 (:data:`EXIT_FAILED`) for a game the bots could
+        not finish: stopped at ``--max-plies``, or failed (a panic, a trap, a budget such as a
+        loop's fuel, a stuck game, a refused answer), said on stderr with its seed.
+
+    Raises:
+        SystemExit, SetupRefused, InvalidRequest, ValueError: bad input, refused before or at
+            setup (a player count or option the module does not declare, a bot that does not
+            fit); the CLI exits 2.
+    """
     require_in_range("--max-plies", args.max_plies, 1, MAX_PLIES)
     bots = parse_bot_list(args.bots, args.players)
     if args.record and not Path(args.record).resolve().parent.is_dir():
@@ -230,26 +289,37 @@ def cmd_play(args: argparse.Namespace) -> int:
     data = _read_module_bytes(args.module, limits)
     module = load_module(data, limits=limits, name=Path(args.module).stem)
     seed = args.seed if args.seed is not None else secrets.randbits(64)
-    pool = GuestPool(module, limits)
-    options = parse_options(args.option)
+    pool = local_pool(module, limits)
     tune_for_bot_jobs()
     try:
+        options = declared_options(pool, args.option)  # refusals before the game: bad input (exit 2)
         _check_search_bots(pool, bots, options)
-        # The whole game on one big-stack thread: guest calls then need no hop each.
-        result = on_big_stack(
-            limits.stack_bytes,
-            lambda: play_game(
-                pool,
-                bots,
-                seed,
-                match_id=f"play-{seed}",
-                max_plies=args.max_plies,
-                module_sha256=module.sha256,
-                module_name=module.name,
-                on_move=None if args.quiet else _print_move,
-                options=options,
-            ),
-        )
+        try:
+            # The whole game on one big-stack thread: guest calls then need no hop each.
+            result = on_big_stack(
+                limits.stack_bytes,
+                lambda: play_game(
+                    pool,
+                    bots,
+                    seed,
+                    match_id=f"play-{seed}",
+                    max_plies=args.max_plies,
+                    module_sha256=module.sha256,
+                    module_name=module.name,
+                    on_move=None if args.quiet else _print_move,
+                    options=options,
+                ),
+            )
+        except SetupRefused:
+            raise  # the seats asked for were refused at setup: bad input (exit 2)
+        except TablehostError as exc:  # the game failed, as simulate counts a failure: exit 1
+            print(
+                escape_controls(
+                    f"tablehost: the game failed (seed {seed}; --seed {seed} replays it): {exc.code}: {exc}"
+                ),
+                file=sys.stderr,
+            )
+            return EXIT_FAILED
     finally:
         pool.close()
     match = result.match
@@ -297,15 +367,16 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     data = _read_module_bytes(args.module, limits)  # a clear message for a missing, unreadable or huge file
     # A seat count the game does not take is one line now, not a failure in every game.
     module = load_module(data, limits=limits, name=Path(args.module).stem)
+    pool = local_pool(module, limits)
     try:
-        _check_players(module, limits, len(bots))
-    except SetupRefused as exc:  # --bots sets the seats: say so (one name is one seat, not all)
-        raise SystemExit(
-            f"tablehost: {exc.code}: {exc} (simulate seats one player per --bots name)"
-        ) from None
-    pool = GuestPool(module, limits)
-    try:
-        _check_search_bots(pool, bots, {})
+        try:
+            _check_players(pool, len(bots))
+        except SetupRefused as exc:  # --bots sets the seats: say so (one name is one seat, not all)
+            raise SystemExit(
+                f"tablehost: {exc.code}: {exc} (simulate seats one player per --bots name)"
+            ) from None
+        options = declared_options(pool, args.option)
+        _check_search_bots(pool, bots, options)
     finally:
         pool.close()
     seed = args.seed if args.seed is not None else secrets.randbits(64)
@@ -323,11 +394,14 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         batch_size=args.batch,
         use_ray=args.ray is not None,
         ray_address=args.ray or None,
+        options=options,
     )
     if args.json:
         print(orjson.dumps(summary.to_json(), option=orjson.OPT_INDENT_2).decode())
     else:
         print(f"{summary.module}: {summary.games} games, bots {','.join(summary.bots)}, seed {summary.seed}")
+        if summary.options:
+            print(f"  options: {describe_options(summary.options)}")
         for seat, wins in enumerate(summary.wins):
             print(f"  seat {seat + 1} ({summary.bots[seat]}): {wins} wins")
         print(f"  draws: {summary.draws}")
@@ -382,7 +456,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             f"tablehost: {args.module} has sha256 {module.sha256}, the record needs {record.module_sha256}"
         )
     # Fuel decides as it did live; the wall clock is widened so a busy machine cannot fail a move.
-    pool = GuestPool(module, limits.for_replay())
+    pool = local_pool(module, limits.for_replay())
     try:
         result = on_big_stack(limits.stack_bytes, lambda: replay(record, pool))
     finally:
@@ -423,17 +497,22 @@ def _check_search_bots(pool: GuestPool, bots: list[str], options: dict[str, Any]
         check_bot_fits(name, metadata.hidden_information, samples)
 
 
-def _check_players(module: GameModule, limits: Limits, given: int | None) -> int:
-    """Seats per game of ``check``: ``given``, else the fewest the module declares (else 2).
+def _check_players(pool: GuestPool, given: int | None) -> int:
+    """Seats per game of ``check`` and ``simulate``: ``given``, else the fewest the module
+    declares (else 2).
+
+    Args:
+        pool: the module's pool (its metadata is read).
+        given: ``--players`` (``simulate``: one seat per ``--bots`` name), or None.
+
+    Returns:
+        The seat count.
 
     Raises:
         SetupRefused: ``given`` is outside the module's declared player range (exit 2, as ``play``).
+        GuestError: the module's ``metadata`` op failed.
     """
-    pool = GuestPool(module, limits)
-    try:
-        metadata = module_metadata(pool)
-    finally:
-        pool.close()
+    metadata = module_metadata(pool)
     if not metadata.declared:
         return given if given is not None else 2
     if given is None:
@@ -450,10 +529,16 @@ def cmd_check(args: argparse.Namespace) -> int:
     require_in_range("--max-plies", args.max_plies, 1, MAX_PLIES)
     limits = limits_from_args(args)
     module = load_module(_read_module_bytes(args.module, limits), limits=limits, name=Path(args.module).stem)
-    players = _check_players(module, limits, args.players)
+    pool = local_pool(module, limits)
+    try:
+        players = _check_players(pool, args.players)
+        options = declared_options(pool, args.option)
+    finally:
+        pool.close()
     seed = args.seed if args.seed is not None else 1
     report = check_module(
-        module, games=args.games, seed=seed, players=players, max_plies=args.max_plies, limits=limits
+        module, games=args.games, seed=seed, players=players, max_plies=args.max_plies, limits=limits,
+        options=options,
     )
     if args.json:
         print(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2).decode())
@@ -540,13 +625,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"stop after this many moves, 1 to {MAX_PLIES} (default 10000)",
     )
     play.add_argument("--quiet", action="store_true", help="do not print each move")
-    play.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a game option (see inspect); repeat for several",
-    )
+    add_option_argument(play)
     add_budget_options(play)
     play.set_defaults(func=cmd_play)
 
@@ -588,6 +667,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ADDRESS",
         help="spread the batches over Ray: the cluster at ADDRESS, or a local Ray when none is given",
     )
+    add_option_argument(sim)
     add_budget_options(sim)
     sim.set_defaults(func=cmd_simulate)
 
@@ -621,6 +701,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"cut a game off after this many moves, 1 to {MAX_PLIES} (default 2000)",
     )
     check.add_argument("--json", action="store_true", help="print the report as JSON")
+    add_option_argument(check)
     add_budget_options(check)
     check.set_defaults(func=cmd_check)
 
@@ -640,7 +721,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status (0 ok, 1 failed check, 2 bad input)."""
+    """Run the command line; returns the exit status: 0 done, 1 a failure (a failed check or
+    verify, a game that failed or did not finish: ``play``, ``simulate``), 2 bad input (a bad
+    option or file, a refused setup, the server refusing the request)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     # Local commands print for people; their structured events go to stderr at warning and above

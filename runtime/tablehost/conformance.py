@@ -6,16 +6,20 @@ it applied to. Then every call is run again in a fresh instance of its own, from
 state, and the answers are compared key for key (patches, scores, game over, offers, the SDK's
 state). A module that keeps anything between calls besides its state cache (a counter, a
 ``HashMap`` whose iteration order depends on history, leftovers of an earlier request) answers
-differently and is reported with the first difference. After every move every viewer's view is
-checked for private parts it may not see (:func:`hidden_kinds_served`). Budget use per op
-(fuel, wall-clock time, memory) comes from the fresh-instance runs.
+differently and is reported with the first difference. At setup and after every move every
+viewer's view is checked for private parts it may not see (:func:`hidden_kind_places`: a hidden
+kind as a whole value or key, or as a whole word of a log line or an action's label), and each
+leak says where it was served and at which version. Budget use per op (fuel, wall-clock time,
+memory) comes from the fresh-instance runs.
 """
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from typing import Any
 
 import orjson
@@ -25,6 +29,7 @@ from tablehost.errors import GuestError, TablehostError
 from tablehost.guest import OP_ACTIONS, OP_GAME_OVER, OP_NAMES, OP_SCORES, OP_SETUP, OP_STEP, Guest, GuestPool
 from tablehost.limits import Limits
 from tablehost.match import Match, MoveRecord
+from tablehost.metadata import read_metadata, resolve_options
 from tablehost.module import GameModule
 from tablehost.rng import Rng
 from tablehost.selfplay import play_game
@@ -57,13 +62,31 @@ class Difference:
 
 
 @dataclass(frozen=True)
+class LeakPlace:
+    """Where a viewer was served a hidden kind.
+
+    Attributes:
+        path: the JSON path in what the viewer was served: ``state.spaces[3].public_state.face``
+            (a whole string value), ``state.meta_data.queen_of_spades`` (a key: the path ends
+            with it), ``state.log[2].text`` or ``actions[0].label`` (a whole word of free text),
+            ``scores...``. Paths index the view as served (view indexes, the viewer's log lines).
+        kind: the hidden ``private_kind`` found there.
+    """
+
+    path: str
+    kind: str
+
+
+@dataclass(frozen=True)
 class Leak:
     """Private kinds a viewer was served although it may not see them.
 
     Attributes:
-        game, seed: the game; ``version``: the match version after the move.
+        game, seed: the game; ``version``: the match version the view reflects, 0 at setup
+            (before the first move), else the version after the move.
         viewer: the player id, or ``None`` for a spectator.
-        kinds: the hidden ``private_kind`` values found in what the viewer was served.
+        kinds: the hidden ``private_kind`` values found in what the viewer was served, sorted.
+        places: where each was found (:class:`LeakPlace`), the first :data:`MAX_LEAK_PLACES`.
     """
 
     game: int
@@ -71,6 +94,11 @@ class Leak:
     version: int
     viewer: int | None
     kinds: list[str]
+    places: list[LeakPlace] = field(default_factory=list)
+
+
+MAX_LEAK_PLACES = 20
+"""Places kept per :class:`Leak` (a kind leaked in every piece of a space is said once per piece)."""
 
 
 @dataclass(frozen=True)
@@ -100,6 +128,8 @@ class CheckReport:
     Attributes:
         module: the module's name; ``sha256`` its digest.
         games, seed, players: what was played (game *i* has seed ``Rng(seed)`` output *i*).
+        options: the options given (``check --option``), every other declared option at its
+            default; empty for none.
         calls: guest calls recorded and re-run.
         differences: the first :data:`MAX_DIFFERENCES` differing calls; ``difference_count`` all.
         leaks: every leak found.
@@ -118,6 +148,7 @@ class CheckReport:
     leaks: list[Leak] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     budgets: dict[str, OpBudget] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -152,9 +183,19 @@ class _RecordingPool:
     def discard_ref(self, state_ref: str) -> None:
         self.pool.discard_ref(state_ref)
 
-    def setup(self, players: list[dict[str, Any]], seed: int, next_ref: str) -> dict[str, Any]:
-        answer = self.pool.setup(players, seed, next_ref)
-        self._compare(OP_SETUP, {"players": players, "seed": seed, "next_ref": next_ref}, answer)
+    def metadata(self) -> dict[str, Any] | None:
+        """The module's metadata answer (:meth:`GuestPool.metadata`, asked once per pool): the
+        games are played with the module's declared options, player range and result rule."""
+        return self.pool.metadata()
+
+    def setup(
+        self, players: list[dict[str, Any]], seed: int, next_ref: str, options: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        answer = self.pool.setup(players, seed, next_ref, options)
+        request: dict[str, Any] = {"players": players, "seed": seed, "next_ref": next_ref}
+        if options:
+            request["options"] = options  # as GuestPool.setup sends them
+        self._compare(OP_SETUP, request, answer)
         return answer
 
     def step(
@@ -216,6 +257,8 @@ def check_module(
     players: int = 2,
     max_plies: int = 2_000,
     limits: Limits | None = None,
+    quarantine: bool = False,
+    options: dict[str, Any] | None = None,
 ) -> CheckReport:
     """Play ``games`` seeded random games, re-run every call in a fresh instance, look for leaks.
 
@@ -226,34 +269,42 @@ def check_module(
         players: seats per game (bots choose at random among the offered actions).
         max_plies: a game still running after this many moves is cut off (not a failure).
         limits: budgets (default the module's).
+        quarantine: let the pool quarantine the module after repeated failures (a server's
+            upload check: later games then fail at once as ``module/quarantined``). False (the
+            default, ``tablehost check``): every game reports its own failure.
+        options: game options by name for every game (checked against the module's declared
+            options before the first game; defaults for the rest).
 
     Returns:
         The :class:`CheckReport`.
 
     Raises:
         ValueError: ``games`` or ``players`` below 1.
+        SetupRefused: an option the module does not declare, or a value it does not allow.
+        GuestError: the module's ``metadata`` op failed while ``options`` were checked.
     """
     if games < 1 or players < 1:
         raise ValueError(f"games and players must be at least 1 (got {games} games, {players} players)")
     limits = limits or module.limits
-    return on_big_stack(limits.stack_bytes, lambda: _check(module, games, seed, players, max_plies, limits))
+    return on_big_stack(
+        limits.stack_bytes, lambda: _check(module, games, seed, players, max_plies, limits, quarantine, options or {})
+    )
 
 
-def _check(module: GameModule, games: int, seed: int, players: int, max_plies: int, limits: Limits) -> CheckReport:
+def _check(
+    module: GameModule, games: int, seed: int, players: int, max_plies: int, limits: Limits, quarantine: bool,
+    options: dict[str, Any],
+) -> CheckReport:
     report = CheckReport(module.name, module.sha256, games, seed, players)
     stats: dict[str, list[tuple[int, float, int]]] = {}
     rng = Rng(seed)
-    pool = GuestPool(module, limits)
+    pool = GuestPool(module, limits, quarantine=quarantine)
     try:
+        if options:  # refused before any game, not once per game as a failure
+            report.options = resolve_options(read_metadata(pool), options)
         for game in range(games):
             game_seed = rng.next_u64()
             recorder = _RecordingPool(pool, module, game, game_seed, report, stats)
-
-            def on_move(match: Match, move: MoveRecord, game: int = game, game_seed: int = game_seed) -> None:
-                for viewer in [None, *(p.player_id for p in match.players)]:
-                    kinds = hidden_kinds_served(match, viewer, move)
-                    if kinds:
-                        report.leaks.append(Leak(game, game_seed, match.version, viewer, kinds))
 
             try:  # the recorder stands in for the pool: it delegates, then re-runs in a fresh instance
                 play_game(
@@ -264,7 +315,9 @@ def _check(module: GameModule, games: int, seed: int, players: int, max_plies: i
                     max_plies=max_plies,
                     module_sha256=module.sha256,
                     check_mirror=True,
-                    on_move=on_move,
+                    on_move=partial(_record_leaks, report, game, game_seed),
+                    on_start=partial(_record_leaks, report, game, game_seed, move=None),  # leaks at setup
+                    options=options,
                 )
             except TablehostError as exc:
                 report.failures.append(f"game {game} (seed {game_seed}): {exc.code}: {exc}")
@@ -272,6 +325,16 @@ def _check(module: GameModule, games: int, seed: int, players: int, max_plies: i
         pool.close()
     report.budgets = {op: _summarise(op, runs) for op, runs in sorted(stats.items())}
     return report
+
+
+def _record_leaks(report: CheckReport, game: int, game_seed: int, match: Match, move: MoveRecord | None) -> None:
+    """Add a :class:`Leak` to ``report`` for every viewer (spectator first) served a hidden kind
+    now: after ``move``, or at setup when it is None."""
+    for viewer in [None, *(p.player_id for p in match.players)]:
+        places = hidden_kind_places(match, viewer, move)
+        if places:
+            kinds = sorted({place.kind for place in places})
+            report.leaks.append(Leak(game, game_seed, match.version, viewer, kinds, places[:MAX_LEAK_PLACES]))
 
 
 def first_difference(left: Any, right: Any) -> tuple[str, str, str] | None:
@@ -312,19 +375,50 @@ def _difference(left: Any, right: Any, path: str) -> tuple[str, str, str] | None
 def hidden_kinds_served(match: Match, viewer: int | None, move: MoveRecord | None = None) -> list[str]:
     """Private kinds hidden from ``viewer`` that appear in what ``viewer`` is served now.
 
-    A kind counts as hidden when some piece carries it privately and ``viewer`` is not that
-    piece's viewer (DESIGN.md "Viewers of a piece"), and no piece the viewer may see shows it
-    (publicly or privately). The view's state, actions and scores are searched; of the log, only
-    the lines ``move`` wrote (older lines are history: a card played face up may be dealt face
-    down again), skipping kinds the move itself turned face up.
+    :func:`hidden_kind_places` says where (and gives the rule); this is the set of kinds found.
 
     Args:
-        match: the match after ``move``.
+        match: the match after ``move`` (or at setup).
         viewer: a player id, or ``None`` for a spectator.
         move: the move just applied, if any.
 
     Returns:
         The leaked kinds, sorted; empty when nothing leaked.
+    """
+    return sorted({place.kind for place in hidden_kind_places(match, viewer, move)})
+
+
+def hidden_kind_places(match: Match, viewer: int | None, move: MoveRecord | None = None) -> list[LeakPlace]:
+    """Where a private kind hidden from ``viewer`` appears in what ``viewer`` is served now.
+
+    A kind counts as hidden when some piece carries it privately and ``viewer`` is not that
+    piece's viewer (DESIGN.md "Viewers of a piece"), and no piece the viewer may see shows it
+    (publicly or privately). The view's state, actions and scores are searched; of the log,
+    only the lines ``move`` wrote (older lines are history: a card played face up may be dealt
+    face down again), skipping kinds the move itself turned face up. With no ``move`` at
+    version 0 (setup) every log line is setup's and is searched; with no ``move`` later, none.
+
+    The rule is structural, so a kind that is only part of another string is no leak (card
+    ``2b`` in colour ``#c0392b``, ``ace`` in ``space_click``):
+
+    - a kind leaks where it is a whole string value, or a whole object key, anywhere in the
+      state (but the log), the actions and the scores;
+    - free text (a log line's ``text`` and an offered action's ``label``) is prose that names
+      things, e.g. ``"seat1 plays 2b"``: there a kind of two or more characters leaks as a
+      whole word, i.e. not preceded or followed by a letter, digit or ``_`` (``plays 2b.``
+      leaks ``2b``, ``#c0392b`` does not). A one-character kind is matched only as a whole
+      value (as a word of prose, ``a`` or ``I`` says nothing).
+
+    Matching is case-sensitive.
+
+    Args:
+        match: the match after ``move`` (or at setup).
+        viewer: a player id, or ``None`` for a spectator.
+        move: the move just applied, if any.
+
+    Returns:
+        Each place a hidden kind was found, in the order the view is walked (state, log,
+        actions, scores); empty when nothing leaked.
     """
     state = match.state
     visible: set[str] = set()
@@ -337,18 +431,103 @@ def hidden_kinds_served(match: Match, viewer: int | None, move: MoveRecord | Non
                 continue
             owner = piece["owner"] if piece.get("owner") is not None else space.get("owner")
             (visible if viewer is not None and owner == viewer else hidden).add(kind)
-    secret = {k for k in hidden - visible if len(k) >= 2}
+    secret = hidden - visible
     if not secret:
         return []
     served = match.view(viewer)
-    patches = move.patches if move is not None else []
-    lines = [p["entry"] for p in patches if p["op"] == "log"]
-    texts = [line.get("for_player", {}).get(str(viewer), line["text"]) for line in lines]
-    shown = {k: v for k, v in served.state.items() if k != "log"}
-    text = orjson.dumps({"state": shown, "actions": served.actions, "scores": served.scores}).decode()
+    if move is not None:
+        patches = move.patches
+        written = sum(1 for p in patches if p["op"] == "log")
+    else:
+        patches = match.setup["patches"] if match.version == 0 else []
+        written = len(served.state["log"]) if match.version == 0 else 0
     turned_up = {p["kind"] for p in patches if p["op"] == "set_public_kind"}
-    leaked = {k for k in secret if k in text} | {k for k in secret - turned_up if any(k in t for t in texts)}
-    return sorted(leaked)
+    places: list[LeakPlace] = []
+    words = _WordFinder(secret)
+    shown = {k: v for k, v in served.state.items() if k != "log"}
+    _find_whole(shown, "state", secret, places)
+    log = served.state["log"]
+    first = max(0, len(log) - written)  # the lines this move (or setup) wrote are the last ones
+    in_log = _WordFinder(secret - turned_up)
+    for index in range(first, len(log)):
+        path = f"state.log[{index}].text"
+        places.extend(LeakPlace(path, kind) for kind in in_log.kinds_in(log[index]["text"]))
+    for index, offered in enumerate(served.actions):
+        path = f"actions[{index}]"
+        for key, value in offered.items():
+            if key == "label" and isinstance(value, str):
+                places.extend(LeakPlace(f"{path}.label", kind) for kind in words.kinds_in(value))
+            else:
+                if key in secret:
+                    places.append(LeakPlace(f"{path}.{key}", key))
+                _find_whole(value, f"{path}.{key}", secret, places)
+    _find_whole(served.scores, "scores", secret, places)
+    return places
+
+
+def _find_whole(value: Any, path: str, secret: set[str], places: list[LeakPlace]) -> None:
+    """Append a :class:`LeakPlace` for each string value or object key under ``value`` that is a kind of ``secret``."""
+    if isinstance(value, str):
+        if value in secret:
+            places.append(LeakPlace(path, value))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{path}.{key}"
+            if key in secret:
+                places.append(LeakPlace(where, key))
+            _find_whole(item, where, secret, places)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _find_whole(item, f"{path}[{index}]", secret, places)
+
+
+class _WordFinder:
+    """The kinds of two or more characters that occur as whole words of a free text (see
+    :func:`hidden_kind_places`)."""
+
+    def __init__(self, kinds: set[str]) -> None:
+        self._kinds = kinds
+        self._patterns = [
+            (kind, re.compile(rf"(?<!\w){re.escape(kind)}(?!\w)")) for kind in sorted(kinds) if len(kind) >= 2
+        ]
+
+    def kinds_in(self, text: str) -> list[str]:
+        """The kinds in ``text``: each of two or more characters found as a whole word, sorted;
+        a one-character kind only when it is the whole text."""
+        if len(text) == 1:
+            return [text] if text in self._kinds else []
+        return [kind for kind, pattern in self._patterns if kind in text and pattern.search(text)]
+
+
+def describe_viewer(viewer: int | None) -> str:
+    """``"spectator"`` for ``None``, else ``"player 2"``."""
+    return "spectator" if viewer is None else f"player {viewer}"
+
+
+def describe_leak(leak: Leak, places: int = 3) -> str:
+    """One line for people about ``leak``: which game and version, who, which kinds and where.
+
+    Args:
+        leak: the leak.
+        places: how many of its places to name (the rest are counted).
+
+    Returns:
+        ``"game 0 (seed 5) at setup: spectator was served hidden kind 'queen_of_spades' at
+        state.meta_data.peek"``; after a move ``at version 3``; a kind found in several places
+        ``... at state.log[4].text, actions[0].label and 2 more``; several kinds ``... was served
+        hidden kinds '2b' at state.log[4].text and 'ace' at actions[0].label``.
+    """
+    when = "at setup" if leak.version == 0 else f"at version {leak.version}"
+    single = len(leak.kinds) == 1
+    named = [place.path if single else f"{place.kind!r} at {place.path}" for place in leak.places[:places]]
+    if len(leak.places) > places:
+        named.append(f"{len(leak.places) - places} more")
+    listed = named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1] if named else ""
+    if single:
+        what = f"hidden kind {leak.kinds[0]!r}" + (f" at {listed}" if listed else "")
+    else:
+        what = "hidden kinds " + (listed or ", ".join(map(repr, leak.kinds)))
+    return f"game {leak.game} (seed {leak.seed}) {when}: {describe_viewer(leak.viewer)} was served {what}"
 
 
 def _comparable(answer: dict[str, Any]) -> dict[str, Any]:
@@ -372,6 +551,11 @@ def _summarise(op: str, runs: list[tuple[int, float, int]]) -> OpBudget:
     )
 
 
+def describe_options(options: dict[str, Any]) -> str:
+    """``target_score=50, misere=true``: options as ``--option`` takes them (booleans lowercase)."""
+    return ", ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in options.items())
+
+
 def format_report(report: CheckReport) -> str:
     """The report as the text ``tablehost check`` prints."""
     lines = [
@@ -379,15 +563,14 @@ def format_report(report: CheckReport) -> str:
             f"{report.module} ({report.sha256[:12]}): {report.games} games of {report.players} players, "
             f"seed {report.seed}, {report.calls} calls re-run in fresh instances"
         ),
+        *([f"  options: {describe_options(report.options)}"] if report.options else []),
         f"  differences: {report.difference_count}",
     ]
     for d in report.differences[:5]:
         lines.append(f"    game {d.game} (seed {d.seed}) call {d.call} {d.op}: {d.path}: played {d.played}, "
                      f"fresh {d.fresh}")
     lines.append(f"  leaks: {len(report.leaks)}")
-    for leak in report.leaks[:5]:
-        who = "spectator" if leak.viewer is None else f"player {leak.viewer}"
-        lines.append(f"    game {leak.game} (seed {leak.seed}) version {leak.version}: {who} saw {leak.kinds}")
+    lines.extend(f"    {describe_leak(leak)}" for leak in report.leaks[:5])
     lines.append(f"  failures: {len(report.failures)}")
     lines.extend(f"    {failure}" for failure in report.failures[:5])
     lines.append("  budget use per op (fresh instance, full state):")

@@ -100,6 +100,7 @@ def play_game(
     on_move: Callable[[Match, MoveRecord], None] | None = None,
     options: dict[str, Any] | None = None,
     undo: bool = False,
+    on_start: Callable[[Match], None] | None = None,
 ) -> GameResult:
     """Play one game with one bot per seat.
 
@@ -113,6 +114,8 @@ def play_game(
         via_views: bots see only their own view's actions (view addresses) and act through
             :meth:`Match.submit_view_action`, as a client of the server does (slower).
         on_move: called after each move (printing, leak checks).
+        on_start: called once with the match at version 0, after setup and before the first
+            move (``tablehost check`` looks for leaks at setup).
         options: game options by name (checked against the module's metadata; defaults filled in).
         undo: keep positions for undo (:attr:`Match.undo_enabled`). Bots never undo, so by default
             the match keeps none: no state snapshot per undoable move, and undo is never offered.
@@ -143,6 +146,8 @@ def play_game(
         options=resolved,
         undo=undo,
     )
+    if on_start is not None:
+        on_start(match)
     seat_bots = {p.player_id: make_bot(name, rng.next_u64()) for p, name in zip(players, bots)}
     # One local job drives this game: the match may hold its instance and run slot between its
     # calls (GuestPool.lease), except with a search bot, whose own guest calls need slots too,

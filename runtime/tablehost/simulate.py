@@ -7,7 +7,9 @@ batch size or the machines. Games run host-driven (every move a guest call, any 
 ``tablehost.selfplay``) or, with ``in_guest``, whole batches inside the guest with one
 ``playout`` call each (``random``/``first`` policies, :mod:`tablehost.inguest`).
 
-A worker process that dies (killed, out of memory) never hangs the run: every game that was in
+The workers' pools never quarantine the module (:class:`~tablehost.guest.GuestPool`
+``quarantine=False``): a game that fails is reported with its own error, however many failed
+before it. A worker process that dies (killed, out of memory) never hangs the run: every game that was in
 flight in the broken worker pool is reported as a failure with its seed, and the remaining
 games go to a fresh pool. Games run on a big-stack thread of their worker (:mod:`tablehost._stacks`).
 """
@@ -75,6 +77,8 @@ class Summary:
         mean_ranks: each seat's mean rank over finished games (1 = always first).
         plies_mean, plies_median, plies_max: over finished games.
         moves_per_second, games_per_second: over the wall-clock time of the whole run.
+        options: the game options every game was set up with (``--option``), as given; empty
+            for the defaults.
     """
 
     module: str
@@ -91,6 +95,7 @@ class Summary:
     games_per_second: float
     seconds: float
     failures: list[dict[str, Any]]
+    options: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """The summary as a JSON-ready dict (``--json`` output)."""
@@ -118,6 +123,7 @@ class Batch:
         max_plies: a game not over by then is a failure.
         in_guest: play every game inside the guest with one ``playout`` call (``random``/``first``
             only) instead of move by move from the host.
+        options: the game options of every game, ``(name, value)`` pairs (host-driven games only).
     """
 
     first: int
@@ -125,6 +131,7 @@ class Batch:
     bots: tuple[str, ...]
     max_plies: int
     in_guest: bool = False
+    options: tuple[tuple[str, Any], ...] = ()
 
 
 class _Worker:
@@ -149,7 +156,7 @@ def _init_worker(module_bytes: bytes, name: str, limits: Limits, tune_gc: bool =
     module = load_module(module_bytes, limits=limits, name=name)
     if _worker.pool is not None and _worker.sha256 == module.sha256:
         return
-    _worker.pool = GuestPool(module, limits)
+    _worker.pool = GuestPool(module, limits, quarantine=False)  # a local run: every game's own failure
     _worker.sha256 = module.sha256
     _worker.result_rule = None
     if tune_gc:
@@ -168,12 +175,15 @@ def _failure(exc: TablehostError) -> str:
     return f"{getattr(exc, 'code', type(exc).__name__)}: {exc}"
 
 
-def _run_game(index: int, seed: int, bots: Sequence[str], max_plies: int) -> GameOutcome:
+def _run_game(
+    index: int, seed: int, bots: Sequence[str], max_plies: int, options: dict[str, Any] | None = None
+) -> GameOutcome:
     assert _worker.pool is not None
     outcome = GameOutcome(index, seed)
     try:
         result = play_game(
-            _worker.pool, bots, seed, match_id=f"sim-{index}", max_plies=max_plies, module_sha256=_worker.sha256
+            _worker.pool, bots, seed, match_id=f"sim-{index}", max_plies=max_plies, module_sha256=_worker.sha256,
+            options=options,
         )
     except TablehostError as exc:
         outcome.error = _failure(exc)
@@ -229,7 +239,10 @@ def run_batch(batch: Batch) -> list[GameOutcome]:
     def play() -> list[GameOutcome]:
         if batch.in_guest:
             return _run_in_guest(batch)
-        return [_run_game(batch.first + k, seed, batch.bots, batch.max_plies) for k, seed in enumerate(batch.seeds)]
+        options = dict(batch.options)
+        return [
+            _run_game(batch.first + k, seed, batch.bots, batch.max_plies, options) for k, seed in enumerate(batch.seeds)
+        ]
 
     return on_big_stack(_worker.pool.limits.stack_bytes, play)
 
@@ -240,13 +253,15 @@ def _init_and_run(module_bytes: bytes, name: str, limits: Limits, batch: Batch) 
 
 
 def _batches(
-    bots: Sequence[str], seed: int, games: int, max_plies: int, in_guest: bool, size: int
+    bots: Sequence[str], seed: int, games: int, max_plies: int, in_guest: bool, size: int,
+    options: dict[str, Any] | None = None,
 ) -> Iterator[Batch]:
     """The games in batches of ``size`` (the last may be smaller); lazy: games may be many."""
     rng = Rng(seed)
+    pairs = tuple((options or {}).items())
     for first in range(0, games, size):
         seeds = tuple(rng.next_u64() for _ in range(min(size, games - first)))
-        yield Batch(first, seeds, tuple(bots), max_plies, in_guest)
+        yield Batch(first, seeds, tuple(bots), max_plies, in_guest, pairs)
 
 
 def run_games(
@@ -262,6 +277,7 @@ def run_games(
     batch_size: int | None = None,
     ray_address: str | None = None,
     use_ray: bool = False,
+    options: dict[str, Any] | None = None,
 ) -> Iterator[GameOutcome]:
     """Play ``games`` games and yield each outcome as it finishes (any order).
 
@@ -273,10 +289,13 @@ def run_games(
         batch_size: games per batch (default :data:`DEFAULT_BATCH` in the guest or on Ray, else 1).
         use_ray: spread the batches over Ray: the cluster at ``ray_address``, or a local one
             started for this run (``workers`` CPUs) when it is None.
+        options: game options by name for every game (host-driven only: the ``playout`` op
+            sets games up with the defaults). Checked by each game's setup: an option the
+            module does not declare fails every game (``tablehost simulate`` checks them first).
 
     Raises:
-        ValueError: ``games``, ``workers`` or ``batch_size`` below 1, or a bot the guest cannot
-            play in-guest.
+        ValueError: ``games``, ``workers`` or ``batch_size`` below 1, a bot the guest cannot
+            play in-guest, or ``options`` with ``in_guest``.
         ModuleError: the module is not valid (before any game starts).
         ImportError: ``use_ray`` without the ``ray`` package (``pip install tablehost[ray]``).
     """
@@ -286,10 +305,13 @@ def run_games(
         raise ValueError(f"games, workers and batch size must be at least 1 (got {games}, {workers}, {batch_size})")
     if in_guest and any(b not in POLICIES for b in bots):
         raise ValueError(f"--in-guest plays only the policies {', '.join(POLICIES)}, not {','.join(bots)}")
+    if in_guest and options:
+        raise ValueError("--in-guest sets every game up with the default options (the playout op takes none): "
+                         "drop --option, or play the games from the host")
     size = batch_size or (DEFAULT_BATCH if in_guest or use_ray else 1)
     workers = min(workers, games, MAX_WORKERS)
     name = Path(module_path).stem
-    batches = _batches(bots, seed, games, max_plies, in_guest, size)
+    batches = _batches(bots, seed, games, max_plies, in_guest, size, options)
     if use_ray:
         from tablehost.ray_runner import run_on_ray
 
@@ -348,9 +370,13 @@ def _died(batch: Batch) -> list[GameOutcome]:
 
 
 def summarize(
-    module: str, bots: Sequence[str], seed: int, outcomes: list[GameOutcome], seconds: float
+    module: str, bots: Sequence[str], seed: int, outcomes: list[GameOutcome], seconds: float,
+    options: dict[str, Any] | None = None,
 ) -> Summary:
-    """Fold outcomes (any order) into a :class:`Summary`; failures sorted by game index."""
+    """Fold outcomes (any order) into a :class:`Summary`; failures sorted by game index.
+
+    ``options``: the games' options, kept in the summary (empty: the defaults).
+    """
     outcomes = sorted(outcomes, key=lambda o: o.index)
     wins = [0] * len(bots)
     draws = 0
@@ -381,6 +407,7 @@ def summarize(
         games_per_second=round(len(outcomes) / seconds, 2) if seconds > 0 else 0.0,
         seconds=round(seconds, 3),
         failures=[{"game": o.index, "seed": o.seed, "error": o.error} for o in outcomes if o.error],
+        options=dict(options or {}),
     )
 
 
@@ -398,6 +425,7 @@ def simulate(
     batch_size: int | None = None,
     ray_address: str | None = None,
     use_ray: bool = False,
+    options: dict[str, Any] | None = None,
 ) -> Summary:
     """Run a whole simulation and summarise it; ``progress`` shows a bar on stderr.
 
@@ -407,11 +435,11 @@ def simulate(
     started = time.perf_counter()
     stream = run_games(
         module_path, bots, seed, games, workers=workers, max_plies=max_plies, limits=limits, in_guest=in_guest,
-        batch_size=batch_size, ray_address=ray_address, use_ray=use_ray,
+        batch_size=batch_size, ray_address=ray_address, use_ray=use_ray, options=options,
     )
     if progress:
         from tqdm import tqdm
 
         stream = tqdm(stream, total=games, unit="game", desc=Path(module_path).stem)
     outcomes = list(stream)
-    return summarize(Path(module_path).stem, bots, seed, outcomes, time.perf_counter() - started)
+    return summarize(Path(module_path).stem, bots, seed, outcomes, time.perf_counter() - started, options)

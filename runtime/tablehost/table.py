@@ -334,9 +334,24 @@ def _space(table: Table, patch: PatchDict, field: str, lengths: _Lengths) -> tup
 
 
 def _index(patch: PatchDict, field: str, bound: int) -> int:
-    """``patch[field]`` checked to lie in ``0 .. bound-1``."""
+    """``patch[field]`` checked to lie in ``0 .. bound-1``.
+
+    Args:
+        patch: the patch being prepared.
+        field: the member holding the index (``index``, ``to_index``).
+        bound: how many indexes the space has for this patch (0: the space has no pieces).
+
+    Returns:
+        The index.
+
+    Raises:
+        PatchError: not an int in range: ``index 5 is outside 0..2 of the space``, or for an
+            empty space (``bound`` 0) ``index 5: the space has no pieces``.
+    """
     index = patch.get(field)
     if type(index) is not int or not 0 <= index < bound:
+        if bound <= 0:
+            raise PatchError(f"{field} {index!r}: the space has no pieces")
         raise PatchError(f"{field} {index!r} is outside 0..{bound - 1} of the space")
     return index
 

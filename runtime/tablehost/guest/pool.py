@@ -26,7 +26,10 @@ takes two slots, in this order:
 
 After ``quarantine_after`` failures within :data:`QUARANTINE_WINDOW_S` the module is refused
 (:class:`ModuleQuarantined`) for ``quarantine_ms``, doubling while it keeps failing (a module
-that always traps cannot make the host instantiate it thousands of times a second).
+that always traps cannot make the host instantiate it thousands of times a second). Quarantine
+protects a server's other modules; a pool made with ``quarantine=False`` never quarantines, so a
+local tool (``play``, ``simulate``, ``check``, ``replay``, ``inspect``) reports every game's own
+failure instead of ``module/quarantined`` after the eighth.
 
 Memory cap: wasmtime's C API, and so wasmtime-py, has no resource-limiter callback, so a
 refused ``memory.grow`` (the guest just gets ``-1``) is invisible. When a call ends in an
@@ -221,6 +224,10 @@ class GuestPool:
             instances than calls in flight, so a match's next move finds its instance warm
             (only the ref crosses) instead of instantiating and resending the state. Calls in
             flight stay capped at ``instances_per_module``.
+        quarantine: refuse the module for a while (:class:`ModuleQuarantined`) after
+            ``limits.quarantine_after`` failures within :data:`QUARANTINE_WINDOW_S` (the
+            default, for a server). False: never quarantine, for local tools that must report
+            each game's real outcome; a failing module still struggles (one call in flight).
 
     Attributes:
         instantiations: fresh instances made so far (match switches and replacements).
@@ -244,8 +251,10 @@ class GuestPool:
         run_slots: RunSlots | None = None,
         observer: Callable[[CallTiming], None] | None = None,
         warm_instances: int | None = None,
+        quarantine: bool = True,
     ) -> None:
         self.module = module
+        self.quarantine = quarantine
         self.label = module.name or module.sha256[:12]
         self.limits = limits or module.limits
         if self.limits.stack_bytes != module.limits.stack_bytes:
@@ -1010,6 +1019,8 @@ class GuestPool:
         if self._failures_in_a_row == STRUGGLING_AFTER:
             self.run_slots.evict(self, keep=1)  # its queued calls would fail the same way
         now = time.monotonic()
+        if not self.quarantine:
+            return  # a local tool's pool: every failure is the game's own, reported as itself
         failures = self._failures
         failures.append(now)
         while failures and failures[0] < now - QUARANTINE_WINDOW_S:
