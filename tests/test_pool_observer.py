@@ -118,3 +118,31 @@ def test_cached_metric_children_are_the_labelled_series_and_keep_label_values_ap
     assert value("tablehost_moves_refused_total", reason="match/not_offered") == 2
     with pytest.raises(ValueError):
         metrics.child(metrics.requests, "GetView")  # one label value short, as labels() says
+
+
+def test_a_search_reports_the_fuel_it_burnt_and_its_seconds_fit_the_buckets() -> None:
+    """The scaled ops (``search``, ``playout``) were observed with 0 fuel, so the fuel histogram
+    of a server bot's searches summed to 0; and the seconds buckets stopped at 1 s while a
+    search may take a minute."""
+    import dataclasses
+
+    from tablehost.bots import SearchBot
+    from tablehost.module import load_module
+    from tablehost.selfplay import play_game
+
+    dist = Path(__file__).resolve().parent.parent / "sample_games" / "dist"
+    module = load_module((dist / "tic_tac_toe.wasm").read_bytes(), name="tic_tac_toe")
+    metrics = Metrics()
+    pool = GuestPool(module, dataclasses.replace(module.limits, wall_ms=60_000), observer=metrics.observe_guest_call)
+    match = play_game(pool, ["first", "first"], 1, max_plies=0).match
+    view = match.view(match.active_player_ids[0])
+    SearchBot("mcts", 50, 4).choose_in_view(pool, view.state, view.actions, match.active_player_ids[0])
+
+    def value(name: str, **labels: str) -> float:
+        return metrics.registry.get_sample_value(name, labels) or 0.0
+
+    assert value("tablehost_guest_call_fuel_count", module="tic_tac_toe", op="search") == 1
+    assert value("tablehost_guest_call_fuel_sum", module="tic_tac_toe", op="search") > 0
+    buckets = [float(s.labels["le"]) for s in metrics.guest_seconds.collect()[0].samples
+               if s.name.endswith("_bucket") and s.labels["le"] != "+Inf"]
+    assert max(buckets) >= 60.0

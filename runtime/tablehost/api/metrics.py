@@ -8,8 +8,10 @@ metric                                 type       labels, meaning
 ``moves_accepted_total``               counter    ``kind`` (move, undo): journaled changes
 ``moves_refused_total``                counter    ``reason``: the error code (``match/not_offered``...)
 ``guest_call_seconds``                 histogram  ``module``, ``op``: one pool call, wall time
-                                                  (queue wait and run, answered or refused)
+                                                  (queue wait and run, answered or refused;
+                                                  buckets to 60 s: a bot's ``search``)
 ``guest_call_fuel``                    histogram  ``module``, ``op``: fuel one answered op burnt
+                                                  (``playout`` and ``search`` included)
 ``guest_call_cpu_seconds_total``       counter    ``module``, ``op``: CPU seconds of the guest's
                                                   thread while its calls ran
 ``budget_refusals_total``              counter    ``module``, ``budget``: calls stopped by a budget
@@ -62,9 +64,13 @@ if TYPE_CHECKING:
 
 ACTIVE_WINDOW_S = 60.0
 """A match changed within this many seconds counts as active; longer idle and not over, waiting."""
-FUEL_BUCKETS = tuple(float(10**k) for k in range(3, 11))
-"""Fuel units, 10**3 to 10**10 (a tic-tac-toe step burns tens of thousands)."""
+FUEL_BUCKETS = tuple(float(10**k) for k in range(3, 13))
+"""Fuel units, 10**3 to 10**12 (a tic-tac-toe step burns tens of thousands; a server bot's
+search, a scaled budget, up to hundreds of billions)."""
 LATENCY_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0)
+GUEST_CALL_BUCKETS = (*LATENCY_BUCKETS, 2.5, 5.0, 10.0, 30.0, 60.0)
+"""Seconds of one guest call: a move's op takes milliseconds, a server bot's ``search`` up to a
+minute (its budget is scaled by the iterations asked for)."""
 
 
 class Metrics:
@@ -87,7 +93,7 @@ class Metrics:
             "tablehost_guest_call_seconds",
             "Guest pool calls, wall time",
             ["module", "op"],
-            buckets=LATENCY_BUCKETS,
+            buckets=GUEST_CALL_BUCKETS,
             registry=r,
         )
         self.guest_fuel = Histogram(
