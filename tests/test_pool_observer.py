@@ -102,9 +102,10 @@ def test_cached_metric_children_are_the_labelled_series_and_keep_label_values_ap
         metrics.count_request("GetView", "OK", 0.25)
     metrics.count_request("GetView", "NOT_FOUND", 0.5)
     metrics.count_request("SubmitAction", "OK", 1.0)
-    metrics.count_change("move")
-    metrics.count_change("move", "match/not_offered")
-    metrics.count_change("undo", "match/not_offered")
+    metrics.count_journaled("move", "person")
+    metrics.count_unstored("match/not_offered")
+    metrics.count_unstored("match/not_offered")
+    metrics.count_unstored("store/unavailable")
 
     def value(name: str, **labels: str) -> float | None:
         return metrics.registry.get_sample_value(name, labels)
@@ -113,9 +114,11 @@ def test_cached_metric_children_are_the_labelled_series_and_keep_label_values_ap
     assert value("tablehost_requests_total", method="GetView", code="NOT_FOUND") == 1
     assert value("tablehost_requests_total", method="SubmitAction", code="OK") == 1
     assert value("tablehost_request_cpu_seconds_total", method="GetView") == 1.25
-    assert value("tablehost_moves_accepted_total", kind="move") == 1
-    assert value("tablehost_moves_accepted_total", kind="undo") is None
+    assert value("tablehost_moves_accepted_total", kind="move", by="person") == 1
+    assert value("tablehost_moves_accepted_total", kind="undo", by="person") is None
     assert value("tablehost_moves_refused_total", reason="match/not_offered") == 2
+    assert value("tablehost_moves_failed_total", reason="store/unavailable") == 1
+    assert value("tablehost_moves_refused_total", reason="store/unavailable") is None
     with pytest.raises(ValueError):
         metrics.child(metrics.requests, "GetView")  # one label value short, as labels() says
 

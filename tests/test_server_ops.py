@@ -104,7 +104,7 @@ def test_the_metrics_endpoint_counts_moves_refusals_guest_calls_matches_watchers
         looper.submit(hostile["match_id"], looper.view(hostile["match_id"])["actions"][0]["action"], 0)
     assert info.value.code == "guest/budget"
     text = ops.scrape()
-    assert sample(text, "tablehost_moves_accepted_total", kind="move") == 1
+    assert sample(text, "tablehost_moves_accepted_total", kind="move", by="person") == 1
     assert sample(text, "tablehost_moves_refused_total", reason="match/not_offered") == 1
     assert sample(text, "tablehost_moves_refused_total", reason="guest/budget") == 1
     assert (
@@ -264,7 +264,11 @@ def test_a_store_that_cannot_be_reached_refuses_a_move_as_unavailable_and_change
         assert seat.view(match_id)["version"] == 0
         monkeypatch.setattr(ops.registry.store, "append", real_append)
         assert seat.submit(match_id, offered, 0)["version"] == 1
-    assert sample(ops.scrape(), "tablehost_moves_refused_total", reason="store/unavailable") == 1
+    text = ops.scrape()
+    # Not the move's refusal: the server failed to store it (the same move then went through).
+    assert sample(text, "tablehost_moves_failed_total", reason="store/unavailable") == 1
+    assert sample(text, "tablehost_moves_refused_total", reason="store/unavailable") == 0
+    assert sample(text, "tablehost_moves_accepted_total", kind="move", by="person") == 1
 
 
 def test_a_taken_metrics_port_is_named_in_the_error() -> None:
@@ -276,3 +280,33 @@ def test_a_taken_metrics_port_is_named_in_the_error() -> None:
         port = taken.getsockname()[1]
         with pytest.raises(OSError, match=f"cannot serve metrics on 127.0.0.1:{port}"):
             Metrics().serve_http(port)
+
+
+def test_every_journaled_move_is_counted_by_who_made_it(tmp_path: Path) -> None:
+    """Only a seat's own request was counted: a server bot's answer and the host's moves for an
+    absent seat were stored but left out of ``moves_accepted_total``."""
+    from tablehost.api.auth import ADMIN, Principal
+    from tablehost.clocks import TimeControl
+
+    metrics = Metrics()
+    reg = MatchRegistry(tmp_path / "data", synchronous="NORMAL", metrics=metrics)
+    try:
+        module = reg.upload_module(ADMIN, module_bytes("tic_tac_toe"), "ttt").sha256
+        against_bot = reg.create_match(ADMIN, module, [("ann", "", False, ""), ("", "", False, "random")]).match_id
+        ann = Principal("seat", against_bot, 1)
+        served = reg.view(ann, against_bot)
+        assert reg.submit(ann, against_bot, served.view.actions[0]["action"], 0).view.version == 2  # the bot answered
+        control = TimeControl(main_ms=1_000, on_timeout="zombie")
+        absent = reg.create_match(ADMIN, module, [("cy", ""), ("dee", "")], time_control=control).match_id
+        assert reg.tick_clocks(at_ms=10**15) >= 1  # cy's clock ran out: the host moves for cy
+        record = reg.record(ADMIN, absent)
+        assert [m["by_host"] for m in record["moves"]] == [True]
+
+        def value(**labels: str) -> float:
+            return metrics.registry.get_sample_value("tablehost_moves_accepted_total", labels) or 0.0
+
+        assert value(kind="move", by="person") == 1
+        assert value(kind="move", by="bot") == 1
+        assert value(kind="move", by="host") == 1
+    finally:
+        reg.close()

@@ -5,8 +5,16 @@ Names and labels (all ``tablehost_``; seconds and instructions as Prometheus exp
 =====================================  =========  ===========================================
 metric                                 type       labels, meaning
 =====================================  =========  ===========================================
-``moves_accepted_total``               counter    ``kind`` (move, undo): journaled changes
-``moves_refused_total``                counter    ``reason``: the error code (``match/not_offered``...)
+``moves_accepted_total``               counter    ``kind`` (move, undo), ``by`` (person, bot, host):
+                                                  every journaled move and undo, whoever made it
+                                                  (a seat's request, a server bot, the host
+                                                  playing for an absent seat)
+``moves_refused_total``                counter    ``reason``: the error code the match refused a
+                                                  seat's move or undo with (``match/not_offered``,
+                                                  ``guest/budget``...)
+``moves_failed_total``                 counter    ``reason`` (``store/unavailable``...): a seat's
+                                                  move or undo the server could not store (not
+                                                  refused: it may be sent again)
 ``guest_call_seconds``                 histogram  ``module``, ``op``: one pool call, wall time
                                                   (queue wait and run, answered or refused;
                                                   buckets to 60 s: a bot's ``search``)
@@ -84,10 +92,15 @@ class Metrics:
         self.registry = CollectorRegistry()
         r = self.registry
         self.moves_accepted = Counter(
-            "tablehost_moves_accepted", "Journaled moves and undos", ["kind"], registry=r
+            "tablehost_moves_accepted", "Journaled moves and undos, by who made them (person, bot, host)",
+            ["kind", "by"], registry=r,
         )
         self.moves_refused = Counter(
-            "tablehost_moves_refused", "Refused moves and undos, by error code", ["reason"], registry=r
+            "tablehost_moves_refused", "Moves and undos the match refused, by error code", ["reason"], registry=r
+        )
+        self.moves_failed = Counter(
+            "tablehost_moves_failed", "Moves and undos the server could not store, by error code", ["reason"],
+            registry=r,
         )
         self.guest_seconds = Histogram(
             "tablehost_guest_call_seconds",
@@ -166,12 +179,21 @@ class Metrics:
         self.child(self.requests, method, outcome).inc()
         self.child(self.request_cpu, method).inc(cpu_s)
 
-    def count_change(self, kind: str, refused_code: str | None = None) -> None:
-        """Count one move or undo (``kind``): accepted, or refused with error code ``refused_code``."""
-        if refused_code is None:
-            self.child(self.moves_accepted, kind).inc()
-        else:
-            self.child(self.moves_refused, refused_code).inc()
+    def count_journaled(self, kind: str, by: str) -> None:
+        """Count one journaled move or undo in ``moves_accepted_total``.
+
+        Args:
+            kind: ``move`` or ``undo``.
+            by: who made it: ``person`` (a seat's request), ``bot`` (a server bot seat) or
+                ``host`` (the host playing for an absent seat).
+        """
+        self.child(self.moves_accepted, kind, by).inc()
+
+    def count_unstored(self, code: str) -> None:
+        """Count a seat's move or undo that did not go through, by its error ``code``: a store
+        failure (``store/...``: the server could not store it) in ``moves_failed_total``, any
+        other code (the match refused it) in ``moves_refused_total``."""
+        self.child(self.moves_failed if code.startswith("store/") else self.moves_refused, code).inc()
 
     def observe_guest_call(self, timing: CallTiming) -> None:
         """Count one guest pool call: a :attr:`GuestPool.observer <tablehost.guest.GuestPool.observer>`.

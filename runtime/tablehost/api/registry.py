@@ -329,6 +329,7 @@ class MatchRegistry:
         self.store: MatchStore = open_store(store, self.data_dir, synchronous=synchronous)
         if metrics is not None:
             self.store.on_commit = metrics.store_commit.observe
+            self.store.on_journaled = self._count_journaled
             metrics.watch_matches(self._match_states)
             metrics.matches_in_memory.set_function(lambda: len(self._matches))
         try:
@@ -1961,15 +1962,31 @@ class MatchRegistry:
 
     @contextmanager
     def _counted(self, kind: str) -> Iterator[None]:
-        """Count the change the block makes as accepted, or refused with its error code."""
+        """Count the ``kind`` change (move, undo) the block fails to make by its error code
+        (:meth:`Metrics.count_unstored`); what it stores is counted as journaled
+        (:meth:`_count_journaled`)."""
+        del kind
         try:
             yield
         except TablehostError as exc:
             if self.metrics is not None:
-                self.metrics.count_change(kind, exc.code)
+                self.metrics.count_unstored(exc.code)
             raise
-        if self.metrics is not None:
-            self.metrics.count_change(kind)
+
+    def _count_journaled(self, match_id: str, kind: str, payload: dict[str, Any]) -> None:
+        """The store's :attr:`~tablehost.store.MatchStore.on_journaled`: count a stored move or
+        undo by who made it (``host`` for a move ``by_host``, ``bot`` for a server bot seat's,
+        else ``person``); resignations and early endings are not moves."""
+        if self.metrics is None or kind not in ("move", "undo"):
+            return
+        by = "person"
+        if payload.get("by_host"):
+            by = "host"
+        elif kind == "move":
+            live = self._matches.get(match_id)
+            if live is not None and payload.get("player_id") in live.match.bots:
+                by = "bot"
+        self.metrics.count_journaled(kind, by)
 
     def _match_states(self) -> list[tuple[bool, str]]:
         """``(game_over, newest change at)`` per match in memory (for the matches gauge)."""

@@ -371,6 +371,7 @@ class PostgresStore(MatchStore):
                 self._journal_sql(sql, locked=True), (lock_key(match_id), *params, CHANNEL, _note_of(params))
             )
         self._timed_commit(started, 1)
+        self._journaled(match_id, kind, payload)
 
     def _journal_sql(self, insert: str, *, commit: bool = False, locked: bool = False) -> str:
         """The journal entry's ``INSERT``, its ``NOTIFY`` (sent when the transaction commits)
@@ -434,6 +435,7 @@ class PostgresStore(MatchStore):
                         _end_failed(conn)  # frees the hold now, not when the block exits
                         raise
                 self._timed_commit(started, 1)
+                self._journaled(match_id, kind, payload)
 
             def load_record() -> dict[str, Any]:
                 with driver_errors():
