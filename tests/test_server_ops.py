@@ -310,3 +310,21 @@ def test_every_journaled_move_is_counted_by_who_made_it(tmp_path: Path) -> None:
         assert value(kind="move", by="host") == 1
     finally:
         reg.close()
+
+
+def test_matches_by_state_name_idle_ones_apart_from_the_lobbys_waiting_matches() -> None:
+    """``tablehost_matches{state="waiting"}`` meant a started match idle over a minute, while
+    ``waiting`` is the lobby's status of a match whose seats are not all taken: now ``idle``."""
+    from datetime import UTC, datetime, timedelta
+
+    from prometheus_client import generate_latest
+
+    now = datetime.now(UTC)
+    metrics = Metrics()
+    metrics.watch_matches(lambda: [
+        (False, now.isoformat()), (False, (now - timedelta(minutes=5)).isoformat()), (True, now.isoformat()),
+    ])
+    text = generate_latest(metrics.registry).decode()
+    assert [sample(text, "tablehost_matches", state=s) for s in ("active", "idle", "over")] == [1, 1, 1]
+    assert 'state="waiting"' not in text
+    assert "this process's memory" in text  # the help says whose matches these are

@@ -24,8 +24,11 @@ metric                                 type       labels, meaning
                                                   thread while its calls ran
 ``budget_refusals_total``              counter    ``module``, ``budget``: calls stopped by a budget
 ``matches``                            gauge      ``state``: active (a change in the last
-                                                  :data:`ACTIVE_WINDOW_S`), waiting (not over,
-                                                  idle longer), over
+                                                  :data:`ACTIVE_WINDOW_S`), idle (not over,
+                                                  unchanged longer), over: the started matches in
+                                                  this process's memory only (not evicted ones,
+                                                  not the lobby's waiting matches, not another
+                                                  process's)
 ``watch_streams``                      gauge      open WatchMatch streams
 ``matches_in_memory``                  gauge      started matches held in memory (evicted ones are
                                                   reloaded from the store on their next request)
@@ -71,7 +74,10 @@ if TYPE_CHECKING:
     from tablehost.guest.pool import CallTiming
 
 ACTIVE_WINDOW_S = 60.0
-"""A match changed within this many seconds counts as active; longer idle and not over, waiting."""
+"""A match changed within this many seconds counts as active; unchanged longer and not over, idle."""
+MATCH_STATES = ("active", "idle", "over")
+"""The ``state`` label values of ``tablehost_matches`` (``idle`` was ``waiting``, which the lobby's
+status of a match waiting for its players also says)."""
 FUEL_BUCKETS = tuple(float(10**k) for k in range(3, 13))
 """Fuel units, 10**3 to 10**12 (a tic-tac-toe step burns tens of thousands; a server bot's
 search, a scaled budget, up to hundreds of billions)."""
@@ -232,8 +238,13 @@ class Metrics:
         return timed
 
     def watch_matches(self, summaries: Callable[[], Iterable[tuple[bool, str]]]) -> None:
-        """Count matches at scrape time from ``summaries()``: ``(game_over, newest_change_at)``
-        per match (``newest_change_at`` an ISO 8601 timestamp)."""
+        """Count matches at scrape time into ``tablehost_matches{state}`` (:data:`MATCH_STATES`).
+
+        Args:
+            summaries: ``(game_over, newest_change_at)`` per started match in this process's
+                memory (``newest_change_at`` an ISO 8601 timestamp; one that does not parse
+                counts as a change now).
+        """
         self.registry.register(_MatchStates(summaries))
 
     def serve_http(self, port: int, host: str = "127.0.0.1") -> int:
@@ -254,7 +265,7 @@ class _MatchStates(Collector):
         self._summaries = summaries
 
     def collect(self) -> Iterable[Any]:
-        counts = {"active": 0, "waiting": 0, "over": 0}
+        counts = dict.fromkeys(MATCH_STATES, 0)
         now = time.time()
         for game_over, changed_at in self._summaries():
             if game_over:
@@ -264,8 +275,13 @@ class _MatchStates(Collector):
                 idle = now - datetime.fromisoformat(changed_at).timestamp()
             except ValueError:
                 idle = 0.0
-            counts["active" if idle <= ACTIVE_WINDOW_S else "waiting"] += 1
-        family = GaugeMetricFamily("tablehost_matches", "Matches in memory by state", labels=["state"])
+            counts["active" if idle <= ACTIVE_WINDOW_S else "idle"] += 1
+        family = GaugeMetricFamily(
+            "tablehost_matches",
+            "Started matches in this process's memory by state (active: changed in the last minute; idle: "
+            "not over, unchanged longer; over); evicted matches, the lobby and other processes are not counted",
+            labels=["state"],
+        )
         for state, count in counts.items():
             family.add_metric([state], count)
         yield family
