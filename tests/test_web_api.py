@@ -512,3 +512,43 @@ def test_a_store_outage_over_http_hides_the_drivers_text_and_says_when_to_retry(
         assert error["code"] == "store/unavailable" and "10.1.2.3" not in error["message"]
         assert ann.get(f"{path}/view").json()["version"] == 0
 
+
+def test_serve_holds_watches_per_token_over_http_and_grpc_together(tmp_path: Path) -> None:
+    """`serve --watches-per-token 2` stopped gRPC at 2 while the HTTP API's event streams took a
+    pool of their own at a fixed 4 per token, uncounted in `tablehost_watch_streams`. One token's
+    streams now count against the one limit over both transports, and the gauge counts both."""
+    import re
+    import urllib.request
+
+    from test_e2e_server import ServerProcess, module_path
+
+    server = ServerProcess(
+        tmp_path / "data",
+        ("--http", "127.0.0.1:0", "--metrics-port", "0", "--watches-per-token", "2", "--log-level", "warning"),
+    )
+    try:
+        assert server.proc.stdout is not None
+        metrics_url = server.proc.stdout.readline().split()[2]
+        web_url = server.proc.stdout.readline().split()[3].rstrip("/")
+        with server.client() as admin:
+            module_id = admin.upload_module(module_path("tic_tac_toe").read_bytes(), "tic_tac_toe")["module_id"]
+            created = admin.create_match(module_id, ["ann", "bob"])
+        match_id, token = created["match_id"], created["seats"][0]["token"]
+        events = f"/api/matches/{match_id}/events"
+        with (
+            httpx.Client(base_url=web_url, headers={"authorization": f"Bearer {token}"}, timeout=30) as http,
+            server.client(token) as grpc_client,
+        ):
+            over_grpc = grpc_client.watch(match_id)
+            assert next(over_grpc)["version"] == 0
+            with http.stream("GET", events) as first:
+                assert first.status_code == 200
+                with http.stream("GET", events) as third:  # the token's third stream
+                    assert third.status_code == 429
+                    assert orjson.loads(third.read())["error"]["code"] == "request/too_many_watchers"
+                with urllib.request.urlopen(metrics_url, timeout=10) as scraped:
+                    text = scraped.read().decode()
+                assert re.search(r"^tablehost_watch_streams 2\.0$", text, re.MULTILINE), text
+            over_grpc.close()
+    finally:
+        assert server.stop() == 0

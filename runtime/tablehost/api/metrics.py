@@ -29,7 +29,8 @@ metric                                 type       labels, meaning
                                                   this process's memory only (not evicted ones,
                                                   not the lobby's waiting matches, not another
                                                   process's)
-``watch_streams``                      gauge      open WatchMatch streams
+``watch_streams``                      gauge      open watch streams: gRPC WatchMatch and the
+                                                  HTTP API's event streams together
 ``matches_in_memory``                  gauge      started matches held in memory (evicted ones are
                                                   reloaded from the store on their next request)
 ``evictions_total``                    counter    ``reason`` (over, idle, waiting, timed): matches
@@ -125,7 +126,11 @@ class Metrics:
         self.budget_refusals = Counter(
             "tablehost_budget_refusals", "Guest calls stopped by a budget", ["module", "budget"], registry=r
         )
-        self.watch_streams = Gauge("tablehost_watch_streams", "Open WatchMatch streams", registry=r)
+        self.watch_streams = Gauge(
+            "tablehost_watch_streams", "Open watch streams (gRPC WatchMatch and HTTP event streams)", registry=r
+        )
+        self._watch_slots: list[Any] = []
+        self.watch_streams.set_function(lambda: sum(slots.open for slots in self._watch_slots))
         self.matches_in_memory = Gauge(
             "tablehost_matches_in_memory", "Started matches held in memory", registry=r
         )
@@ -236,6 +241,16 @@ class Metrics:
 
         gc.callbacks.append(timed)
         return timed
+
+    def follow_watch_slots(self, slots: Any) -> None:
+        """Count the streams open through ``slots`` in ``watch_streams`` (with every other
+        transport's followed so; the same slots followed twice count once).
+
+        Args:
+            slots: a :class:`~tablehost.api.watch_slots.WatchSlots` (anything with ``open``).
+        """
+        if not any(followed is slots for followed in self._watch_slots):
+            self._watch_slots.append(slots)
 
     def watch_matches(self, summaries: Callable[[], Iterable[tuple[bool, str]]]) -> None:
         """Count matches at scrape time into ``tablehost_matches{state}`` (:data:`MATCH_STATES`).

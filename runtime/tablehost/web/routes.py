@@ -53,6 +53,7 @@ from tablehost.api.faults import (
     Unauthenticated,
     UnknownRoute,
 )
+from tablehost.api.metrics import Metrics
 from tablehost.api.rate_limit import RequestGate, address_key
 from tablehost.api.registry import MatchRegistry
 from tablehost.api.validation import check_identifier
@@ -203,12 +204,29 @@ class Api:
     Args:
         registry: the server's matches and modules.
         max_watchers: event streams open at once on this HTTP server (each holds a thread).
+        gate: the per-token and per-address rate limits (default: limits of this API's own).
+        metrics: where the open event streams are counted (``watch_streams``); none: not counted.
+        watch_slots: the gRPC server's watch caps (``serve`` passes them): this API's event
+            streams take their :meth:`~tablehost.api.watch_slots.WatchSlots.sibling` of
+            ``max_watchers``, so a token's streams over both transports count against one
+            ``--watches-per-token``. Default: slots of this API's own, 4 per token.
     """
 
-    def __init__(self, registry: MatchRegistry, *, max_watchers: int = 64, gate: RequestGate | None = None) -> None:
+    def __init__(
+        self,
+        registry: MatchRegistry,
+        *,
+        max_watchers: int = 64,
+        gate: RequestGate | None = None,
+        metrics: Metrics | None = None,
+        watch_slots: WatchSlots | None = None,
+    ) -> None:
         self.registry = registry
         self.gate = gate if gate is not None else RequestGate()
-        self.slots = WatchSlots(max_watchers)
+        self.metrics = metrics
+        self.slots = watch_slots.sibling(max_watchers) if watch_slots is not None else WatchSlots(max_watchers)
+        if metrics is not None:
+            metrics.follow_watch_slots(self.slots)
         self.watch_threads = anyio.CapacityLimiter(max_watchers)
 
     def routes(self) -> list[Route]:
