@@ -97,7 +97,7 @@ def test_prometheus_histograms_fill_from_the_pool_observer(cache_dir: Path) -> N
 def test_cached_metric_children_are_the_labelled_series_and_keep_label_values_apart() -> None:
     """``Metrics.child`` remembers ``labels()``' answer: the same series, one per label values."""
     metrics = Metrics()
-    assert metrics.child(metrics.requests, "GetView", "OK") is metrics.requests.labels("GetView", "OK")
+    assert metrics.child(metrics.requests, "grpc", "GetView", "OK") is metrics.requests.labels("grpc", "GetView", "OK")
     for _ in range(3):
         metrics.count_request("GetView", "OK", 0.25)
     metrics.count_request("GetView", "NOT_FOUND", 0.5)
@@ -110,9 +110,9 @@ def test_cached_metric_children_are_the_labelled_series_and_keep_label_values_ap
     def value(name: str, **labels: str) -> float | None:
         return metrics.registry.get_sample_value(name, labels)
 
-    assert value("tablehost_requests_total", method="GetView", code="OK") == 3
-    assert value("tablehost_requests_total", method="GetView", code="NOT_FOUND") == 1
-    assert value("tablehost_requests_total", method="SubmitAction", code="OK") == 1
+    assert value("tablehost_requests_total", transport="grpc", method="GetView", code="OK") == 3
+    assert value("tablehost_requests_total", transport="grpc", method="GetView", code="NOT_FOUND") == 1
+    assert value("tablehost_requests_total", transport="grpc", method="SubmitAction", code="OK") == 1
     assert value("tablehost_request_cpu_seconds_total", method="GetView") == 1.25
     assert value("tablehost_moves_accepted_total", kind="move", by="person") == 1
     assert value("tablehost_moves_accepted_total", kind="undo", by="person") is None

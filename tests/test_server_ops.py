@@ -120,8 +120,8 @@ def test_the_metrics_endpoint_counts_moves_refusals_guest_calls_matches_watchers
     assert sample(text, "tablehost_guest_call_fuel_count", module="loops", op="step") == 0
     # Module upload, two matches, one move: four write transactions, each timed.
     assert sample(text, "tablehost_store_commit_seconds_count") >= 4
-    assert sample(text, "tablehost_requests_total", method="SubmitAction", code="OK") == 1
-    assert sample(text, "tablehost_requests_total", method="SubmitAction", code="FAILED_PRECONDITION") == 1
+    assert sample(text, "tablehost_requests_total", transport="grpc", method="SubmitAction", code="OK") == 1
+    assert sample(text, "tablehost_requests_total", transport="grpc", method="SubmitAction", code="FAILED_PRECONDITION") == 1
     # CPU of handlers and of guest calls, counted for the breakdown of bench/grpc_latency.py.
     assert sample(text, "tablehost_request_cpu_seconds_total", method="SubmitAction") > 0
     assert sample(text, "tablehost_request_cpu_seconds_total", method="GetView") > 0

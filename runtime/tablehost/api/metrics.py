@@ -38,12 +38,18 @@ metric                                 type       labels, meaning
                                                   (``serve --evict-after``, ``--max-live-matches``)
 ``store_commit_seconds``               histogram  one write transaction of the store
 ``store_up``                           gauge      1 while the store answers health pings
-``requests_total``                     counter    ``method``, ``code``: gRPC requests by status
-``request_cpu_seconds_total``          counter    ``method``: CPU seconds of the serving thread
+``requests_total``                     counter    ``transport`` (grpc, http), ``method``, ``code``:
+                                                  requests by status; an HTTP request's method
+                                                  is its endpoint's name (``view``, ``act``...,
+                                                  ``unrouted``) and its code the gRPC status name
+                                                  of its answer (a 429 is ``RESOURCE_EXHAUSTED``;
+                                                  a client gone mid-stream ``CANCELLED``)
+``request_cpu_seconds_total``          counter    ``method``: gRPC only, CPU seconds of the serving thread
                                                   inside handlers (auth, registry, guest, store,
                                                   views); the rest of the process's CPU is grpc,
                                                   its threads and the background threads
 ``rate_limited_total``                 counter    ``kind`` (request, watch, auth): refused by a rate limit
+                                                  (gRPC and HTTP together: the limits are shared)
 ``gc_pause_seconds``                   histogram  ``generation`` (0, 1, 2): one garbage collection
                                                   (every thread waits for it: the interpreter lock)
 =====================================  =========  ===========================================
@@ -142,7 +148,8 @@ class Metrics:
         )
         self.store_up = Gauge("tablehost_store_up", "1 while the store answers health pings", registry=r)
         self.requests = Counter(
-            "tablehost_requests", "gRPC requests by method and status", ["method", "code"], registry=r
+            "tablehost_requests", "API requests (gRPC and HTTP) by method and status", ["transport", "method", "code"],
+            registry=r,
         )
         self.request_cpu = Counter(
             "tablehost_request_cpu_seconds", "CPU of the serving thread inside handlers", ["method"], registry=r
@@ -184,11 +191,32 @@ class Metrics:
             found = self._children[key] = metric.labels(*values)
         return found
 
-    def count_request(self, method: str, outcome: str, cpu_s: float) -> None:
-        """Count one finished request: ``requests_total{method, code=outcome}`` and its handler
-        CPU (``cpu_s`` seconds) in ``request_cpu_seconds_total{method}``."""
-        self.child(self.requests, method, outcome).inc()
-        self.child(self.request_cpu, method).inc(cpu_s)
+    def count_request(self, method: str, outcome: str, cpu_s: float | None, transport: str = "grpc") -> None:
+        """Count one finished request in ``requests_total{transport, method, code=outcome}``.
+
+        Args:
+            method: the RPC's name, or the HTTP endpoint's.
+            outcome: the status name (``OK``, ``RESOURCE_EXHAUSTED``...).
+            cpu_s: CPU seconds the serving thread spent in the handler, added to
+                ``request_cpu_seconds_total{method}``; None (HTTP: its handler hops between
+                threads) counts none.
+            transport: ``grpc`` or ``http``.
+        """
+        self.child(self.requests, transport, method, outcome).inc()
+        if cpu_s is not None:
+            self.child(self.request_cpu, method).inc(cpu_s)
+
+    def count_rate_limited(self, exc: Exception) -> None:
+        """Count ``exc`` in ``rate_limited_total{kind}`` when it is a limit's refusal (it carries
+        a retry hint, ``retry_after_ms``); anything else is not counted.
+
+        The kind is the error's own (``RateLimited.kind``: ``request`` or ``auth``), ``watch``
+        for a stream over its cap (``request/too_many_watchers``)."""
+        if getattr(exc, "retry_after_ms", None) is None:
+            return
+        code = str(getattr(exc, "code", ""))
+        kind = getattr(exc, "kind", None) or ("watch" if code.endswith("watchers") else "request")
+        self.child(self.rate_limited, kind).inc()
 
     def count_journaled(self, kind: str, by: str) -> None:
         """Count one journaled move or undo in ``moves_accepted_total``.

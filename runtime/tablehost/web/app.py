@@ -28,7 +28,7 @@ from tablehost.api.rate_limit import RequestGate
 from tablehost.api.registry import MatchRegistry
 from tablehost.api.validation import check_address
 from tablehost.api.watch_slots import WatchSlots
-from tablehost.web.routes import Api, unrouted
+from tablehost.web.routes import Api, RequestLog, unrouted
 
 log = structlog.get_logger(__name__)
 
@@ -104,7 +104,7 @@ def create_app(
     ]
     return Starlette(
         routes=routes,
-        middleware=[Middleware(SecurityHeaders)],
+        middleware=[Middleware(SecurityHeaders), Middleware(RequestLog, metrics=metrics)],
         exception_handlers={404: unrouted, 405: unrouted},  # the API's unknown routes answer JSON
     )
 
