@@ -16,6 +16,7 @@ from pathlib import Path
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from structlog.testing import capture_logs
 
 from fixtures_guest import offering_guest_wasm
 from tablehost.api._pb import tablehost_pb2 as pb
@@ -26,7 +27,7 @@ from tablehost.api.rate_limit import RateLimiter, RateLimits
 from tablehost.api.registry import MatchRegistry
 from tablehost.api.server import create_server
 from tablehost.client import ApiError, TablehostClient
-from tablehost.store import StoreUnavailable
+from tablehost.store import StoreConflict, StoreUnavailable
 from test_api_server import module_bytes
 
 
@@ -172,11 +173,18 @@ def test_health_follows_the_store(ops: Ops, monkeypatch: pytest.MonkeyPatch) -> 
     def unreachable() -> None:
         raise StoreUnavailable("the database went away (test)")
 
-    monkeypatch.setattr(ops.registry.store, "ping", unreachable)
-    assert until(health_pb2.HealthCheckResponse.NOT_SERVING) == health_pb2.HealthCheckResponse.NOT_SERVING
-    assert sample(ops.scrape(), "tablehost_store_up") == 0
-    monkeypatch.undo()
-    assert until(health_pb2.HealthCheckResponse.SERVING) == health_pb2.HealthCheckResponse.SERVING
+    with capture_logs() as events:
+        monkeypatch.setattr(ops.registry.store, "ping", unreachable)
+        assert until(health_pb2.HealthCheckResponse.NOT_SERVING) == health_pb2.HealthCheckResponse.NOT_SERVING
+        assert sample(ops.scrape(), "tablehost_store_up") == 0
+        time.sleep(0.3)  # several failed checks (every 0.05 s)
+        monkeypatch.undo()
+        assert until(health_pb2.HealthCheckResponse.SERVING) == health_pb2.HealthCheckResponse.SERVING
+        time.sleep(0.2)  # several good checks
+    # The outage is logged when it starts and when it ends, not at every check in between.
+    assert [e["event"] for e in events if e["event"].startswith(("server.store", "store."))] == [
+        "server.store_unreachable", "store.recovered",
+    ]
 
 
 def test_a_token_over_its_rate_is_refused_with_a_retry_hint_and_other_tokens_are_not(tmp_path: Path) -> None:
@@ -328,3 +336,53 @@ def test_matches_by_state_name_idle_ones_apart_from_the_lobbys_waiting_matches()
     assert [sample(text, "tablehost_matches", state=s) for s in ("active", "idle", "over")] == [1, 1, 1]
     assert 'state="waiting"' not in text
     assert "this process's memory" in text  # the help says whose matches these are
+
+
+def test_a_store_outage_is_logged_once_per_match_and_a_racing_process_s_move_at_info(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`clock.tick_failed` was logged at every tick (ten a second per timed match) while the
+    database was down, and the harmless conflict of two processes making the same host move was
+    a warning quoting the database's duplicate key."""
+    from contextlib import contextmanager
+
+    from tablehost.api.auth import ADMIN
+    from tablehost.clocks import TimeControl
+
+    reg = MatchRegistry(tmp_path / "data", synchronous="NORMAL")
+    try:
+        module = reg.upload_module(ADMIN, module_bytes("tic_tac_toe"), "ttt").sha256
+        control = TimeControl(main_ms=1_000, on_timeout="zombie")
+        match_id = reg.create_match(ADMIN, module, [("cy", ""), ("dee", "")], time_control=control).match_id
+        real_claim = reg.store.claim
+
+        @contextmanager
+        def down(match_id: str) -> Iterator[None]:
+            raise StoreUnavailable("the PostgreSQL database cannot be reached: (test)")
+            yield
+
+        @contextmanager
+        def raced(match_id: str) -> Iterator[object]:
+            with real_claim(match_id) as claim:
+                def journal(kind: str, payload: dict[str, object]) -> None:
+                    raise StoreConflict('a row with this key is stored already (duplicate key value violates '
+                                        'unique constraint "moves_pkey")')
+                yield type(claim)(claim.version, journal, claim.load_record)
+
+        with capture_logs() as events:
+            monkeypatch.setattr(reg.store, "claim", down)
+            for _ in range(20):
+                reg.tick_clocks(at_ms=10**15)  # cy's clock ran out: due at every tick
+            monkeypatch.setattr(reg.store, "claim", raced)
+            reg.tick_clocks(at_ms=10**15)
+            monkeypatch.setattr(reg.store, "claim", real_claim)
+            assert reg.tick_clocks(at_ms=10**15) == 1  # the store is back: the host moves for cy
+        ticks = [(e["event"], e["log_level"]) for e in events if e["event"].startswith("clock.tick")]
+        assert ticks == [
+            ("clock.tick_failed", "warning"), ("clock.tick_conflict", "info"), ("clock.tick_resumed", "info"),
+        ]
+        assert [e["failed_ticks"] for e in events if e["event"] == "clock.tick_resumed"] == [20]
+        assert "another process" in next(e["message"] for e in events if e["event"] == "clock.tick_conflict")
+        assert reg.record(ADMIN, match_id)["moves"][0]["by_host"]
+    finally:
+        reg.close()

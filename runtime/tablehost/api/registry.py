@@ -59,7 +59,7 @@ from tablehost.api.stored_matches import (
     started_summary,
     waiting_summary,
 )
-from tablehost.api.timekeeper import Timekeeper
+from tablehost.api.timekeeper import TickFailures, Timekeeper
 from tablehost.api.validation import check_color, check_module_name, check_username
 from tablehost.clocks import Clocks, Heartbeat, TimeControl, iso_to_ms, now_ms
 from tablehost.conformance import check_module
@@ -366,6 +366,8 @@ class MatchRegistry:
         it again :data:`WAKE_LEAD_MS` before."""
         self._unadoptable: set[str] = set()
         """Stored matches :meth:`adopt_matches` skips: untimed, or they could not be resumed."""
+        self.tick_failures = TickFailures()
+        """What :meth:`tick_clocks` logs of a failed tick (a store outage once per match)."""
         self.heartbeat = Heartbeat(self.data_dir)
         self._tokens: dict[str, Principal] = {hash_token(admin_token): ADMIN}
         for seat in self.store.load_seats():
@@ -1222,8 +1224,10 @@ class MatchRegistry:
                         moved = self._apply_timeouts(live, now) | self._play_for_absent(live)
                         moved |= self._play_bots(live)
                 except TablehostError as exc:  # a failing game must not stop the other matches' clocks
-                    log.warning("clock.tick_failed", match_id=live.match.match_id, code=exc.code, error=str(exc))
+                    self.tick_failures.failed(live.match.match_id, exc)
                     moved = True
+                else:
+                    self.tick_failures.succeeded(live.match.match_id)
                 if moved:
                     changed += 1
                     live.changed.notify_all()

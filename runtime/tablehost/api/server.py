@@ -154,7 +154,13 @@ def _follow_store_health(
     interval_s: float,
 ) -> None:
     """Set every service's health from a store ping now, then every ``interval_s`` until the
-    registry closes (a daemon thread)."""
+    registry closes (a daemon thread).
+
+    The store's changes are logged once each: ``server.store_unreachable`` (warning) when a ping
+    first fails, ``store.recovered`` (info, with ``down_s``, the seconds since that first failed
+    ping) when one answers again; not at every check in between.
+    """
+    down_since: list[float | None] = [None]  # monotonic seconds of the first failed ping of an outage
 
     def check() -> None:
         try:
@@ -162,7 +168,14 @@ def _follow_store_health(
             status, up = health_pb2.HealthCheckResponse.SERVING, 1
         except StoreError as exc:
             status, up = health_pb2.HealthCheckResponse.NOT_SERVING, 0
-            log.warning("server.store_unreachable", error=str(exc))
+            if down_since[0] is None:
+                down_since[0] = time.monotonic()
+                log.warning("server.store_unreachable", error=str(exc), store=registry.store.description)
+        else:
+            if down_since[0] is not None:
+                log.info("store.recovered", store=registry.store.description,
+                         down_s=round(time.monotonic() - down_since[0], 1))
+                down_since[0] = None
         for name in (*SERVICE_NAMES, ""):
             health_servicer.set(name, status)
         if metrics is not None:
