@@ -721,3 +721,24 @@ def psycopg_connect(url: str) -> Any:
     import psycopg
 
     return psycopg.connect(url, autocommit=True)
+
+
+def test_postgresql_sessions_say_which_process_holds_them(postgres_url: str) -> None:
+    """PostgreSQL connections carried no ``application_name``: ``pg_stat_activity`` could not
+    say which server process held a session (or a match's lock). Now ``tablehost-<pid>``; a name
+    the URL gives is kept."""
+    store = open_store(postgres_url, "unused")
+    try:
+        mine = f"tablehost-{os.getpid()}"
+        assert store._query("SELECT current_setting('application_name')") == [(mine,)]
+        sessions = store._query(
+            "SELECT application_name FROM pg_stat_activity WHERE datname = current_database()"
+        )
+        assert sessions.count((mine,)) >= 2, sessions  # the pooled session and the listener
+    finally:
+        store.close()
+    named = open_store(f"{postgres_url}?application_name=blue", "unused")
+    try:
+        assert named._query("SELECT current_setting('application_name')") == [("blue",)]
+    finally:
+        named.close()
