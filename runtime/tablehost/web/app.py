@@ -12,6 +12,7 @@ from __future__ import annotations
 import socket
 import threading
 from pathlib import Path
+from typing import Any
 
 import structlog
 import uvicorn
@@ -66,26 +67,23 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
-def create_app(
-    registry: MatchRegistry,
-    *,
-    max_watchers: int = 64,
-    gate: RequestGate | None = None,
-    metrics: Metrics | None = None,
-    watch_slots: WatchSlots | None = None,
-) -> Starlette:
+def create_app(registry: MatchRegistry, **api_options: Any) -> Starlette:
     """The Starlette app serving ``registry``: pages, ``/static``, and the API of :mod:`tablehost.web.routes`.
 
     Args:
         registry: the matches and modules to serve (shared with the gRPC server).
-        max_watchers: event streams open at once (each holds a thread while it waits).
-        gate: the per-token and per-address rate limits (:class:`RequestGate`; default limits).
-        metrics: the server's metrics (shared with the gRPC server); none: not counted.
-        watch_slots: the gRPC server's watch caps, whose per-token count the event streams
-            share (:class:`~tablehost.web.routes.Api`); default: caps of this app's own.
+        api_options: :class:`~tablehost.web.routes.Api`'s keyword arguments: ``max_watchers``
+            (event streams open at once, each holds a thread while it waits), ``gate`` (the
+            per-token and per-address rate limits; default limits), ``metrics`` (the server's,
+            shared with the gRPC server; none: not counted; its requests are logged either way)
+            and ``watch_slots`` (the gRPC server's watch caps, whose per-token count the event
+            streams share; default: caps of this app's own).
 
     Returns:
         The ASGI app.
+
+    Raises:
+        TypeError: an option ``Api`` does not take.
     """
 
     def page(name: str) -> Route:
@@ -95,7 +93,7 @@ def create_app(
 
         return Route("/" if name == "lobby.html" else "/" + name.removesuffix(".html"), endpoint)
 
-    api = Api(registry, max_watchers=max_watchers, gate=gate, metrics=metrics, watch_slots=watch_slots)
+    api = Api(registry, **api_options)
     routes = [
         page("lobby.html"),
         page("table.html"),
@@ -104,7 +102,7 @@ def create_app(
     ]
     return Starlette(
         routes=routes,
-        middleware=[Middleware(SecurityHeaders), Middleware(RequestLog, metrics=metrics)],
+        middleware=[Middleware(SecurityHeaders), Middleware(RequestLog, metrics=api.metrics)],
         exception_handlers={404: unrouted, 405: unrouted},  # the API's unknown routes answer JSON
     )
 
