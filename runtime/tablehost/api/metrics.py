@@ -89,6 +89,8 @@ FUEL_BUCKETS = tuple(float(10**k) for k in range(3, 13))
 """Fuel units, 10**3 to 10**12 (a tic-tac-toe step burns tens of thousands; a server bot's
 search, a scaled budget, up to hundreds of billions)."""
 LATENCY_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0)
+RATE_LIMIT_CODES = frozenset({"request/rate_limited", "request/too_many_watchers"})
+"""The error codes of a rate limit's refusal (``rate_limited_total``)."""
 GUEST_CALL_BUCKETS = (*LATENCY_BUCKETS, 2.5, 5.0, 10.0, 30.0, 60.0)
 """Seconds of one guest call: a move's op takes milliseconds, a server bot's ``search`` up to a
 minute (its budget is scaled by the iterations asked for)."""
@@ -207,15 +209,16 @@ class Metrics:
             self.child(self.request_cpu, method).inc(cpu_s)
 
     def count_rate_limited(self, exc: Exception) -> None:
-        """Count ``exc`` in ``rate_limited_total{kind}`` when it is a limit's refusal (it carries
-        a retry hint, ``retry_after_ms``); anything else is not counted.
+        """Count ``exc`` in ``rate_limited_total{kind}`` when it is a limit's refusal
+        (:data:`RATE_LIMIT_CODES`); anything else, even with a retry hint (``store/unavailable``),
+        is not counted.
 
         The kind is the error's own (``RateLimited.kind``: ``request`` or ``auth``), ``watch``
         for a stream over its cap (``request/too_many_watchers``)."""
-        if getattr(exc, "retry_after_ms", None) is None:
+        code = getattr(exc, "code", None)
+        if code not in RATE_LIMIT_CODES:
             return
-        code = str(getattr(exc, "code", ""))
-        kind = getattr(exc, "kind", None) or ("watch" if code.endswith("watchers") else "request")
+        kind = getattr(exc, "kind", None) or ("watch" if code == "request/too_many_watchers" else "request")
         self.child(self.rate_limited, kind).inc()
 
     def count_journaled(self, kind: str, by: str) -> None:
