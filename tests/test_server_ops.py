@@ -386,3 +386,37 @@ def test_a_store_outage_is_logged_once_per_match_and_a_racing_process_s_move_at_
         assert reg.record(ADMIN, match_id)["moves"][0]["by_host"]
     finally:
         reg.close()
+
+
+def test_adoption_failing_while_the_store_is_down_is_logged_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`clock.adopt_failed` was logged at every adoption (every 2 s) while the database was down."""
+    import threading
+
+    from tablehost.api import registry as registry_module
+    from tablehost.api.timekeeper import Timekeeper
+
+    monkeypatch.setattr(registry_module, "ADOPT_INTERVAL_S", 0.0)
+    attempts, done = [0], threading.Event()
+
+    class Store:  # what the timekeeper asks of a registry, with the store down for 5 adoptions
+        def evict_idle(self) -> int:
+            return 0
+
+        def tick_clocks(self) -> int:
+            return 0
+
+        def adopt_matches(self) -> None:
+            attempts[0] += 1
+            if attempts[0] == 8:
+                done.set()
+            if attempts[0] <= 5:
+                raise StoreUnavailable("the database went away (test)")
+
+    keeper = Timekeeper(Store(), tick_s=0.001)  # type: ignore[arg-type]
+    with capture_logs() as events:
+        keeper.start()
+        assert done.wait(10)
+        keeper.stop()
+    assert [e["event"] for e in events if e["event"].startswith("clock.adopt")] == [
+        "clock.adopt_failed", "clock.adopt_resumed",
+    ]
