@@ -415,3 +415,16 @@ def test_watch_slots_never_exceed_their_caps_and_free_on_exit(
     for slot in held:
         slot.__exit__(None, None, None)
     assert slots.open == 0
+
+
+def test_sibling_watch_slots_share_a_tokens_cap_and_keep_their_own_totals() -> None:
+    grpc_slots = WatchSlots(total=1, per_token=2)
+    http_slots = grpc_slots.sibling(total=5)
+    with grpc_slots.hold("a"), http_slots.hold("a"):
+        with pytest.raises(faults.TooManyWatchers, match="gRPC and HTTP together"), http_slots.hold("a"):
+            pass  # the token's third stream, over either transport
+        with pytest.raises(faults.TooManyWatchers, match="the server has 1"), grpc_slots.hold("b"):
+            pass  # gRPC's own total
+        with http_slots.hold("b"):  # HTTP's total is its own
+            assert (grpc_slots.open, http_slots.open) == (1, 2)
+    assert (grpc_slots.open, http_slots.open) == (0, 0)

@@ -319,6 +319,7 @@ def test_one_log_event_per_request_with_its_context(host: Host) -> None:
         ("SubmitAction", match_id, "seat:1", "FAILED_PRECONDITION"),
     ]
     assert requests[0]["version"] == 1 and requests[0]["latency_ms"] >= 0
+    assert {e["transport"] for e in requests} == {"grpc"}
 
 
 def test_a_watch_the_client_cancels_is_logged_and_counted_as_cancelled(host: Host) -> None:

@@ -90,7 +90,7 @@ def test_a_body_that_is_not_the_request_message_is_invalid_argument_logged_and_c
     request wrapper ran: nothing logged through api.request, nothing counted."""
     host, metrics = served
     service = "ModuleService" if method.endswith("Module") else "MatchService"
-    before = counted(metrics, "tablehost_requests_total", method=method, code="INVALID_ARGUMENT")
+    before = counted(metrics, "tablehost_requests_total", transport="grpc", method=method, code="INVALID_ARGUMENT")
     channel = grpc.insecure_channel(host.address)
     try:
         call = raw_call(channel, f"/tablehost.v1.{service}/{method}", streaming=streaming)
@@ -109,7 +109,7 @@ def test_a_body_that_is_not_the_request_message_is_invalid_argument_logged_and_c
     assert ("tablehost-code", "request/invalid") in tuple(error.trailing_metadata() or ())
     logged = [e for e in events if e["event"] == "api.request"]
     assert [(e["method"], e["outcome"], e.get("seat")) for e in logged] == [(method, "INVALID_ARGUMENT", "admin")]
-    assert counted(metrics, "tablehost_requests_total", method=method, code="INVALID_ARGUMENT") == before + 1
+    assert counted(metrics, "tablehost_requests_total", transport="grpc", method=method, code="INVALID_ARGUMENT") == before + 1
 
 
 def test_a_malformed_body_without_a_token_is_unauthenticated(host: Host) -> None:

@@ -185,7 +185,7 @@ def test_serve_processes_shares_one_address_and_both_processes_answer(
             with urllib.request.urlopen(url, timeout=10) as response:
                 text = response.read().decode()
             found = re.search(
-                r'^tablehost_requests_total\{code="OK",method="ListModules"\} ([0-9.]+)$', text, re.MULTILINE
+                r'^tablehost_requests_total\{code="OK",method="ListModules",transport="grpc"\} ([0-9.]+)$', text, re.MULTILINE
             )
             served.append(float(found.group(1)) if found else 0.0)
         assert sum(served) == connections and min(served) > 0, served

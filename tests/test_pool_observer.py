@@ -97,24 +97,55 @@ def test_prometheus_histograms_fill_from_the_pool_observer(cache_dir: Path) -> N
 def test_cached_metric_children_are_the_labelled_series_and_keep_label_values_apart() -> None:
     """``Metrics.child`` remembers ``labels()``' answer: the same series, one per label values."""
     metrics = Metrics()
-    assert metrics.child(metrics.requests, "GetView", "OK") is metrics.requests.labels("GetView", "OK")
+    assert metrics.child(metrics.requests, "grpc", "GetView", "OK") is metrics.requests.labels("grpc", "GetView", "OK")
     for _ in range(3):
         metrics.count_request("GetView", "OK", 0.25)
     metrics.count_request("GetView", "NOT_FOUND", 0.5)
     metrics.count_request("SubmitAction", "OK", 1.0)
-    metrics.count_change("move")
-    metrics.count_change("move", "match/not_offered")
-    metrics.count_change("undo", "match/not_offered")
+    metrics.count_journaled("move", "person")
+    metrics.count_unstored("match/not_offered")
+    metrics.count_unstored("match/not_offered")
+    metrics.count_unstored("store/unavailable")
 
     def value(name: str, **labels: str) -> float | None:
         return metrics.registry.get_sample_value(name, labels)
 
-    assert value("tablehost_requests_total", method="GetView", code="OK") == 3
-    assert value("tablehost_requests_total", method="GetView", code="NOT_FOUND") == 1
-    assert value("tablehost_requests_total", method="SubmitAction", code="OK") == 1
+    assert value("tablehost_requests_total", transport="grpc", method="GetView", code="OK") == 3
+    assert value("tablehost_requests_total", transport="grpc", method="GetView", code="NOT_FOUND") == 1
+    assert value("tablehost_requests_total", transport="grpc", method="SubmitAction", code="OK") == 1
     assert value("tablehost_request_cpu_seconds_total", method="GetView") == 1.25
-    assert value("tablehost_moves_accepted_total", kind="move") == 1
-    assert value("tablehost_moves_accepted_total", kind="undo") is None
+    assert value("tablehost_moves_accepted_total", kind="move", by="person") == 1
+    assert value("tablehost_moves_accepted_total", kind="undo", by="person") is None
     assert value("tablehost_moves_refused_total", reason="match/not_offered") == 2
+    assert value("tablehost_moves_failed_total", reason="store/unavailable") == 1
+    assert value("tablehost_moves_refused_total", reason="store/unavailable") is None
     with pytest.raises(ValueError):
         metrics.child(metrics.requests, "GetView")  # one label value short, as labels() says
+
+
+def test_a_search_reports_the_fuel_it_burnt_and_its_seconds_fit_the_buckets() -> None:
+    """The scaled ops (``search``, ``playout``) were observed with 0 fuel, so the fuel histogram
+    of a server bot's searches summed to 0; and the seconds buckets stopped at 1 s while a
+    search may take a minute."""
+    import dataclasses
+
+    from tablehost.bots import SearchBot
+    from tablehost.module import load_module
+    from tablehost.selfplay import play_game
+
+    dist = Path(__file__).resolve().parent.parent / "sample_games" / "dist"
+    module = load_module((dist / "tic_tac_toe.wasm").read_bytes(), name="tic_tac_toe")
+    metrics = Metrics()
+    pool = GuestPool(module, dataclasses.replace(module.limits, wall_ms=60_000), observer=metrics.observe_guest_call)
+    match = play_game(pool, ["first", "first"], 1, max_plies=0).match
+    view = match.view(match.active_player_ids[0])
+    SearchBot("mcts", 50, 4).choose_in_view(pool, view.state, view.actions, match.active_player_ids[0])
+
+    def value(name: str, **labels: str) -> float:
+        return metrics.registry.get_sample_value(name, labels) or 0.0
+
+    assert value("tablehost_guest_call_fuel_count", module="tic_tac_toe", op="search") == 1
+    assert value("tablehost_guest_call_fuel_sum", module="tic_tac_toe", op="search") > 0
+    buckets = [float(s.labels["le"]) for s in metrics.guest_seconds.collect()[0].samples
+               if s.name.endswith("_bucket") and s.labels["le"] != "+Inf"]
+    assert max(buckets) >= 60.0

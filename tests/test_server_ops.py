@@ -16,6 +16,7 @@ from pathlib import Path
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from structlog.testing import capture_logs
 
 from fixtures_guest import offering_guest_wasm
 from tablehost.api._pb import tablehost_pb2 as pb
@@ -26,7 +27,7 @@ from tablehost.api.rate_limit import RateLimiter, RateLimits
 from tablehost.api.registry import MatchRegistry
 from tablehost.api.server import create_server
 from tablehost.client import ApiError, TablehostClient
-from tablehost.store import StoreUnavailable
+from tablehost.store import StoreConflict, StoreUnavailable
 from test_api_server import module_bytes
 
 
@@ -104,7 +105,7 @@ def test_the_metrics_endpoint_counts_moves_refusals_guest_calls_matches_watchers
         looper.submit(hostile["match_id"], looper.view(hostile["match_id"])["actions"][0]["action"], 0)
     assert info.value.code == "guest/budget"
     text = ops.scrape()
-    assert sample(text, "tablehost_moves_accepted_total", kind="move") == 1
+    assert sample(text, "tablehost_moves_accepted_total", kind="move", by="person") == 1
     assert sample(text, "tablehost_moves_refused_total", reason="match/not_offered") == 1
     assert sample(text, "tablehost_moves_refused_total", reason="guest/budget") == 1
     assert (
@@ -120,8 +121,8 @@ def test_the_metrics_endpoint_counts_moves_refusals_guest_calls_matches_watchers
     assert sample(text, "tablehost_guest_call_fuel_count", module="loops", op="step") == 0
     # Module upload, two matches, one move: four write transactions, each timed.
     assert sample(text, "tablehost_store_commit_seconds_count") >= 4
-    assert sample(text, "tablehost_requests_total", method="SubmitAction", code="OK") == 1
-    assert sample(text, "tablehost_requests_total", method="SubmitAction", code="FAILED_PRECONDITION") == 1
+    assert sample(text, "tablehost_requests_total", transport="grpc", method="SubmitAction", code="OK") == 1
+    assert sample(text, "tablehost_requests_total", transport="grpc", method="SubmitAction", code="FAILED_PRECONDITION") == 1
     # CPU of handlers and of guest calls, counted for the breakdown of bench/grpc_latency.py.
     assert sample(text, "tablehost_request_cpu_seconds_total", method="SubmitAction") > 0
     assert sample(text, "tablehost_request_cpu_seconds_total", method="GetView") > 0
@@ -172,11 +173,18 @@ def test_health_follows_the_store(ops: Ops, monkeypatch: pytest.MonkeyPatch) -> 
     def unreachable() -> None:
         raise StoreUnavailable("the database went away (test)")
 
-    monkeypatch.setattr(ops.registry.store, "ping", unreachable)
-    assert until(health_pb2.HealthCheckResponse.NOT_SERVING) == health_pb2.HealthCheckResponse.NOT_SERVING
-    assert sample(ops.scrape(), "tablehost_store_up") == 0
-    monkeypatch.undo()
-    assert until(health_pb2.HealthCheckResponse.SERVING) == health_pb2.HealthCheckResponse.SERVING
+    with capture_logs() as events:
+        monkeypatch.setattr(ops.registry.store, "ping", unreachable)
+        assert until(health_pb2.HealthCheckResponse.NOT_SERVING) == health_pb2.HealthCheckResponse.NOT_SERVING
+        assert sample(ops.scrape(), "tablehost_store_up") == 0
+        time.sleep(0.3)  # several failed checks (every 0.05 s)
+        monkeypatch.undo()
+        assert until(health_pb2.HealthCheckResponse.SERVING) == health_pb2.HealthCheckResponse.SERVING
+        time.sleep(0.2)  # several good checks
+    # The outage is logged when it starts and when it ends, not at every check in between.
+    assert [e["event"] for e in events if e["event"].startswith(("server.store", "store."))] == [
+        "server.store_unreachable", "store.recovered",
+    ]
 
 
 def test_a_token_over_its_rate_is_refused_with_a_retry_hint_and_other_tokens_are_not(tmp_path: Path) -> None:
@@ -264,7 +272,11 @@ def test_a_store_that_cannot_be_reached_refuses_a_move_as_unavailable_and_change
         assert seat.view(match_id)["version"] == 0
         monkeypatch.setattr(ops.registry.store, "append", real_append)
         assert seat.submit(match_id, offered, 0)["version"] == 1
-    assert sample(ops.scrape(), "tablehost_moves_refused_total", reason="store/unavailable") == 1
+    text = ops.scrape()
+    # Not the move's refusal: the server failed to store it (the same move then went through).
+    assert sample(text, "tablehost_moves_failed_total", reason="store/unavailable") == 1
+    assert sample(text, "tablehost_moves_refused_total", reason="store/unavailable") == 0
+    assert sample(text, "tablehost_moves_accepted_total", kind="move", by="person") == 1
 
 
 def test_a_taken_metrics_port_is_named_in_the_error() -> None:
@@ -276,3 +288,135 @@ def test_a_taken_metrics_port_is_named_in_the_error() -> None:
         port = taken.getsockname()[1]
         with pytest.raises(OSError, match=f"cannot serve metrics on 127.0.0.1:{port}"):
             Metrics().serve_http(port)
+
+
+def test_every_journaled_move_is_counted_by_who_made_it(tmp_path: Path) -> None:
+    """Only a seat's own request was counted: a server bot's answer and the host's moves for an
+    absent seat were stored but left out of ``moves_accepted_total``."""
+    from tablehost.api.auth import ADMIN, Principal
+    from tablehost.clocks import TimeControl
+
+    metrics = Metrics()
+    reg = MatchRegistry(tmp_path / "data", synchronous="NORMAL", metrics=metrics)
+    try:
+        module = reg.upload_module(ADMIN, module_bytes("tic_tac_toe"), "ttt").sha256
+        against_bot = reg.create_match(ADMIN, module, [("ann", "", False, ""), ("", "", False, "random")]).match_id
+        ann = Principal("seat", against_bot, 1)
+        served = reg.view(ann, against_bot)
+        assert reg.submit(ann, against_bot, served.view.actions[0]["action"], 0).view.version == 2  # the bot answered
+        control = TimeControl(main_ms=1_000, on_timeout="zombie")
+        absent = reg.create_match(ADMIN, module, [("cy", ""), ("dee", "")], time_control=control).match_id
+        assert reg.tick_clocks(at_ms=10**15) >= 1  # cy's clock ran out: the host moves for cy
+        record = reg.record(ADMIN, absent)
+        assert [m["by_host"] for m in record["moves"]] == [True]
+
+        def value(**labels: str) -> float:
+            return metrics.registry.get_sample_value("tablehost_moves_accepted_total", labels) or 0.0
+
+        assert value(kind="move", by="person") == 1
+        assert value(kind="move", by="bot") == 1
+        assert value(kind="move", by="host") == 1
+    finally:
+        reg.close()
+
+
+def test_matches_by_state_name_idle_ones_apart_from_the_lobbys_waiting_matches() -> None:
+    """``tablehost_matches{state="waiting"}`` meant a started match idle over a minute, while
+    ``waiting`` is the lobby's status of a match whose seats are not all taken: now ``idle``."""
+    from datetime import UTC, datetime, timedelta
+
+    from prometheus_client import generate_latest
+
+    now = datetime.now(UTC)
+    metrics = Metrics()
+    metrics.watch_matches(lambda: [
+        (False, now.isoformat()), (False, (now - timedelta(minutes=5)).isoformat()), (True, now.isoformat()),
+    ])
+    text = generate_latest(metrics.registry).decode()
+    assert [sample(text, "tablehost_matches", state=s) for s in ("active", "idle", "over")] == [1, 1, 1]
+    assert 'state="waiting"' not in text
+    assert "this process's memory" in text  # the help says whose matches these are
+
+
+def test_a_store_outage_is_logged_once_per_match_and_a_racing_process_s_move_at_info(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`clock.tick_failed` was logged at every tick (ten a second per timed match) while the
+    database was down, and the harmless conflict of two processes making the same host move was
+    a warning quoting the database's duplicate key."""
+    from contextlib import contextmanager
+
+    from tablehost.api.auth import ADMIN
+    from tablehost.clocks import TimeControl
+
+    reg = MatchRegistry(tmp_path / "data", synchronous="NORMAL")
+    try:
+        module = reg.upload_module(ADMIN, module_bytes("tic_tac_toe"), "ttt").sha256
+        control = TimeControl(main_ms=1_000, on_timeout="zombie")
+        match_id = reg.create_match(ADMIN, module, [("cy", ""), ("dee", "")], time_control=control).match_id
+        real_claim = reg.store.claim
+
+        @contextmanager
+        def down(match_id: str) -> Iterator[None]:
+            raise StoreUnavailable("the PostgreSQL database cannot be reached: (test)")
+            yield
+
+        @contextmanager
+        def raced(match_id: str) -> Iterator[object]:
+            with real_claim(match_id) as claim:
+                def journal(kind: str, payload: dict[str, object]) -> None:
+                    raise StoreConflict('a row with this key is stored already (duplicate key value violates '
+                                        'unique constraint "moves_pkey")')
+                yield type(claim)(claim.version, journal, claim.load_record)
+
+        with capture_logs() as events:
+            monkeypatch.setattr(reg.store, "claim", down)
+            for _ in range(20):
+                reg.tick_clocks(at_ms=10**15)  # cy's clock ran out: due at every tick
+            monkeypatch.setattr(reg.store, "claim", raced)
+            reg.tick_clocks(at_ms=10**15)
+            monkeypatch.setattr(reg.store, "claim", real_claim)
+            assert reg.tick_clocks(at_ms=10**15) == 1  # the store is back: the host moves for cy
+        ticks = [(e["event"], e["log_level"]) for e in events if e["event"].startswith("clock.tick")]
+        assert ticks == [
+            ("clock.tick_failed", "warning"), ("clock.tick_conflict", "info"), ("clock.tick_resumed", "info"),
+        ]
+        assert [e["failed_ticks"] for e in events if e["event"] == "clock.tick_resumed"] == [20]
+        assert "another process" in next(e["message"] for e in events if e["event"] == "clock.tick_conflict")
+        assert reg.record(ADMIN, match_id)["moves"][0]["by_host"]
+    finally:
+        reg.close()
+
+
+def test_adoption_failing_while_the_store_is_down_is_logged_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`clock.adopt_failed` was logged at every adoption (every 2 s) while the database was down."""
+    import threading
+
+    from tablehost.api import registry as registry_module
+    from tablehost.api.timekeeper import Timekeeper
+
+    monkeypatch.setattr(registry_module, "ADOPT_INTERVAL_S", 0.0)
+    attempts, done = [0], threading.Event()
+
+    class Store:  # what the timekeeper asks of a registry, with the store down for 5 adoptions
+        def evict_idle(self) -> int:
+            return 0
+
+        def tick_clocks(self) -> int:
+            return 0
+
+        def adopt_matches(self) -> None:
+            attempts[0] += 1
+            if attempts[0] == 8:
+                done.set()
+            if attempts[0] <= 5:
+                raise StoreUnavailable("the database went away (test)")
+
+    keeper = Timekeeper(Store(), tick_s=0.001)  # type: ignore[arg-type]
+    with capture_logs() as events:
+        keeper.start()
+        assert done.wait(10)
+        keeper.stop()
+    assert [e["event"] for e in events if e["event"].startswith("clock.adopt")] == [
+        "clock.adopt_failed", "clock.adopt_resumed",
+    ]

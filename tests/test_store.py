@@ -255,7 +255,10 @@ def test_a_claim_sees_the_stored_version_and_its_journal_commits(backend: Backen
 def test_entries_after_the_first_in_one_claim_are_each_committed(backend: Backend, store: MatchStore) -> None:
     """A move and the host moves after it (a zombie seat) journal through one claim: the first
     commit ends the hold, the next entries commit one by one, and a failing one changes nothing
-    (the connection goes back to the pool clean)."""
+    (the connection goes back to the pool clean). Each committed entry, by either path, is told
+    to ``on_journaled`` once (the server's count of stored moves); a refused one is not."""
+    seen: list[tuple[str, str, int]] = []
+    store.on_journaled = lambda match_id, kind, payload: seen.append((match_id, kind, payload["seq"]))
     store.create_match(setup_record(), [])
     with store.claim("m-1") as claim:
         claim.journal("move", move(1))
@@ -270,6 +273,7 @@ def test_entries_after_the_first_in_one_claim_are_each_committed(backend: Backen
                 assert claim.version == stored
         store.append("m-1", "move", move(stored + 1))
     assert [m["seq"] for m in store.load_record("m-1")["moves"]] == [1, 2, 3, 4, 5, 6]
+    assert seen == [("m-1", "move", seq) for seq in range(1, 7)]
 
 
 def test_concurrent_appends_are_each_committed_before_they_return(
@@ -717,3 +721,24 @@ def psycopg_connect(url: str) -> Any:
     import psycopg
 
     return psycopg.connect(url, autocommit=True)
+
+
+def test_postgresql_sessions_say_which_process_holds_them(postgres_url: str) -> None:
+    """PostgreSQL connections carried no ``application_name``: ``pg_stat_activity`` could not
+    say which server process held a session (or a match's lock). Now ``tablehost-<pid>``; a name
+    the URL gives is kept."""
+    store = open_store(postgres_url, "unused")
+    try:
+        mine = f"tablehost-{os.getpid()}"
+        assert store._query("SELECT current_setting('application_name')") == [(mine,)]
+        sessions = store._query(
+            "SELECT application_name FROM pg_stat_activity WHERE datname = current_database()"
+        )
+        assert sessions.count((mine,)) >= 2, sessions  # the pooled session and the listener
+    finally:
+        store.close()
+    named = open_store(f"{postgres_url}?application_name=blue", "unused")
+    try:
+        assert named._query("SELECT current_setting('application_name')") == [("blue",)]
+    finally:
+        named.close()

@@ -512,3 +512,116 @@ def test_a_store_outage_over_http_hides_the_drivers_text_and_says_when_to_retry(
         assert error["code"] == "store/unavailable" and "10.1.2.3" not in error["message"]
         assert ann.get(f"{path}/view").json()["version"] == 0
 
+
+def test_serve_holds_watches_per_token_over_http_and_grpc_together(tmp_path: Path) -> None:
+    """`serve --watches-per-token 2` stopped gRPC at 2 while the HTTP API's event streams took a
+    pool of their own at a fixed 4 per token, uncounted in `tablehost_watch_streams`. One token's
+    streams now count against the one limit over both transports, and the gauge counts both."""
+    import re
+    import urllib.request
+
+    from test_e2e_server import ServerProcess, module_path
+
+    server = ServerProcess(
+        tmp_path / "data",
+        ("--http", "127.0.0.1:0", "--metrics-port", "0", "--watches-per-token", "2", "--log-level", "warning"),
+    )
+    try:
+        assert server.proc.stdout is not None
+        metrics_url = server.proc.stdout.readline().split()[2]
+        web_url = server.proc.stdout.readline().split()[3].rstrip("/")
+        with server.client() as admin:
+            module_id = admin.upload_module(module_path("tic_tac_toe").read_bytes(), "tic_tac_toe")["module_id"]
+            created = admin.create_match(module_id, ["ann", "bob"])
+        match_id, token = created["match_id"], created["seats"][0]["token"]
+        events = f"/api/matches/{match_id}/events"
+        with (
+            httpx.Client(base_url=web_url, headers={"authorization": f"Bearer {token}"}, timeout=30) as http,
+            server.client(token) as grpc_client,
+        ):
+            over_grpc = grpc_client.watch(match_id)
+            assert next(over_grpc)["version"] == 0
+            with http.stream("GET", events) as first:
+                assert first.status_code == 200
+                with http.stream("GET", events) as third:  # the token's third stream
+                    assert third.status_code == 429
+                    assert orjson.loads(third.read())["error"]["code"] == "request/too_many_watchers"
+                with urllib.request.urlopen(metrics_url, timeout=10) as scraped:
+                    text = scraped.read().decode()
+                assert re.search(r"^tablehost_watch_streams 2\.0$", text, re.MULTILINE), text
+            over_grpc.close()
+    finally:
+        assert server.stop() == 0
+
+
+def test_every_http_api_request_is_logged_and_counted_like_grpcs(tmp_path: Path) -> None:
+    """No HTTP API request was logged, and none (nor its 429s, nor its event streams) was in
+    `tablehost_requests_total`, `tablehost_rate_limited_total` or `tablehost_watch_streams`."""
+    import time
+
+    import structlog
+    from structlog.testing import capture_logs
+
+    from tablehost.api.auth import ADMIN
+    from tablehost.api.metrics import Metrics
+    from tablehost.api.rate_limit import RateLimits, RequestGate
+    from tablehost.api.registry import MatchRegistry
+    from tablehost.web.app import HttpServer
+    from web_support import DIST
+
+    metrics = Metrics()
+    registry = MatchRegistry(tmp_path / "data", synchronous="NORMAL", metrics=metrics)
+    http = HttpServer("127.0.0.1:0", registry, metrics=metrics,
+                      gate=RequestGate(RateLimits(requests_per_s=0.001, burst=4)))
+    http.start()
+    try:
+        module_id = registry.upload_module(ADMIN, (DIST / "tic_tac_toe.wasm").read_bytes(), "ttt").sha256
+        created = registry.create_match(ADMIN, module_id, [("ann", ""), ("bob", "")])
+        match_id = created.match_id
+        ann, bob = (token for _, token in created.seats)
+        with capture_logs(processors=[structlog.contextvars.merge_contextvars]) as events:
+            with httpx.Client(base_url=http.url, headers={"authorization": f"Bearer {ann}"}, timeout=30) as seat:
+                assert seat.get(f"/api/matches/{match_id}/view").status_code == 200
+                refused = seat.post(f"/api/matches/{match_id}/actions",
+                                    json={"action": {"type": "space_click", "space_id": "z9"}, "version": 0})
+                assert refused.status_code == 409, refused.text
+                assert seat.get("/api/nope").status_code == 404
+                with seat.stream("GET", f"/api/matches/{match_id}/events") as stream:
+                    next(stream.iter_lines())  # the first event is on its way
+                    assert metrics.registry.get_sample_value("tablehost_watch_streams") == 1
+            with httpx.Client(base_url=http.url, headers={"authorization": f"Bearer {bob}"}, timeout=30) as other:
+                codes = [other.get("/api/whoami").status_code for _ in range(5)]
+            assert codes == [200, 200, 200, 200, 429]
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and not any(e.get("method") == "events" for e in events):
+                time.sleep(0.05)  # the closed stream is logged once the server notices
+        logged = [e for e in events if e["event"] == "api.request"]
+        assert all(e["transport"] == "http" and e["latency_ms"] >= 0 for e in logged)
+        assert [(e["method"], e.get("match_id"), e.get("seat"), e["outcome"], e["http_status"])
+                for e in logged if e["method"] != "whoami"] == [
+            ("view", match_id, "seat:1", "OK", 200),
+            ("act", match_id, "seat:1", "FAILED_PRECONDITION", 409),
+            ("unrouted", None, None, "UNIMPLEMENTED", 404),
+            ("events", match_id, "seat:1", "CANCELLED", 200),
+        ]
+        assert logged[0]["version"] == 0 and logged[1]["code"] == "match/not_offered"
+        assert logged[3]["messages"] >= 1
+        # bob's fifth request is over his token's rate: refused before the token is resolved
+        assert [(e["outcome"], e.get("seat")) for e in logged if e["method"] == "whoami"] == (
+            [("OK", "seat:2")] * 4 + [("RESOURCE_EXHAUSTED", None)]
+        )
+        assert ann not in str(events) and bob not in str(events), "a token was logged"
+
+        def counted(name: str, **labels: str) -> float:
+            return metrics.registry.get_sample_value(name, labels) or 0.0
+
+        assert counted("tablehost_requests_total", transport="http", method="view", code="OK") == 1
+        assert counted("tablehost_requests_total", transport="http", method="act", code="FAILED_PRECONDITION") == 1
+        assert counted("tablehost_requests_total", transport="http", method="whoami", code="RESOURCE_EXHAUSTED") == 1
+        assert counted("tablehost_requests_total", transport="http", method="events", code="CANCELLED") == 1
+        assert counted("tablehost_rate_limited_total", kind="request") == 1
+        assert counted("tablehost_watch_streams") == 0
+    finally:
+        registry.close_watchers()
+        http.stop()
+        registry.close()

@@ -30,7 +30,9 @@ For every wrapped method it
    :data:`STATUS_BY_CODE`, with ``"<code>: <message>"`` as details and the code in the
    ``tablehost-code`` trailing metadata (and ``retry-after-ms`` when the error carries a retry
    hint); anything else becomes INTERNAL (logged with its trace);
-4. logs ``api.request`` with method, match_id (its first :data:`LOGGED_MATCH_ID_CHARS`), seat, version, outcome and latency_ms, and
+4. logs ``api.request`` with ``transport="grpc"``, method, match_id (its first
+   :data:`LOGGED_MATCH_ID_CHARS`), seat, version, outcome and latency_ms
+   (:func:`request_finished`, which the HTTP API's requests are logged through too), and
    ``guest.call_failed`` with the budget that tripped when the game failed; counts the request
    in the server's metrics (:mod:`tablehost.api.metrics`).
 
@@ -220,6 +222,39 @@ def request_parser(message_type: Descriptor) -> Callable[[bytes], Any]:
     return parse
 
 
+def request_finished(
+    metrics: Metrics | None,
+    transport: str,
+    method: str,
+    outcome: str,
+    started: float,
+    cpu_s: float | None = None,
+    **fields: Any,
+) -> None:
+    """Log ``api.request`` for one finished request and count it: the one request log line of
+    both transports (gRPC's :class:`RequestInterceptor`, the HTTP API's
+    :class:`~tablehost.web.routes.RequestLog`).
+
+    The line holds ``transport``, ``outcome``, ``fields`` and ``latency_ms``, plus the request
+    context bound to structlog's contextvars (``method``, ``match_id``, ``seat``, ``version``);
+    never a token or a body.
+
+    Args:
+        metrics: where the request is counted (:meth:`Metrics.count_request`); None: not counted.
+        transport: ``grpc`` or ``http``.
+        method: the RPC's name, or the HTTP endpoint's (``view``, ``act``...).
+        outcome: the status name (``OK``, ``CANCELLED``, ``INVALID_ARGUMENT``...).
+        started: ``time.perf_counter()`` seconds when the request came in.
+        cpu_s: CPU seconds the serving thread spent on it (``request_cpu_seconds``); None: not
+            measured.
+        fields: more log fields (a stream's ``messages`` sent, an HTTP answer's ``http_status``).
+    """
+    log.info("api.request", transport=transport, outcome=outcome, **fields,
+             latency_ms=round((time.perf_counter() - started) * 1e3, 3))
+    if metrics is not None:
+        metrics.count_request(method, outcome, cpu_s, transport)
+
+
 class RequestInterceptor:
     """Wraps every ``tablehost.v1`` method with auth, context, error mapping and the request log.
 
@@ -360,9 +395,8 @@ class RequestInterceptor:
         retry_after_ms = getattr(exc, "retry_after_ms", None)
         if retry_after_ms is not None:
             trailing += (("retry-after-ms", str(retry_after_ms)),)
-            if self.metrics is not None and exc.code in ("request/rate_limited", "request/too_many_watchers"):
-                kind = getattr(exc, "kind", None) or ("watch" if exc.code.endswith("watchers") else "request")
-                self.metrics.rate_limited.labels(kind).inc()
+            if self.metrics is not None:
+                self.metrics.count_rate_limited(exc)
         context.set_trailing_metadata(trailing)
         return status, ref
 
@@ -376,20 +410,8 @@ class RequestInterceptor:
         return status, details_for(exc, show_guest=show, ref=ref)
 
     def _finished(self, method: str, outcome: str, started: float, cpu_s: float, **fields: Any) -> None:
-        """Log ``api.request`` (``outcome``, ``latency_ms`` since ``started``, ``fields``) and count it.
-
-        Args:
-            method: the RPC's name.
-            outcome: the status name (``OK``, ``CANCELLED``, ``INVALID_ARGUMENT``...).
-            started: ``time.perf_counter()`` seconds when the request came in.
-            cpu_s: CPU seconds the serving thread spent on it (``request_cpu_seconds``).
-            fields: more log fields (a stream's ``messages`` sent).
-        """
-        log.info("api.request", outcome=outcome, **fields,
-                 latency_ms=round((time.perf_counter() - started) * 1e3, 3))
-        if self.metrics is not None:
-            self.metrics.requests.labels(method, outcome).inc()
-            self.metrics.request_cpu.labels(method).inc(cpu_s)
+        """Log and count one finished gRPC request (:func:`request_finished`, transport ``grpc``)."""
+        request_finished(self.metrics, "grpc", method, outcome, started, cpu_s, **fields)
 
     def _unary(
         self, method: str, behavior: Callable[[Any, Any], Any], parse: Callable[[bytes], Any]

@@ -59,7 +59,7 @@ from tablehost.api.stored_matches import (
     started_summary,
     waiting_summary,
 )
-from tablehost.api.timekeeper import Timekeeper
+from tablehost.api.timekeeper import TickFailures, Timekeeper
 from tablehost.api.validation import check_color, check_module_name, check_username
 from tablehost.clocks import Clocks, Heartbeat, TimeControl, iso_to_ms, now_ms
 from tablehost.conformance import check_module, describe_leak
@@ -329,6 +329,7 @@ class MatchRegistry:
         self.store: MatchStore = open_store(store, self.data_dir, synchronous=synchronous)
         if metrics is not None:
             self.store.on_commit = metrics.store_commit.observe
+            self.store.on_journaled = self._count_journaled
             metrics.watch_matches(self._match_states)
             metrics.matches_in_memory.set_function(lambda: len(self._matches))
         try:
@@ -365,6 +366,8 @@ class MatchRegistry:
         it again :data:`WAKE_LEAD_MS` before."""
         self._unadoptable: set[str] = set()
         """Stored matches :meth:`adopt_matches` skips: untimed, or they could not be resumed."""
+        self.tick_failures = TickFailures()
+        """What :meth:`tick_clocks` logs of a failed tick (a store outage once per match)."""
         self.heartbeat = Heartbeat(self.data_dir)
         self._tokens: dict[str, Principal] = {hash_token(admin_token): ADMIN}
         for seat in self.store.load_seats():
@@ -1221,8 +1224,10 @@ class MatchRegistry:
                         moved = self._apply_timeouts(live, now) | self._play_for_absent(live)
                         moved |= self._play_bots(live)
                 except TablehostError as exc:  # a failing game must not stop the other matches' clocks
-                    log.warning("clock.tick_failed", match_id=live.match.match_id, code=exc.code, error=str(exc))
+                    self.tick_failures.failed(live.match.match_id, exc)
                     moved = True
+                else:
+                    self.tick_failures.succeeded(live.match.match_id)
                 if moved:
                     changed += 1
                     live.changed.notify_all()
@@ -1961,15 +1966,31 @@ class MatchRegistry:
 
     @contextmanager
     def _counted(self, kind: str) -> Iterator[None]:
-        """Count the change the block makes as accepted, or refused with its error code."""
+        """Count the ``kind`` change (move, undo) the block fails to make by its error code
+        (:meth:`Metrics.count_unstored`); what it stores is counted as journaled
+        (:meth:`_count_journaled`)."""
+        del kind
         try:
             yield
         except TablehostError as exc:
             if self.metrics is not None:
-                self.metrics.count_change(kind, exc.code)
+                self.metrics.count_unstored(exc.code)
             raise
-        if self.metrics is not None:
-            self.metrics.count_change(kind)
+
+    def _count_journaled(self, match_id: str, kind: str, payload: dict[str, Any]) -> None:
+        """The store's :attr:`~tablehost.store.MatchStore.on_journaled`: count a stored move or
+        undo by who made it (``host`` for a move ``by_host``, ``bot`` for a server bot seat's,
+        else ``person``); resignations and early endings are not moves."""
+        if self.metrics is None or kind not in ("move", "undo"):
+            return
+        by = "person"
+        if payload.get("by_host"):
+            by = "host"
+        elif kind == "move":
+            live = self._matches.get(match_id)
+            if live is not None and payload.get("player_id") in live.match.bots:
+                by = "bot"
+        self.metrics.count_journaled(kind, by)
 
     def _match_states(self) -> list[tuple[bool, str]]:
         """``(game_over, newest change at)`` per match in memory (for the matches gauge)."""

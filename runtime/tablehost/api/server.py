@@ -3,7 +3,8 @@
 The server uses grpc's thread pool: requests of different matches run concurrently (one lock
 per match in the registry; guest calls release the GIL). Each open WatchMatch stream holds a
 worker thread while it waits, so watch streams are capped (:mod:`tablehost.api.watch_slots`):
-four per token and three quarters of ``max_workers`` in all, leaving threads for moves.
+``--watches-per-token`` per token (default four, over gRPC and the HTTP API together) and three
+quarters of ``max_workers`` in all, leaving threads for moves.
 Health checking (``grpc.health.v1``) and server reflection are registered so generic tools
 such as grpcurl work; the health status follows the store (NOT_SERVING while it does not answer
 a ping, checked every :data:`HEALTH_INTERVAL_S`).
@@ -80,6 +81,7 @@ def create_server(
     reuse_port: bool = False,
     health_interval_s: float = HEALTH_INTERVAL_S,
     gate: RequestGate | None = None,
+    watch_slots: WatchSlots | None = None,
 ) -> tuple[grpc.Server, int]:
     """Build (not start) a server on ``address`` serving ``registry``.
 
@@ -98,7 +100,10 @@ def create_server(
         rate_limits: the per-token request budget (default :class:`RateLimits`); ignored with ``gate``.
         gate: the rate limits' buckets, shared with the HTTP API (``serve --http``); default:
             this server's own, made from ``rate_limits``.
-        watches_per_token: open watch streams one token may hold.
+        watches_per_token: open watch streams one token may hold; ignored with ``watch_slots``.
+        watch_slots: the caps on open WatchMatch streams, to share their per-token count with
+            the HTTP API (``serve --http`` hands it their :meth:`~WatchSlots.sibling`); default:
+            this server's own, of ``max_watchers`` and ``watches_per_token``.
         reuse_port: bind with ``SO_REUSEPORT`` so several processes share the address (a
             shared store only: each process must see every other's moves).
         health_interval_s: seconds between the health checks against the store.
@@ -126,11 +131,11 @@ def create_server(
     wrapper = RequestInterceptor(registry, metrics, rate_limits, show_guest_output=show_guest_output, gate=gate)
     services = pb.DESCRIPTOR.services_by_name
     wrapper.add_to_server(ModuleServicer(registry), services["ModuleService"], server)
-    slots = WatchSlots(
+    slots = watch_slots if watch_slots is not None else WatchSlots(
         watch_share(max_workers) if max_watchers is None else max_watchers, per_token=watches_per_token
     )
     if metrics is not None:
-        metrics.watch_streams.set_function(lambda: slots.open)
+        metrics.follow_watch_slots(slots)
     match_servicer = MatchServicer(registry, slots, max_response_bytes=max_response_bytes)
     wrapper.add_to_server(match_servicer, services["MatchService"], server)
     health_servicer = health.HealthServicer()
@@ -149,7 +154,13 @@ def _follow_store_health(
     interval_s: float,
 ) -> None:
     """Set every service's health from a store ping now, then every ``interval_s`` until the
-    registry closes (a daemon thread)."""
+    registry closes (a daemon thread).
+
+    The store's changes are logged once each: ``server.store_unreachable`` (warning) when a ping
+    first fails, ``store.recovered`` (info, with ``down_s``, the seconds since that first failed
+    ping) when one answers again; not at every check in between.
+    """
+    down_since: list[float | None] = [None]  # monotonic seconds of the first failed ping of an outage
 
     def check() -> None:
         try:
@@ -157,7 +168,14 @@ def _follow_store_health(
             status, up = health_pb2.HealthCheckResponse.SERVING, 1
         except StoreError as exc:
             status, up = health_pb2.HealthCheckResponse.NOT_SERVING, 0
-            log.warning("server.store_unreachable", error=str(exc))
+            if down_since[0] is None:
+                down_since[0] = time.monotonic()
+                log.warning("server.store_unreachable", error=str(exc), store=registry.store.description)
+        else:
+            if down_since[0] is not None:
+                log.info("store.recovered", store=registry.store.description,
+                         down_s=round(time.monotonic() - down_since[0], 1))
+                down_since[0] = None
         for name in (*SERVICE_NAMES, ""):
             health_servicer.set(name, status)
         if metrics is not None:
@@ -288,13 +306,14 @@ def serve(
                 "(SQLite admits one process per data directory)"
             )
         gate = RequestGate(rate_limits)  # one budget per token and address over gRPC and HTTP alike
+        slots = WatchSlots(watch_share(max_workers), per_token=watches_per_token)  # the HTTP API's: a sibling
         server, port = create_server(
             listen,
             registry,
             max_workers=max_workers,
             metrics=metrics,
             gate=gate,
-            watches_per_token=watches_per_token,
+            watch_slots=slots,
             reuse_port=reuse_port,
             show_guest_output=show_guest_output,
         )
@@ -309,7 +328,7 @@ def serve(
         try:
             from tablehost.web.app import HttpServer
 
-            web = HttpServer(http, registry, reuse_port=reuse_port, gate=gate)
+            web = HttpServer(http, registry, reuse_port=reuse_port, gate=gate, metrics=metrics, watch_slots=slots)
         except (ValueError, RuntimeError, ImportError) as exc:
             registry.close(report=False)
             _remove_new_folders(created)

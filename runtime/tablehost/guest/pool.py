@@ -44,7 +44,7 @@ happened, and under the cap it was refused, so the trap is reported as the memor
 re-run from a fresh start, which ``tablehost check`` proves equivalent for a conforming module.)
 
 Observing calls: every call of an op (``setup``, ``step``, ``actions``, ``scores``,
-``game_over``), answered or refused, ends with one :class:`CallTiming` (module, op, queue wait,
+``game_over``, and the scaled ``playout`` and ``search``), answered or refused, ends with one :class:`CallTiming` (module, op, queue wait,
 run time, CPU time, fuel, outcome) handed to the pool's ``observer`` when one is set (this is how
 the server's Prometheus metrics see guest calls), and attached to a raised :class:`GuestError`
 as ``timing``.
@@ -144,7 +144,8 @@ class CallTiming:
 
     Attributes:
         module: the module's name, or the first 12 hex digits of its sha256 when it has none.
-        op: the op name (``setup``, ``step``, ``actions``, ``scores``, ``game_over``).
+        op: the op name (``setup``, ``step``, ``actions``, ``scores``, ``game_over``, ``metadata``,
+            ``playout``, ``search``).
         queue_ms: milliseconds from the call's entry into the pool until it held its run slot
             (thread hop, module slot, run slot); for a call refused before it ran, until the refusal.
         run_ms: milliseconds from holding the run slot until the answer or the refusal
@@ -517,10 +518,7 @@ class GuestPool:
             key,
             op,
             entered,
-            # fuel is not counted for scaled calls
-            lambda warm: (
-                self._run_scaled_holding_slot(key, warm, op, fields, scale, state_ref, get_state, cancelled), 0
-            ),
+            lambda warm: self._run_scaled_holding_slot(key, warm, op, fields, scale, state_ref, get_state, cancelled),
         )
 
     def _run_scaled_holding_slot(
@@ -533,9 +531,12 @@ class GuestPool:
         state_ref: str | None,
         get_state: Callable[[], StateDict] | None,
         cancelled: Callable[[], bool] | None,
-    ) -> dict[str, Any]:
+    ) -> tuple[dict[str, Any], int]:
+        """Run a scaled op on ``warm`` or a fresh instance; return the answer and the fuel it
+        burnt over all its crossings (a refused one raises, as :meth:`run_scaled` says)."""
         guest = warm if warm is not None else self._instantiate(key)
         budget = CallBudget.start(self.limits, scale)
+        given = budget.fuel
         budget.cancelled = cancelled
         try:
             response: dict[str, Any] | None = None
@@ -566,7 +567,7 @@ class GuestPool:
         if state_ref is None:
             guest.broken = True  # a one-off instance: never kept warm, never reused
         self._release(guest, failed=False)
-        return response
+        return response, max(0, given - budget.fuel)
 
     def discard_ref(self, state_ref: str) -> None:
         """Never reuse what an instance holds for ``state_ref`` (the host refused it, or undid it).

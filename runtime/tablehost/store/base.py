@@ -20,8 +20,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
+import structlog
 
 from tablehost.errors import RecordError, UnknownMatch
+
+log = structlog.get_logger(__name__)
 
 SCHEMA_VERSION = 1
 
@@ -201,6 +204,10 @@ class MatchStore:
         transactions: write transactions committed (a counter for benchmarks).
         entries: journal entries those transactions stored.
         on_commit: called with each write transaction's duration in seconds (metrics).
+        on_journaled: called as ``on_journaled(match_id, kind, payload)`` after each journal
+            entry (a move, undo, resignation or early ending; not a new match's setup) is
+            committed, by whichever path wrote it (:meth:`append`, a :meth:`claim`'s journal):
+            how the server counts every stored move (metrics). Its failure is logged, never raised.
     """
 
     shared = False
@@ -210,6 +217,7 @@ class MatchStore:
         self.transactions = 0
         self.entries = 0
         self.on_commit: Callable[[float], None] | None = None
+        self.on_journaled: Callable[[str, str, dict[str, Any]], None] | None = None
 
     # ------------------------------------------------------------ the backend's part
 
@@ -285,6 +293,18 @@ class MatchStore:
         self.entries += entries
         if self.on_commit is not None:
             self.on_commit(time.perf_counter() - started)
+
+    def _journaled(self, match_id: str, kind: str, payload: dict[str, Any]) -> None:
+        """Tell :attr:`on_journaled` of one committed journal entry (a backend calls it right
+        after the commit). An observer that raises is logged (``store.observer_failed``): the
+        entry is stored, and the request that wrote it must not fail for a count."""
+        observer = self.on_journaled
+        if observer is None:
+            return
+        try:
+            observer(match_id, kind, payload)
+        except Exception as exc:  # noqa: BLE001 - a metric's bug must not turn a stored move into a failure
+            log.error("store.observer_failed", match_id=match_id, kind=kind, error=repr(exc)[:200])
 
     # ------------------------------------------------------------ modules
 
@@ -411,6 +431,7 @@ class MatchStore:
             StoreUnavailable: the database cannot be reached.
         """
         self._write([self.move_statement(match_id, kind, payload)])
+        self._journaled(match_id, kind, payload)
 
     @staticmethod
     def move_statement(match_id: str, kind: str, payload: dict[str, Any]) -> tuple[str, tuple[Any, ...]]:

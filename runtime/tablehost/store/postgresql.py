@@ -39,12 +39,15 @@ Several processes:
   calls the subscribers (the server wakes that match's watchers).
 
 Connections come from a small pool (:class:`_Pool`); every public method may be called from
-any thread.
+any thread. Each connection names its process (:func:`application_name`, ``tablehost-<pid>``)
+unless the URL or ``PGAPPNAME`` names one, so ``pg_stat_activity`` and ``pg_locks`` say which
+server process holds a session or a match's lock (``server.started`` logs the pid).
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -142,6 +145,12 @@ SEARCH_LOCK_PREFIX = "bot-search "
 which is then never the match's own hold (:func:`lock_key` of the bare id)."""
 
 
+def application_name() -> str:
+    """The ``application_name`` of this process's database sessions: ``tablehost-<pid>`` (the
+    pid of the process asking, so a ``serve --processes`` child names itself)."""
+    return f"tablehost-{os.getpid()}"
+
+
 def redact(url: str) -> str:
     """``url`` without its password, for logs and messages."""
     try:
@@ -203,11 +212,18 @@ class _Pool:
         self._closed = False
 
     def connect(self, *, autocommit: bool = False) -> psycopg.Connection[Any]:
+        """A new connection with this server's session options and :func:`application_name`.
+
+        Raises:
+            StoreUnavailable: the database cannot be reached (or another :func:`translate` error).
+        """
+        info = psycopg.conninfo.conninfo_to_dict(self.url)
         # The URL's own ``options`` (e.g. a search_path) come first; ours are added to them.
-        given = psycopg.conninfo.conninfo_to_dict(self.url).get("options", "")
+        given = info.get("options", "")
+        named = info.get("application_name") or os.environ.get("PGAPPNAME")
         with driver_errors():
             return psycopg.connect(
-                self.url,
+                self.url if named else psycopg.conninfo.make_conninfo(self.url, application_name=application_name()),
                 autocommit=autocommit,
                 connect_timeout=CONNECT_TIMEOUT_S,
                 options=f"{given} {SESSION_OPTIONS}{'' if self.durable else NOT_FLUSHED}".strip(),
@@ -371,6 +387,7 @@ class PostgresStore(MatchStore):
                 self._journal_sql(sql, locked=True), (lock_key(match_id), *params, CHANNEL, _note_of(params))
             )
         self._timed_commit(started, 1)
+        self._journaled(match_id, kind, payload)
 
     def _journal_sql(self, insert: str, *, commit: bool = False, locked: bool = False) -> str:
         """The journal entry's ``INSERT``, its ``NOTIFY`` (sent when the transaction commits)
@@ -434,6 +451,7 @@ class PostgresStore(MatchStore):
                         _end_failed(conn)  # frees the hold now, not when the block exits
                         raise
                 self._timed_commit(started, 1)
+                self._journaled(match_id, kind, payload)
 
             def load_record() -> dict[str, Any]:
                 with driver_errors():

@@ -12,6 +12,7 @@ from __future__ import annotations
 import socket
 import threading
 from pathlib import Path
+from typing import Any
 
 import structlog
 import uvicorn
@@ -23,10 +24,12 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from tablehost.api.metrics import Metrics
 from tablehost.api.rate_limit import RequestGate
 from tablehost.api.registry import MatchRegistry
 from tablehost.api.validation import check_address
-from tablehost.web.routes import Api, unrouted
+from tablehost.api.watch_slots import WatchSlots
+from tablehost.web.routes import Api, RequestLog, unrouted
 
 log = structlog.get_logger(__name__)
 
@@ -64,13 +67,23 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
-def create_app(registry: MatchRegistry, *, max_watchers: int = 64, gate: RequestGate | None = None) -> Starlette:
+def create_app(registry: MatchRegistry, **api_options: Any) -> Starlette:
     """The Starlette app serving ``registry``: pages, ``/static``, and the API of :mod:`tablehost.web.routes`.
 
     Args:
         registry: the matches and modules to serve (shared with the gRPC server).
-        max_watchers: event streams open at once (each holds a thread while it waits).
-        gate: the per-token and per-address rate limits (:class:`RequestGate`; default limits).
+        api_options: :class:`~tablehost.web.routes.Api`'s keyword arguments: ``max_watchers``
+            (event streams open at once, each holds a thread while it waits), ``gate`` (the
+            per-token and per-address rate limits; default limits), ``metrics`` (the server's,
+            shared with the gRPC server; none: not counted; its requests are logged either way)
+            and ``watch_slots`` (the gRPC server's watch caps, whose per-token count the event
+            streams share; default: caps of this app's own).
+
+    Returns:
+        The ASGI app.
+
+    Raises:
+        TypeError: an option ``Api`` does not take.
     """
 
     def page(name: str) -> Route:
@@ -80,7 +93,7 @@ def create_app(registry: MatchRegistry, *, max_watchers: int = 64, gate: Request
 
         return Route("/" if name == "lobby.html" else "/" + name.removesuffix(".html"), endpoint)
 
-    api = Api(registry, max_watchers=max_watchers, gate=gate)
+    api = Api(registry, **api_options)
     routes = [
         page("lobby.html"),
         page("table.html"),
@@ -89,7 +102,7 @@ def create_app(registry: MatchRegistry, *, max_watchers: int = 64, gate: Request
     ]
     return Starlette(
         routes=routes,
-        middleware=[Middleware(SecurityHeaders)],
+        middleware=[Middleware(SecurityHeaders), Middleware(RequestLog, metrics=api.metrics)],
         exception_handlers={404: unrouted, 405: unrouted},  # the API's unknown routes answer JSON
     )
 
@@ -107,6 +120,10 @@ class HttpServer:
             the store's notifications).
         gate: the rate limits, shared with the gRPC server (``serve`` passes its own); default:
             the default limits, for this server alone.
+        metrics: the server's metrics, shared with the gRPC server; none: not counted.
+        watch_slots: the gRPC server's watch caps (``serve`` passes them), so one token's watch
+            streams over gRPC and HTTP count against one ``--watches-per-token``; default: caps
+            of this server's own (4 per token).
 
     Raises:
         ValueError: ``address`` is not ``host:port``.
@@ -121,6 +138,8 @@ class HttpServer:
         max_watchers: int = 64,
         reuse_port: bool = False,
         gate: RequestGate | None = None,
+        metrics: Metrics | None = None,
+        watch_slots: WatchSlots | None = None,
     ) -> None:
         host, port = check_address(address, listening=True)
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -137,7 +156,7 @@ class HttpServer:
         self.host = host
         self.port: int = self._socket.getsockname()[1]
         config = uvicorn.Config(
-            create_app(registry, max_watchers=max_watchers, gate=gate),
+            create_app(registry, max_watchers=max_watchers, gate=gate, metrics=metrics, watch_slots=watch_slots),
             log_config=None,
             access_log=False,  # tokens are never in URLs, but request lines stay out of logs all the same
             lifespan="off",

@@ -27,11 +27,23 @@ header, in the same error shape (:func:`unrouted`); other unknown paths keep Sta
 
 Registry calls block (locks, guest calls, fsync), so they run on worker threads; an open
 event stream holds one thread of its own pool (capped by :class:`~tablehost.api.watch_slots.WatchSlots`).
+
+Each request under ``/api`` is logged once when its answer ends, as gRPC's are: ``api.request``
+with ``transport="http"``, ``method`` (the endpoint's name: ``whoami``, ``modules``, ``upload``,
+``matches``, ``create``, ``join``, ``view``, ``events``, ``act``, ``undo``, ``module``; ``unrouted``
+for a path or method no endpoint takes), ``match_id``, ``seat``, ``version`` (of the view
+answered), ``outcome`` (the gRPC status name of the answer: ``OK``, ``RESOURCE_EXHAUSTED`` for a
+429...; ``CANCELLED`` when the client went away before the answer ended, as from an event
+stream), ``code`` (a refusal's error code), ``http_status``, ``messages`` (an event stream's
+events sent) and ``latency_ms`` (an event stream's whole life); never a token, a body or a
+query string. It is counted in ``tablehost_requests_total{transport="http", method, code}``
+(:class:`RequestLog`).
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import ExitStack
 from typing import Any
@@ -44,6 +56,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Match, Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tablehost.api.auth import Principal
 from tablehost.api.faults import (
@@ -53,8 +66,10 @@ from tablehost.api.faults import (
     Unauthenticated,
     UnknownRoute,
 )
+from tablehost.api.interceptors import LOGGED_MATCH_ID_CHARS, cap, request_finished, status_for
+from tablehost.api.metrics import Metrics
 from tablehost.api.rate_limit import RequestGate, address_key
-from tablehost.api.registry import MatchRegistry
+from tablehost.api.registry import MatchRegistry, ServedView
 from tablehost.api.validation import check_identifier
 from tablehost.api.watch_slots import WatchSlots
 from tablehost.errors import TablehostError
@@ -170,11 +185,84 @@ async def unrouted(request: Request, exc: Exception) -> Response:
     path = repr(request.url.path[:SHOWN_PATH_CHARS])
     if exc.status_code != 405:
         unknown = UnknownRoute(f"no API endpoint has the path {path}")
+        structlog.contextvars.bind_contextvars(code=unknown.code)
         return json_response(error_body(unknown), http_status(unknown.code))
     allowed = ", ".join(_methods_of_path(request))
     method = repr(request.method[:SHOWN_PATH_CHARS])
     refused = MethodNotAllowed(f"{path} takes {allowed}, not {method}")
+    structlog.contextvars.bind_contextvars(code=refused.code)
     return json_response(error_body(refused), http_status(refused.code), headers={"allow": allowed})
+
+
+UNROUTED = "unrouted"
+"""The ``method`` logged and counted for an API request no endpoint takes (:func:`unrouted`)."""
+
+
+class RequestLog:
+    """ASGI middleware: one ``api.request`` log line and one ``tablehost_requests_total`` count
+    per request under ``/api`` (see the module docstring), when its answer has ended; pages and
+    static files are neither logged nor counted.
+
+    The endpoint (:meth:`Api._endpoint`, :func:`unrouted`) binds the request's fields to
+    structlog's contextvars, in this middleware's task: the line carries them, and so does any
+    line logged while the request runs (its worker threads copy the context).
+
+    Args:
+        app: the app the API is part of.
+        metrics: where requests are counted; none: only logged.
+    """
+
+    def __init__(self, app: ASGIApp, metrics: Metrics | None = None) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not is_api_path(scope["path"]):
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        structlog.contextvars.clear_contextvars()
+        structlog.contextvars.bind_contextvars(method=UNROUTED)
+        answer = {"status": 0, "events": 0, "ended": False, "stream": False}
+
+        async def watched(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                answer["status"] = message["status"]
+                answer["stream"] = any(
+                    name == b"content-type" and value.startswith(b"text/event-stream")
+                    for name, value in message.get("headers", [])
+                )
+            elif message["type"] == "http.response.body":
+                answer["events"] += bool(message.get("body"))
+                answer["ended"] = not message.get("more_body", False)
+            await send(message)
+
+        outcome = None
+        try:
+            await self.app(scope, receive, watched)
+        except Exception:
+            outcome = "INTERNAL"  # Starlette's outermost handler answers 500
+            raise
+        finally:
+            self._finished(outcome, answer, started)
+
+    def _finished(self, outcome: str | None, answer: dict[str, Any], started: float) -> None:
+        """Log and count the request: ``outcome`` when the app raised, else from ``answer`` and
+        the error code the endpoint bound."""
+        context = structlog.contextvars.get_contextvars()
+        code = context.get("code")
+        if outcome is None:
+            if not answer["ended"]:
+                outcome = "CANCELLED"  # the client went away first (an event stream it closed)
+            elif code is not None:
+                outcome = status_for(code).name
+            else:
+                outcome = "OK" if answer["status"] < 400 else "UNKNOWN"
+        extra = {"messages": answer["events"]} if answer["stream"] else {}
+        request_finished(
+            self.metrics, "http", str(context.get("method", UNROUTED)), outcome, started,
+            http_status=answer["status"] or 500, **extra,
+        )
 
 
 def _methods_of_path(request: Request) -> list[str]:
@@ -194,6 +282,12 @@ def _version(body: dict[str, Any]) -> int:
     return version
 
 
+def _view_response(served: ServedView) -> Response:
+    """The JSON answer of a served view; its version goes to the request's log line."""
+    structlog.contextvars.bind_contextvars(version=served.view.version)
+    return json_response(view_json(served))
+
+
 Handler = Callable[[Request, Principal], Awaitable[Response]]
 
 
@@ -203,12 +297,29 @@ class Api:
     Args:
         registry: the server's matches and modules.
         max_watchers: event streams open at once on this HTTP server (each holds a thread).
+        gate: the per-token and per-address rate limits (default: limits of this API's own).
+        metrics: where the open event streams are counted (``watch_streams``); none: not counted.
+        watch_slots: the gRPC server's watch caps (``serve`` passes them): this API's event
+            streams take their :meth:`~tablehost.api.watch_slots.WatchSlots.sibling` of
+            ``max_watchers``, so a token's streams over both transports count against one
+            ``--watches-per-token``. Default: slots of this API's own, 4 per token.
     """
 
-    def __init__(self, registry: MatchRegistry, *, max_watchers: int = 64, gate: RequestGate | None = None) -> None:
+    def __init__(
+        self,
+        registry: MatchRegistry,
+        *,
+        max_watchers: int = 64,
+        gate: RequestGate | None = None,
+        metrics: Metrics | None = None,
+        watch_slots: WatchSlots | None = None,
+    ) -> None:
         self.registry = registry
         self.gate = gate if gate is not None else RequestGate()
-        self.slots = WatchSlots(max_watchers)
+        self.metrics = metrics
+        self.slots = watch_slots.sibling(max_watchers) if watch_slots is not None else WatchSlots(max_watchers)
+        if metrics is not None:
+            metrics.follow_watch_slots(self.slots)
         self.watch_threads = anyio.CapacityLimiter(max_watchers)
 
     def routes(self) -> list[Route]:
@@ -231,15 +342,24 @@ class Api:
     def _endpoint(self, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
         """Authenticate, run ``handler``, turn a :class:`TablehostError` into its status."""
 
+        name = handler.__name__
+
         async def endpoint(request: Request) -> Response:
             principal: Principal | None = None
+            match_id = request.path_params.get("match_id")
+            structlog.contextvars.bind_contextvars(
+                method=name, match_id=None if match_id is None else cap(match_id, LOGGED_MATCH_ID_CHARS)
+            )
             try:
                 principal = self.gate.authenticate(self.registry, lambda: bearer(request), lambda: _peer(request))
-                match_id = request.path_params.get("match_id")
+                structlog.contextvars.bind_contextvars(seat=principal.label)
                 if match_id is not None:
                     check_identifier(match_id, "match_id")  # before any lookup or message echoes it
                 return await handler(request, principal)
             except TablehostError as exc:
+                structlog.contextvars.bind_contextvars(code=exc.code)
+                if self.metrics is not None:
+                    self.metrics.count_rate_limited(exc)
                 status = getattr(exc, "http_status", None) or http_status(exc.code)
                 if status >= 500 or exc.code.startswith("guest/"):
                     log.warning("http.refused", path=request.url.path, code=exc.code, error=exc.message)
@@ -353,7 +473,7 @@ class Api:
 
     async def view(self, request: Request, principal: Principal) -> Response:
         served = await run_in_threadpool(self.registry.view, principal, request.path_params["match_id"])
-        return json_response(view_json(served))
+        return _view_response(served)
 
     async def act(self, request: Request, principal: Principal) -> Response:
         body = await json_body(request)
@@ -361,14 +481,14 @@ class Api:
         served = await run_in_threadpool(
             self.registry.submit, principal, request.path_params["match_id"], action, _version(body)
         )
-        return json_response(view_json(served))
+        return _view_response(served)
 
     async def undo(self, request: Request, principal: Principal) -> Response:
         body = await json_body(request)
         served = await run_in_threadpool(
             self.registry.undo, principal, request.path_params["match_id"], _version(body)
         )
-        return json_response(view_json(served))
+        return _view_response(served)
 
     async def module(self, request: Request, principal: Principal) -> Response:
         stored = await run_in_threadpool(
