@@ -141,7 +141,7 @@ def error_body(exc: TablehostError, *, admin: bool = False) -> dict[str, Any]:
 
     A guest failure's message (a panic text, what the game printed) may mention hidden parts
     of the table, so players and spectators get only its code; the admin (``admin=True``)
-    gets the message too, and the server log keeps everything (DESIGN.md, platform rule 2).
+    gets the message too, and the server log keeps everything (platform rule 2, docs/architecture.md).
     """
     message = exc.message
     if not admin and (exc.code.startswith("guest/") or exc.code == "table/bad_patch"):
