@@ -9,41 +9,21 @@
 #                                           differs from the fresh build
 #   scripts/build-games.sh test             cargo test for the whole workspace
 #
-# A wasm build: release profile of the root Cargo.toml (opt-level 3, LTO,
-# panic=abort, stripped), a 64 KiB stack, the bulk-memory feature (memcpy and
-# memset become single `memory.copy`/`memory.fill` instructions instead of
-# byte loops; wasmtime enables the feature by default), path prefixes remapped
-# so the bytes do not depend on the checkout folder, then `wasm-opt -O3`
-# (speed over size; bench/guest_fuel.py measures both). wasm-opt accepts
-# fixed-width SIMD, which the host allows (docs/abi.md section 1): reversi's
-# search routines enable it per function (sample_games/reversi/src/lanes.rs).
-# Size: the cap is 400 KiB (docs/abi.md); most of a module is the SDK's and
-# serde's shared code (tic-tac-toe is 346 KB), the sizes of each game and
-# what was measured to cut them are in sdk/rust/README.md ("Module size").
-# Toolchain: Debian's /usr/bin/cargo + rustc with its cargo registry when
-# present (see scripts/install-toolchain.sh), else `cargo` from PATH.
+# How a game becomes a module (profile, flags, path remapping, wasm-opt, toolchain) is
+# in scripts/wasm-common.sh, shared with scripts/build-game.sh (one crate, yours).
+# Size: the host accepts modules up to 16 MiB (Limits.module_bytes, docs/abi.md
+# section 17); the sample games keep to 400 KiB, a target of this repository
+# (tests/test_schemas.py). Most of a module is the SDK's and serde's shared code
+# (tic-tac-toe is 346 KB); the sizes of each game and what was measured to cut them
+# are in sdk/rust/README.md ("Module size").
 set -euo pipefail
 export LC_ALL=C
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-cargo_cmd=()
-select_toolchain() {
-    if [[ -x /usr/bin/cargo && -x /usr/bin/rustc && -d /usr/lib/rustlib/wasm32-unknown-unknown \
-          && -d /usr/share/cargo/registry ]]; then
-        # rustup's shims earlier on PATH would otherwise shadow Debian's rustc.
-        export RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
-        cargo_cmd=(/usr/bin/cargo
-            --config 'source.crates-io.replace-with="debian"'
-            --config 'source.debian.directory="/usr/share/cargo/registry"')
-    elif command -v cargo >/dev/null 2>&1; then
-        cargo_cmd=(cargo)
-    else
-        echo "error: no Rust toolchain; run scripts/install-toolchain.sh" >&2
-        exit 2
-    fi
-}
+# shellcheck source=scripts/wasm-common.sh
+source "$root/scripts/wasm-common.sh"
 
 # "<dir name> <package name>" for each game crate, sorted by dir name.
 game_crates() {
@@ -61,22 +41,16 @@ with open(sys.argv[1], "rb") as f:
 build() {
     local out=${1:-$root/sample_games/dist}
     mkdir -p "$out"
-    command -v wasm-opt >/dev/null || { echo "error: wasm-opt missing; run scripts/install-toolchain.sh" >&2; exit 2; }
+    require_wasm_opt
     select_toolchain
-    local registry=${CARGO_HOME:-$HOME/.cargo}/registry
-    export RUSTFLAGS="-C link-arg=-zstack-size=65536 -C target-feature=+bulk-memory \
---remap-path-prefix=$root=/tablehost \
---remap-path-prefix=/usr/share/cargo/registry=/registry \
---remap-path-prefix=$registry=/cargo-registry"
+    wasm_rustflags "$WASM_DEFAULT_STACK_BYTES"
     local target_dir=${CARGO_TARGET_DIR:-$root/target}
     local packages=() dir package
     while read -r dir package; do packages+=(-p "$package"); done < <(game_crates)
     (( ${#packages[@]} )) || { echo "no game crates under sample_games/" >&2; exit 1; }
-    "${cargo_cmd[@]}" build --release --target wasm32-unknown-unknown \
-        --target-dir "$target_dir" "${packages[@]}"
+    wasm_cargo_build --target-dir "$target_dir" "${packages[@]}"
     while read -r dir package; do
-        wasm-opt -O3 --enable-bulk-memory --enable-simd --strip-debug --strip-producers \
-            "$target_dir/wasm32-unknown-unknown/release/${package//-/_}.wasm" -o "$out/$dir.wasm"
+        wasm_optimise "$target_dir/wasm32-unknown-unknown/release/${package//-/_}.wasm" "$out/$dir.wasm"
         echo "built $out/$dir.wasm ($(wc -c <"$out/$dir.wasm") bytes)"
     done < <(game_crates)
     (cd "$out" && sha256sum -- *.wasm >SHA256SUMS)
@@ -103,7 +77,7 @@ check() {
 }
 
 run_tests() {
-    select_toolchain
+    select_toolchain native
     "${cargo_cmd[@]}" test --workspace
 }
 

@@ -296,7 +296,7 @@ def bad_patches(draw: Draw, state: dict[str, Any]) -> dict[str, Any]:
 
 
 def viewer_of(piece: dict[str, Any], space: dict[str, Any]) -> int | None:
-    """The one player who may see a piece's private part (DESIGN.md "Viewers of a piece")."""
+    """The one player who may see a piece's private part (docs/architecture.md "Views")."""
     return piece["owner"] if piece["owner"] is not None else space["owner"]
 
 

@@ -28,7 +28,7 @@ def markers_in(value: Any) -> set[bytes]:
 
 
 def allowed_markers(state: dict[str, Any], viewer: int | None) -> set[bytes]:
-    """Every private marker ``viewer`` may see, by DESIGN.md's rules read directly off the state."""
+    """Every private marker ``viewer`` may see, by docs/architecture.md "Views" read off the state."""
     allowed: set[bytes] = set()
     for player in state["players"]:
         if player["player_id"] == viewer:

@@ -187,7 +187,7 @@ class RecordError(TablehostError):
 
 
 class MatchError(TablehostError):
-    """A platform rule refused the request; the match is unchanged."""
+    """A platform rule (docs/architecture.md "Platform rules") refused the request; nothing changed."""
 
     code = "match/error"
 

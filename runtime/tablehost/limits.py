@@ -1,4 +1,4 @@
-"""Budgets for guest calls and modules (DESIGN.md "Budgets")."""
+"""Budgets for guest calls and modules (docs/abi.md section 17, "Budgets and isolation")."""
 
 from __future__ import annotations
 

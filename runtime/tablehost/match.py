@@ -1,5 +1,8 @@
 """The platform's turn rules: who may act, was it offered, a seed per move, undo, game over, history.
 
+The numbered platform rules cited here and elsewhere are stated in docs/architecture.md,
+"Platform rules".
+
 A :class:`Match` owns one authoritative :class:`~tablehost.table.Table` and asks a
 :class:`~tablehost.guest.GuestPool` to run the game's rules. Every refusal raises a
 :class:`~tablehost.errors.MatchError` (or a :class:`~tablehost.errors.GuestError`)

@@ -3,7 +3,7 @@
 The games' own rule is only "do not allow undo on a move that reveals something"; the host
 enforces it as well. Rather than judging patch ops one by one, the answer is derived from
 the viewer rule itself (a piece's viewer is its owner, else its space's owner, else
-nobody; DESIGN.md "Views"), comparing the state before the move with the state after it:
+nobody; docs/architecture.md "Views"), comparing the state before the move with the state after it:
 
 a move **reveals** when some viewer (a seated player, or the spectator) sees a private
 part after it that it did not see before, or when a piece that hides something shows a

@@ -1,4 +1,4 @@
-"""Per-viewer views of a table state, and actions in view addresses (DESIGN.md "Views").
+"""Per-viewer views of a table state, and actions in view addresses (docs/architecture.md "Views").
 
 One rule decides all hidden information: a piece's *viewer* is its owner if it
 has one, else its space's owner, else nobody. A viewer is a player id, or

@@ -1,6 +1,6 @@
 """The instances of one module: :class:`GuestPool` binds each to one match and routes calls by state reference.
 
-Isolation (DESIGN.md "Guest ABI v1"): an instance serves one match. A match's next call goes to
+Isolation (docs/abi.md sections 7 and 17): an instance serves one match. A match's next call goes to
 the instance it used last while that instance is idle and warm; otherwise a fresh instance is
 made from the pre-compiled module, so nothing a guest can read (request buffer, heap, globals,
 SDK cache) was written for another match. A warm instance unused for ``keep_warm_ms`` is

@@ -142,7 +142,7 @@ def error_body(exc: TablehostError, *, admin: bool = False) -> dict[str, Any]:
 
     A guest failure's message (a panic text, what the game printed) may mention hidden parts
     of the table, so players and spectators get only its code; the admin (``admin=True``)
-    gets the message too, and the server log keeps everything (DESIGN.md, platform rule 2).
+    gets the message too, and the server log keeps everything (platform rule 2, docs/architecture.md).
     So is a store failure's: the database driver's text names the database's host and port.
     """
     message = exc.message

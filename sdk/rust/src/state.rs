@@ -75,7 +75,7 @@ impl Player {
     }
 }
 
-/// How a space shows the pieces a viewer may not see (DESIGN.md, "Views").
+/// How a space shows the pieces a viewer may not see (docs/architecture.md, "Views").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Arrangement {
