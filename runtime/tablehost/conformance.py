@@ -392,7 +392,7 @@ def hidden_kind_places(match: Match, viewer: int | None, move: MoveRecord | None
     """Where a private kind hidden from ``viewer`` appears in what ``viewer`` is served now.
 
     A kind counts as hidden when some piece carries it privately and ``viewer`` is not that
-    piece's viewer (DESIGN.md "Viewers of a piece"), and no piece the viewer may see shows it
+    piece's viewer (docs/architecture.md "Views"), and no piece the viewer may see shows it
     (publicly or privately). The view's state, actions and scores are searched; of the log,
     only the lines ``move`` wrote (older lines are history: a card played face up may be dealt
     face down again), skipping kinds the move itself turned face up. With no ``move`` at
