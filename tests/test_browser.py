@@ -430,8 +430,7 @@ def _hostile_display_module() -> bytes:
     start = text.index('(data (i32.const 1024) "')
     end = text.index("\n", start)
     # Facts, badges, captions and owner paths (section 19) aim at markup, styles, the prototype
-    # chain and values of the wrong type; the page must draw text or nothing. (The echo guest
-    # holds an answer of about 1000 bytes, hence the short keys.)
+    # chain and values of the wrong type; the page must draw text or nothing.
     facts = (
         '"table_facts":[{"path":["n"],"label":"<b>n</b>","color":"red;x:url(x)"},{"path":["constructor"]},'
         '{"path":["__proto__","x"]},{"path":["d"],"as":"dice"},{"path":["o"]},{"path":["w"],"as":"player"},'
@@ -451,14 +450,20 @@ def _hostile_display_module() -> bytes:
         '"spaces":{"<img src=x onerror=alert(1)>":' + hinted_space + "}}},"
         '"log":[{"text":"<script>alert(6)</script>"}]}'
     )
+    # Seat 1 is offered a click (a game offering nobody anything is refused as match/stuck).
     answer = (
         '{"state":' + state + ',"patches":[],"rng_used":false,"score_labels":["Points"],"scores":{},'
-        '"game_over":false,"actions":{"1":[]},"echo":'
+        '"game_over":false,"actions":{"1":[{"action":{"type":"space_click","space_id":'
+        '"<img src=x onerror=alert(1)>"},"intent":"choice","label":"go"}]},"echo":'
     )
-    segment = '(data (i32.const 1024) "' + answer.replace('"', '\\"') + '\\00")'
+    # Over the echo guest's 1 KiB per op: this setup answer lives at 16 KiB instead.
+    segment = '(data (i32.const 16384) "' + answer.replace('"', '\\"') + '\\00")'
+    multiply = "(local.set $prefix (i32.mul (local.get $op) (i32.const 1024)))"
+    assert multiply in text, "echo_guest.wat changed how it finds an op's answer"
+    moved = "(local.set $prefix (select (i32.const 16384) (i32.mul (local.get $op) (i32.const 1024)) (i32.eq (local.get $op) (i32.const 1))))"
     import wasmtime
 
-    return bytes(wasmtime.wat2wasm(text[:start] + segment + text[end:]))
+    return bytes(wasmtime.wat2wasm((text[:start] + segment + text[end:]).replace(multiply, moved)))
 
 
 def test_a_modules_text_and_hints_never_become_markup_or_styles(browser: Any, web: WebTable) -> None:
