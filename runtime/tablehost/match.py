@@ -163,8 +163,9 @@ class Match:
     bots: dict[PlayerId, str] = field(default_factory=dict)
     """Seats the server plays itself (:mod:`tablehost.api.server_bots`): player id -> bot name
     (``random``, ``first``, ``mcts:N``, ``ismcts:N``); recorded as ``bots``."""
-    stamp_clocks: Callable[[MoveRecord], dict[str, Any] | None] | None = None
-    """Called with each new move before it is journaled; returns the clocks recorded with it."""
+    stamp_clocks: Callable[[MoveRecord, list[PlayerId]], dict[str, Any] | None] | None = None
+    """Called with each new move and the active player ids it leaves, before it is journaled;
+    returns the clocks recorded with it."""
     undo_enabled: bool = True
     """Keep the position before each undoable move so its player may take it back (platform
     rule 3). Off for bot games (:func:`tablehost.selfplay.play_game`), whose bots never undo:
@@ -606,9 +607,9 @@ class Match:
         if self.metadata.result == "ranks":
             _check_ranks(response, self.metadata, self._seat_ids())
         active_after = self.table.state["active_player_ids"]
-        for patch in response["patches"]:
+        for patch in response["patches"]:  # the last set_active_players wins (checked by the gate)
             if patch.get("op") == "set_active_players":
-                active_after = patch.get("player_ids", [])
+                active_after = patch["player_ids"]
         _refuse_stuck(response, active_after, self.match_id, self.version + 1)
         move = MoveRecord(
             seq=self.version + 1,
@@ -626,7 +627,7 @@ class Match:
             printed=keep_printed(response.get("printed"), self.gate.limits.printed_kept_chars),
         )
         if self.stamp_clocks is not None:
-            move.clocks = self.stamp_clocks(move)
+            move.clocks = self.stamp_clocks(move, active_after)
         if self.journal is not None:
             # Gate (patches checked), make durable, then apply: the apply cannot fail after
             # the check, and a failed journal write leaves the match as it was.

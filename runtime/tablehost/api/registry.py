@@ -1010,14 +1010,10 @@ class MatchRegistry:
     def _install_stamp(self, live: LiveMatch) -> None:
         """Make every move of ``live`` carry the clocks right after it."""
 
-        def stamp(move: MoveRecord) -> dict[str, Any] | None:
+        def stamp(move: MoveRecord, active: list[int]) -> dict[str, Any] | None:
             if live.clocks is None:
                 return None
-            active = live.match.active_player_ids
-            for patch in move.patches:
-                if patch.get("op") == "set_active_players":
-                    active = list(patch.get("player_ids", []))
-            live.next_clocks = live.clocks.after(move.player_id, active, now_ms())
+            live.next_clocks = live.clocks.after(move.player_id, list(active), now_ms())
             return live.next_clocks.to_json()
 
         live.match.stamp_clocks = stamp

@@ -238,8 +238,6 @@ ACTION_FIELDS: dict[str, dict[str, type]] = {
 """The fields each ABI action type needs (docs/abi.md), with their Python types."""
 BUTTON_FIELDS: dict[str, type] = {"id": str, "label": str, "location": str, "disabled": bool}
 """A button's fields (docs/abi.md), with their Python types; each may be left out."""
-SHOWN_ACTION_TYPE_CHARS = 40
-"""Most characters of an unknown action type a message repeats (it is whatever the caller sent)."""
 
 
 SHOWN_VALUE_CHARS = 40
@@ -271,7 +269,7 @@ def action_type_problem(action: dict[str, Any]) -> str | None:
     Returns:
         ``'the action has no "type" (one of space_click, piece_click, button_click)'`` when it is
         missing or null; ``"unknown action type 'teleport'; expected one of ..."`` for another
-        string (at most :data:`SHOWN_ACTION_TYPE_CHARS` of it repeated); ``'the action's "type"
+        string (at most :data:`SHOWN_VALUE_CHARS` of it repeated); ``'the action's "type"
         is a string such as space_click, got list'`` for any other value (never repeated); or None.
     """
     kind = action.get("type")
@@ -282,8 +280,7 @@ def action_type_problem(action: dict[str, Any]) -> str | None:
         return f'the action has no "type" (one of {types})'
     if not isinstance(kind, str):
         return f'the action\'s "type" is a string such as space_click, got {type(kind).__name__}'
-    cut = "..." if len(kind) > SHOWN_ACTION_TYPE_CHARS else ""
-    return f"unknown action type {kind[:SHOWN_ACTION_TYPE_CHARS]!r}{cut}; expected one of {types}"
+    return f"unknown action type {shown_value(kind)}; expected one of {types}"
 
 
 def unknown_action_keys(action: dict[str, Any]) -> str | None:
