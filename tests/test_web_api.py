@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -336,7 +337,7 @@ def test_the_module_list_gives_each_games_seat_range_for_the_lobby(web: WebTable
 
 def test_a_seat_given_to_a_server_bot_answers_the_persons_move(web: WebTable) -> None:
     """``"bot": "mcts:300"`` in a seat of POST /api/matches: the seat has no token, the server plays
-    it, and the person's move over HTTP comes back with the bot's answer."""
+    it, and the person's move over HTTP is answered at once, the bot's answer following."""
     with web.client(web.admin_token) as admin:
         refused = admin.post("/api/matches", json={
             "module_id": web.modules["tic_tac_toe"], "seats": [{"username": "ann"}, {"bot": "mcts:0"}]})
@@ -352,7 +353,13 @@ def test_a_seat_given_to_a_server_bot_answers_the_persons_move(web: WebTable) ->
     with web.client(seats[0]["token"]) as ann:
         moved = ann.post(f"/api/matches/{match_id}/actions",
                          json={"action": {"type": "space_click", "space_id": "b2"}, "version": 0})
-        assert moved.status_code == 200 and moved.json()["version"] == 2, "the bot answered within the reply"
+        assert moved.status_code == 200 and moved.json()["version"] == 1, "the reply is ann's own move's"
+        deadline = time.monotonic() + 20
+        view = ann.get(f"/api/matches/{match_id}/view").json()
+        while view["version"] < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+            view = ann.get(f"/api/matches/{match_id}/view").json()
+        assert view["version"] == 2, "the bot answered"
 
 
 def test_an_overlong_match_id_in_a_path_is_refused_without_echoing_it(web: WebTable) -> None:
@@ -557,8 +564,6 @@ def test_serve_holds_watches_per_token_over_http_and_grpc_together(tmp_path: Pat
 def test_every_http_api_request_is_logged_and_counted_like_grpcs(tmp_path: Path) -> None:
     """No HTTP API request was logged, and none (nor its 429s, nor its event streams) was in
     `tablehost_requests_total`, `tablehost_rate_limited_total` or `tablehost_watch_streams`."""
-    import time
-
     import structlog
     from structlog.testing import capture_logs
 
