@@ -352,7 +352,8 @@ class MatchServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Undo(self, request, context):
-        """Take back the caller's newest undoable move (platform rule 3).
+        """Take back the caller's newest undoable move (platform rule 3, "Undo", in
+        docs/architecture.md, section "Platform rules").
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
