@@ -30,6 +30,7 @@ from tablehost.api._pb import tablehost_pb2_grpc as pb_grpc
 from tablehost.api.interceptors import LOGGED_MATCH_ID_CHARS
 from tablehost.api.registry import MatchRegistry
 from tablehost.api.server import create_server
+from tablehost.api.watch_slots import WatchSlots
 from tablehost.cli_remote import BotError, run_bots
 from tablehost.client import ApiError, TablehostClient
 
@@ -604,6 +605,74 @@ def test_watch_streams_are_capped_per_token_and_leave_threads_for_moves(tmp_path
         server.stop(0).wait()
         for opened in clients:
             opened.close()
+        registry.close()
+
+
+def _all_closed(slots: WatchSlots) -> bool:
+    """Whether ``slots`` count no open stream within 10 s (a stream's end is seen a moment after
+    its client goes)."""
+    deadline = time.monotonic() + 10
+    while slots.open and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return slots.open == 0
+
+
+@pytest.mark.parametrize("moment", ["before_the_first_view", "with_the_first_view_made"])
+def test_a_watch_cancelled_before_its_first_message_gives_its_slot_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, moment: str
+) -> None:
+    """Suspected: a WatchMatch cancelled before its first message kept its watch slot, so a client
+    that reconnected a few times locked its token out. The cancel lands while the stream holds its
+    slot and its first view is not made yet, or is made but not sent (handed on only once the
+    server knows the client is gone), three times over: each time the slot comes back, and the
+    token (one stream at most) is then served a new WatchMatch."""
+    registry = MatchRegistry(tmp_path, synchronous="NORMAL")
+    slots = WatchSlots(6, per_token=1)
+    server, port = create_server("127.0.0.1:0", registry, max_workers=8, watch_slots=slots)
+    server.start()
+    address = f"127.0.0.1:{port}"
+    channel = grpc.insecure_channel(address)
+    try:
+        with TablehostClient(address, registry.admin_token_path.read_text().strip(), timeout_s=10) as admin:
+            module_id = admin.upload_module(module_bytes("tic_tac_toe"), "tic_tac_toe")["module_id"]
+            created = admin.create_match(module_id, ["ann", "bob"])
+        match_id, token = created["match_id"], created["seats"][0]["token"]
+        real_watch = registry.watch
+        entered, release = threading.Event(), threading.Event()
+
+        def first_message_held(principal: Any, match: str, is_active: Any) -> Iterator[Any]:
+            views = real_watch(principal, match, is_active)
+            first = next(views) if moment == "with_the_first_view_made" else None
+            entered.set()  # the stream holds its slot; nothing is sent yet
+            assert release.wait(10)
+            deadline = time.monotonic() + 10
+            while is_active() and time.monotonic() < deadline:  # until the server saw the cancel
+                time.sleep(0.01)
+            if first is not None:
+                yield first
+            yield from views
+
+        monkeypatch.setattr(registry, "watch", first_message_held)
+        stub = pb_grpc.MatchServiceStub(channel)
+        for _ in range(3):
+            entered.clear()
+            release.clear()
+            call = stub.WatchMatch(
+                pb.WatchMatchRequest(match_id=match_id), metadata=(("authorization", f"Bearer {token}"),)
+            )
+            assert entered.wait(10) and slots.open == 1
+            call.cancel()
+            release.set()
+            assert _all_closed(slots), "the cancelled stream kept its slot"
+        monkeypatch.setattr(registry, "watch", real_watch)
+        with TablehostClient(address, token, timeout_s=10) as seat:
+            stream = seat.watch(match_id)
+            assert next(stream)["version"] == 0, "the token may watch again"
+            stream.close()
+    finally:
+        channel.close()
+        registry.close_watchers()
+        server.stop(0).wait()
         registry.close()
 
 

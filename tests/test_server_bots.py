@@ -54,10 +54,11 @@ def test_a_person_plays_tic_tac_toe_against_a_server_mcts_bot(host: Host) -> Non
     view = ann.view(match_id)
     while not view["game_over"]:
         offers = [a for a in view["actions"] if a["intent"] != "undo"]
-        assert offers, "the bot moved at once: it is ann's turn again"
+        assert offers, "the bot has moved: it is ann's turn again"
         before = view["version"]
-        view = ann.submit(match_id, offers[-1]["action"], before)
-        assert view["version"] in (before + 1, before + 2)
+        moved = ann.submit(match_id, offers[-1]["action"], before)
+        assert moved["version"] == before + 1, "the reply answers ann's own move"
+        view = moved if moved["game_over"] else wait_for(ann, match_id, before + 2)
     record = host.admin.record(match_id)
     assert record["bots"] == {"2": "mcts:300"}
     movers = [m["player_id"] for m in record["moves"]]
@@ -364,11 +365,47 @@ def test_a_quick_bot_does_not_wait_behind_a_long_search(host: Host, monkeypatch:
     quick = host.admin.create_match(host.module_id, ["bob", ""], bots={2: "mcts:20"})
     bob = host.client(quick["seats"][0]["token"])
     view = bob.view(quick["match_id"])
-    moved = bob.submit(quick["match_id"], view["actions"][0]["action"], view["version"])
-    assert moved["version"] == 2, "the quick bot answered within the reply"
+    bob.submit(quick["match_id"], view["actions"][0]["action"], view["version"])
+    assert wait_for(bob, quick["match_id"], 2)["version"] == 2, "the quick bot answered"
     assert ann.view(slow["match_id"])["version"] == 1 and not search.released, "the long search still runs"
     search.release.set()
     assert wait_for(ann, slow["match_id"], 2)["version"] == 2
+
+
+def test_a_move_is_answered_once_it_is_durable_and_the_bots_answer_comes_by_watch(
+    host: Host, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SubmitAction waited up to BOT_REPLY_WAIT_S (1 s) for a search bot's answer, holding a gRPC
+    worker thread: a quick bot's move came back in the reply (version 2), a slow bot's reply took a
+    second. The reply now answers the person's own move as soon as it is durable, whatever the
+    bot; the bot's move reaches the person through watch, as it reaches everyone else."""
+    search = HeldSearch(monkeypatch)
+    slow = host.admin.create_match(host.module_id, ["ann", ""], bots={2: "mcts:50"})
+    match_id = slow["match_id"]
+    ann = host.client(slow["seats"][0]["token"])
+    watch = ann.watch(match_id)
+    assert next(watch)["version"] == 0
+    offer = ann.view(match_id)["actions"][0]
+    moved = ann.submit(match_id, offer["action"], 0)
+    assert search.released == [], "the reply came back while the bot still searched"
+    assert moved["version"] == 1 and not [a for a in moved["actions"] if a["intent"] != "undo"]
+    assert [m["player_id"] for m in host.admin.record(match_id)["moves"]] == [1], "ann's move is stored"
+    search.release.set()
+    seen = [next(watch)]
+    while seen[-1]["version"] < 2:
+        seen.append(next(watch))
+    watch.close()
+    assert seen[-1]["version"] == 2 and [a for a in seen[-1]["actions"] if a["intent"] != "undo"]
+    assert search.released == [True]
+
+    quick = host.admin.create_match(host.module_id, ["bob", ""], bots={2: "mcts:20"})  # searched unheld
+    bob = host.client(quick["seats"][0]["token"])
+    offer = bob.view(quick["match_id"])["actions"][0]
+    moved = bob.submit(quick["match_id"], offer["action"], 0)
+    assert moved["version"] == 1, "the reply is bob's own move's, never the bot's answer too"
+    assert wait_for(bob, quick["match_id"], 2)["version"] == 2
+    for client in (ann, bob):
+        client.close()
 
 
 def test_a_decision_the_match_moved_past_is_dropped(host: Host, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import socket
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -336,7 +338,7 @@ def test_the_module_list_gives_each_games_seat_range_for_the_lobby(web: WebTable
 
 def test_a_seat_given_to_a_server_bot_answers_the_persons_move(web: WebTable) -> None:
     """``"bot": "mcts:300"`` in a seat of POST /api/matches: the seat has no token, the server plays
-    it, and the person's move over HTTP comes back with the bot's answer."""
+    it, and the person's move over HTTP is answered at once, the bot's answer following."""
     with web.client(web.admin_token) as admin:
         refused = admin.post("/api/matches", json={
             "module_id": web.modules["tic_tac_toe"], "seats": [{"username": "ann"}, {"bot": "mcts:0"}]})
@@ -352,7 +354,13 @@ def test_a_seat_given_to_a_server_bot_answers_the_persons_move(web: WebTable) ->
     with web.client(seats[0]["token"]) as ann:
         moved = ann.post(f"/api/matches/{match_id}/actions",
                          json={"action": {"type": "space_click", "space_id": "b2"}, "version": 0})
-        assert moved.status_code == 200 and moved.json()["version"] == 2, "the bot answered within the reply"
+        assert moved.status_code == 200 and moved.json()["version"] == 1, "the reply is ann's own move's"
+        deadline = time.monotonic() + 20
+        view = ann.get(f"/api/matches/{match_id}/view").json()
+        while view["version"] < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+            view = ann.get(f"/api/matches/{match_id}/view").json()
+        assert view["version"] == 2, "the bot answered"
 
 
 def test_an_overlong_match_id_in_a_path_is_refused_without_echoing_it(web: WebTable) -> None:
@@ -557,8 +565,6 @@ def test_serve_holds_watches_per_token_over_http_and_grpc_together(tmp_path: Pat
 def test_every_http_api_request_is_logged_and_counted_like_grpcs(tmp_path: Path) -> None:
     """No HTTP API request was logged, and none (nor its 429s, nor its event streams) was in
     `tablehost_requests_total`, `tablehost_rate_limited_total` or `tablehost_watch_streams`."""
-    import time
-
     import structlog
     from structlog.testing import capture_logs
 
@@ -621,6 +627,88 @@ def test_every_http_api_request_is_logged_and_counted_like_grpcs(tmp_path: Path)
         assert counted("tablehost_requests_total", transport="http", method="events", code="CANCELLED") == 1
         assert counted("tablehost_rate_limited_total", kind="request") == 1
         assert counted("tablehost_watch_streams") == 0
+    finally:
+        registry.close_watchers()
+        http.stop()
+        registry.close()
+
+
+@pytest.mark.parametrize("moment", ["checking_the_view", "preparing_the_first_view"])
+def test_an_event_stream_closed_before_its_first_event_gives_its_slot_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, moment: str
+) -> None:
+    """Suspected: a client that closed its event stream before the first event was sent kept its
+    watch slot, so a client that reconnected a few times locked its token out. Each early close
+    here lands in one window (while the server checks the token's view, before the slot is taken;
+    or while the first view is being made, with the slot taken and the response started), three
+    times over: each time the slot comes back (``tablehost_watch_streams`` counts it), and the
+    token (one stream at most) is then served a new stream."""
+    from tablehost.api.auth import ADMIN
+    from tablehost.api.metrics import Metrics
+    from tablehost.api.registry import MatchRegistry
+    from tablehost.api.watch_slots import WatchSlots
+    from tablehost.web.app import HttpServer
+    from web_support import DIST
+
+    metrics = Metrics()
+    registry = MatchRegistry(tmp_path / "data", synchronous="NORMAL")
+    http = HttpServer("127.0.0.1:0", registry, metrics=metrics, watch_slots=WatchSlots(8, per_token=1))
+    http.start()
+
+    def streams_open() -> float:
+        return metrics.registry.get_sample_value("tablehost_watch_streams") or 0.0
+
+    try:
+        module_id = registry.upload_module(ADMIN, (DIST / "tic_tac_toe.wasm").read_bytes(), "ttt").sha256
+        created = registry.create_match(ADMIN, module_id, [("ann", ""), ("bob", "")])
+        match_id, token = created.match_id, created.seats[0][1]
+        real_view, real_watch = registry.view, registry.watch
+        entered, release, watched = threading.Event(), threading.Event(), threading.Event()
+
+        def view(*args: Any) -> Any:  # the stream's check, before it takes a slot
+            if moment == "checking_the_view":
+                entered.set()
+                assert release.wait(10)
+            return real_view(*args)
+
+        def watch(principal: Any, match: str, is_active: Any) -> Iterator[Any]:
+            watched.set()  # called once the stream holds its slot, before its response starts
+            if moment == "checking_the_view":
+                return real_watch(principal, match, is_active)
+            return first_view_held(principal, match, is_active)
+
+        def first_view_held(principal: Any, match: str, is_active: Any) -> Iterator[Any]:
+            entered.set()  # on the stream's thread: the response has started, no event is sent
+            assert release.wait(10)
+            deadline = time.monotonic() + 10
+            while is_active() and time.monotonic() < deadline:  # until the server saw the close
+                time.sleep(0.01)
+            yield from real_watch(principal, match, is_active)
+
+        monkeypatch.setattr(registry, "view", view)
+        monkeypatch.setattr(registry, "watch", watch)
+        request = (
+            f"GET /api/matches/{match_id}/events HTTP/1.1\r\nHost: test\r\n"
+            f"Authorization: Bearer {token}\r\n\r\n"
+        ).encode()
+        for _ in range(3):
+            for event in (entered, release, watched):
+                event.clear()
+            with socket.create_connection((http.host, http.port)) as client:
+                client.sendall(request)
+                assert entered.wait(10)
+                assert streams_open() == (moment == "preparing_the_first_view"), "the slot is taken after the check"
+            release.set()
+            assert watched.wait(10), "the early-closed stream took its slot"
+            deadline = time.monotonic() + 10
+            while streams_open() and time.monotonic() < deadline:  # seen a moment after the close
+                time.sleep(0.02)
+            assert streams_open() == 0, "the closed stream kept its slot"
+        monkeypatch.undo()
+        seat = httpx.Client(base_url=http.url, headers={"authorization": f"Bearer {token}"}, timeout=10)
+        with seat, seat.stream("GET", f"/api/matches/{match_id}/events") as stream:
+            assert stream.status_code == 200, "the token may open a stream again"
+            assert any(line.startswith("data:") for line in stream.iter_lines())
     finally:
         registry.close_watchers()
         http.stop()

@@ -6,8 +6,9 @@ registry never searches while it holds a match: under the lock it only asks for 
 (:meth:`BotSeats.ask`, the match pinned in memory until the decision ran); a lane's thread then
 takes the seat's view under the lock, searches without it, and plays the chosen action under it
 again (:meth:`BotSeats._think`). :meth:`BotSeats.due` tells the timekeeper whether a bot seat
-waits for a decision nobody asked for yet, and :meth:`BotSeats.await_answer` lets a reply wait a
-little for a quick bot's move. ``random`` and ``first`` seats take microseconds and are played by
+waits for a decision nobody asked for yet, and :meth:`BotSeats.await_answer` lets the reply to
+the create or last join that starts a match wait a little for a quick bot's first move (a move's
+reply never waits: it answers once the person's own move is durable). ``random`` and ``first`` seats take microseconds and are played by
 the registry itself, in the request (``MatchRegistry._play_bots``).
 
 :class:`BotSeats` knows the registry only through the callables it is given (pinning a match,
@@ -154,11 +155,10 @@ class BotSeats:
             return True
         return elsewhere is None or time.monotonic() - elsewhere[1] >= SEARCHED_ELSEWHERE_RECHECK_S
 
-    def await_answer(self, live: LiveMatch, viewer: int | None, up_to_s: float) -> None:
+    def await_answer(self, live: LiveMatch, up_to_s: float) -> None:
         """Wait, releasing ``live.changed``, up to ``up_to_s`` seconds while a search bot a lane
-        was asked for is to move and ``viewer`` (None: no seat) is offered nothing but ``undo``
-        meanwhile, so a reply shows a quick bot's answer. Call under ``live.changed``, outside
-        the match's hold in the store."""
+        was asked for is to move, so the reply that started the match shows a quick bot's first
+        moves. Call under ``live.changed``, outside the match's hold in the store."""
         if not live.match.bots:
             return
         give_up = time.monotonic() + up_to_s
@@ -166,8 +166,6 @@ class BotSeats:
             match = live.match
             player_id = next_bot(match)
             if player_id is None or not self._thinker.busy_with(match.match_id):
-                return
-            if viewer is not None and any(a.get("intent") != "undo" for a in match.actions_for(viewer)):
                 return
             remaining = give_up - time.monotonic()
             if remaining <= 0:

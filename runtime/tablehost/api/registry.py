@@ -125,10 +125,10 @@ BOT_TURN_BUDGET_S = 1.0
 move; the timekeeper plays the rest, a tick at a time (:meth:`MatchRegistry._play_bots`)."""
 
 BOT_REPLY_WAIT_S = 1.0
-"""Seconds the reply to a change (a move, the create or last join that starts a match) waits
-for server search bots to move while the caller has nothing to do meanwhile; the search runs on
-the bot thread, outside the match's lock, and a longer one lands later (watch shows it)
-(:meth:`~tablehost.api.bot_seats.BotSeats.await_answer`)."""
+"""Seconds the reply to the create or last join that starts a match waits for server search
+bots' first moves; the search runs on the bot thread, outside the match's lock, and a longer one
+lands later (watch shows it) (:meth:`~tablehost.api.bot_seats.BotSeats.await_answer`). A move's
+reply never waits for a bot: it answers once the person's own move is durable."""
 
 LIST_WAIT_S = 0.05
 """Seconds ``ListMatches`` waits for a match another request is changing before it lists the
@@ -1586,7 +1586,7 @@ class MatchRegistry:
             with self._held(live):
                 if self._play_bots(live):
                     live.changed.notify_all()
-            self._bots.await_answer(live, None, BOT_REPLY_WAIT_S)
+            self._bots.await_answer(live, BOT_REPLY_WAIT_S)
 
     def _commit_clocks(self, live: LiveMatch) -> None:
         if live.next_clocks is not None:
@@ -1798,6 +1798,12 @@ class MatchRegistry:
     ) -> ServedView:
         """Play ``view_action`` (view addresses) for the caller's seat; durable before it returns.
 
+        Returns:
+            The caller's view right after the move and the moves played in the same request
+            (the host's for absent seats, ``random``/``first`` bots'). A search bot to move next
+            is only asked for its decision: the reply never waits for it, and its move reaches
+            the caller through :meth:`view` and :meth:`watch` once it lands.
+
         Raises:
             PermissionDenied: not a seat token (the spectator and admin cannot act).
             MatchError, GuestError, PatchError: refused by the match; nothing changed.
@@ -1819,7 +1825,7 @@ class MatchRegistry:
                 live.changed.notify_all()
                 if move is not None and move.printed:  # bounded by the gate's limits; for the admin
                     log.info("guest.printed", match_id=match_id, seq=move.seq, printed=move.printed)
-                self._bots.await_answer(live, player_id, BOT_REPLY_WAIT_S)
+                # No wait for a search bot's answer: it lands through views and watch, as for everyone.
                 return self._served(live, player_id)
 
     def undo(self, principal: Principal, match_id: str, expected_version: int) -> ServedView:

@@ -346,13 +346,18 @@ class MatchServiceServicer:
 
     def SubmitAction(self, request, context):
         """Play an action for the caller's seat. The move is durable before the reply.
+        The reply never waits for a search bot seat (SeatRequest.bot "mcts:N",
+        "ismcts:N"): its move arrives through GetView and WatchMatch once it
+        lands. "random" and "first" seats move within the request, so the
+        reply's view may already show their moves.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def Undo(self, request, context):
-        """Take back the caller's newest undoable move (platform rule 3).
+        """Take back the caller's newest undoable move (platform rule 3, "Undo", in
+        docs/architecture.md, section "Platform rules").
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
