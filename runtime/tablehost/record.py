@@ -7,7 +7,7 @@ every move in a fresh guest with the recorded seeds and reports the first versio
 patches or result differ; :func:`state_at` rebuilds the state at any version from the
 patches alone, without running the game.
 
-Format 1 records (``tablehost.record/2``, which kept no results) are still read: they
+Format 1 records (``tablehost.record/1``, which kept no results) are still read: they
 resume (results asked of the guest, as before) and replay, and replay says that it could
 not compare results (:attr:`ReplayResult.results_compared` is false).
 """
