@@ -317,3 +317,15 @@ def test_play_shows_what_the_game_printed_with_show_guest_output(
         "   0  printed: dealt \\e[2J\\e]0;pwned\\x07\\u202e", "   1  printed: marked a \\e[2J\\e]0;pwned\\x07\\u202e"
     ]
 
+
+def test_play_shows_what_a_refused_answer_printed(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The gate refuses the step's answer (a patch on a space that does not exist): what the
+    answer printed comes with the refusal."""
+    from scripted_guest import STEP, answer
+
+    bad = {"op": "set_space_public_state", "space_id": "nowhere", "key": "x", "value": 1}
+    module = tmp_path / "refused.wasm"
+    module.write_bytes(scripted_guest(step=answer(STEP, patches=[bad], printed=f"about to cheat {HOSTILE_TEXT}\n")))
+    status, _, err = run(capsys, "play", str(module), "--seed", "5")
+    assert status == 1 and "guest/protocol: guest step answer refused at step.patches[0]" in err
+    assert "  | about to cheat \\e[2J\\e]0;pwned\\x07\\u202e\n" in err and _no_terminal_control(err)
