@@ -238,6 +238,7 @@ def _play_moves(
             seed = rng.next_u64()
         tried.move = {"player_id": mover, "action": action, "view_action": view_action, "seed": seed, "picked": picked}
         move = match.submit(mover, action, seed=seed, view_action=view_action, picked=picked)
+        tried.move = None  # accepted: a failure from here on (on_move) is no failure of this move
         plies += 1
         if on_move is not None:
             on_move(match, move)
