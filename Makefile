@@ -33,5 +33,5 @@ games: ## build every sample game to sample_games/dist/<name>.wasm + SHA256SUMS
 games-check: ## fail when the committed sample_games/dist differs from a fresh build
 	scripts/build-games.sh check
 
-rust-test: ## cargo test for the SDK and every game, natively
+rust-test: ## cargo test for the SDK, every game and the SDK's example (nim), natively
 	scripts/build-games.sh test

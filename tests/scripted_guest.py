@@ -126,6 +126,29 @@ _ODD_SEED = """  ;; 1 when the JSON request at $ptr..$ptr+$len has "seed": follo
 """
 """Helper of :func:`scripted_guest` ``setup_panics_on_odd_seed`` (an ASCII digit's parity is its value's)."""
 
+_HOLDS = """  ;; 1 when the request at $ptr..$ptr+$len holds the $plen bytes at $pat.
+  (func $holds (param $ptr i32) (param $len i32) (param $pat i32) (param $plen i32) (result i32)
+    (local $at i32) (local $last i32) (local $k i32)
+    (if (i32.lt_u (local.get $len) (local.get $plen)) (then (return (i32.const 0))))
+    (local.set $last (i32.sub (i32.add (local.get $ptr) (local.get $len)) (local.get $plen)))
+    (local.set $at (local.get $ptr))
+    (block $none
+      (loop $scan
+        (br_if $none (i32.gt_u (local.get $at) (local.get $last)))
+        (local.set $k (i32.const 0))
+        (block $differs
+          (loop $compare
+            (if (i32.ge_u (local.get $k) (local.get $plen)) (then (return (i32.const 1))))
+            (br_if $differs (i32.ne (i32.load8_u (i32.add (local.get $at) (local.get $k)))
+                                    (i32.load8_u (i32.add (local.get $pat) (local.get $k)))))
+            (local.set $k (i32.add (local.get $k) (i32.const 1)))
+            (br $compare)))
+        (local.set $at (i32.add (local.get $at) (i32.const 1)))
+        (br $scan)))
+    (i32.const 0))
+"""
+"""Helper of :func:`scripted_guest` ``step_panics_when``."""
+
 
 def scripted_guest(
     *,
@@ -134,6 +157,7 @@ def scripted_guest(
     actions: dict[str, Any] | bytes | None = None,
     game_over: dict[str, Any] | bytes | None = None,
     step_panics: bytes | None = None,
+    step_panics_when: bytes | None = None,
     setup_panics_on_odd_seed: bytes | None = None,
     more: dict[int, dict[str, Any] | bytes] | None = None,
 ) -> bytes:
@@ -145,6 +169,9 @@ def scripted_guest(
         game_over: the ``game_over`` answer; default: not over, :data:`SCORES`.
         step_panics: when given, ``step`` traps after leaving this panic report
             (``{"message", "printed"}`` JSON bytes) for ``tablehost_panic_message``.
+        step_panics_when: with ``step_panics``, ``step`` traps only when its request holds these
+            bytes (``b'"player_id":2,"action"'``: player 2's moves), and answers ``step``
+            otherwise: a game that fails mid-game.
         setup_panics_on_odd_seed: when given, ``setup`` traps with this panic report when the
             request's ``seed`` is odd (its last digit), and answers ``setup`` otherwise: a
             module that panics on some seeds. (Give at most one of the two panic reports.)
@@ -162,8 +189,9 @@ def scripted_guest(
     }
     minor = 1 if OP_METADATA in answers else 0  # the metadata op exists from ABI minor 1
     panic = step_panics if step_panics is not None else setup_panics_on_odd_seed or NO_PANIC
+    pattern = step_panics_when or b""
     offset, placed, data = 1024, {}, ""
-    for op, payload in [*answers.items(), (0, panic)]:
+    for op, payload in [*answers.items(), (0, panic), (-1, pattern)]:
         placed[op] = (offset, len(payload))
         data += _data(offset, payload)
         offset = (offset + len(payload) + 7) & ~7
@@ -178,6 +206,11 @@ def scripted_guest(
         f"    (if (i32.eq (local.get $op) (i32.const {op})) (then (return {packed(op)})))\n" for op in answers
     )
     trap = "    (if (i32.eq (local.get $op) (i32.const 3)) (then unreachable))\n" if step_panics is not None else ""
+    if step_panics is not None and step_panics_when is not None:
+        where, size = placed[-1]
+        trap = ("    (if (i32.eq (local.get $op) (i32.const 3))\n"
+                f"      (then (if (call $holds (local.get $ptr) (local.get $len) (i32.const {where}) (i32.const {size}))\n"
+                "        (then unreachable))))\n")
     if setup_panics_on_odd_seed is not None:
         trap += ("    (if (i32.eq (local.get $op) (i32.const 1))\n"
                  "      (then (if (call $odd_seed (local.get $ptr) (local.get $len)) (then unreachable))))\n")
@@ -197,7 +230,7 @@ def scripted_guest(
     (local.get $ptr))
   (func (export "tablehost_dealloc") (param $ptr i32) (param $len i32))
   (func (export "tablehost_panic_message") (result i64) {packed(0)})
-{_ODD_SEED}  (func (export "tablehost_call") (param $op i32) (param $ptr i32) (param $len i32) (result i64)
+{_ODD_SEED}{_HOLDS}  (func (export "tablehost_call") (param $op i32) (param $ptr i32) (param $len i32) (result i64)
 {trap}{dispatch}    (i64.const 0))
 )
 """

@@ -121,7 +121,11 @@ def test_a_leak_at_setup_says_where_and_at_setup(change: Any, path: str, kind: s
     first = report.leaks[0]
     assert (first.version, first.viewer, first.kinds) == (0, None, [kind])
     assert [place.path for place in first.places] == [path]
-    assert describe_leak(first) == f"game 0 (seed {first.seed}) at setup: spectator was served hidden kind {kind!r} at {path}"
+    # The one-move game serves the state's leak again after its move; the log line only at setup.
+    persisted = "" if path.startswith("state.log") else " (served until version 1: 2 versions)"
+    assert describe_leak(first) == (
+        f"game 0 (seed {first.seed}) at setup: spectator was served hidden kind {kind!r} at {path}{persisted}"
+    )
     assert "spectator" in format_report(report) and "at setup" in format_report(report)
 
 
@@ -186,7 +190,9 @@ def test_an_upload_that_leaks_is_refused_saying_who_where_and_when(tmp_path: Pat
     message = str(refused.value)
     assert "viewer None" not in message and "guest/" not in message  # the leak, not a failed game
     assert "game 0 (seed " in message
-    assert message.endswith("at setup: spectator was served hidden kind 'king' at state.meta_data.peek")
+    assert message.endswith(
+        "at setup: spectator was served hidden kind 'king' at state.meta_data.peek (served until version 1: 2 versions)"
+    )
 
 
 def test_free_text_leaks_a_kind_as_a_whole_word_only() -> None:
@@ -197,3 +203,68 @@ def test_free_text_leaks_a_kind_as_a_whole_word_only() -> None:
     assert finder.kinds_in("(2b) and queen_of_spades") == ["2b", "queen_of_spades"]
     assert finder.kinds_in("#c0392b, 2bx, x2b, 2b_low, queen_of_spades2") == []
     assert finder.kinds_in("Q") == ["Q"] and finder.kinds_in("Q wins") == []  # one character: whole text only
+
+
+# --- A leak that persists is said once -------------------------------------------------------
+
+OFFER_A = {"action": {"type": "space_click", "space_id": "a"}, "intent": "confirm", "label": "a"}
+PEEK = _set("meta_data", value={"peek": "king"})  # 'king' lies hidden in the deck from setup on
+
+
+def _endless_wasm(setup_change: Callable[[dict[str, Any]], None] = PEEK) -> bytes:
+    """A game that never ends: player 1 clicks ``a`` again and again and the state stays as setup
+    left it (the move's patches change nothing), so a leak made at setup is served at every version."""
+    from tablehost.table import Table
+
+    setup = _with(SETUP, setup_change)
+    patches = [{"op": "set_meta", "key": "peek", "value": "king"}, {"op": "set_active_players", "player_ids": [1]}]
+    table = Table(setup["state"])
+    table.apply(patches)
+    step = answer(STEP, patches=patches, actions={"1": [OFFER_A]}, state=table.state)
+    return scripted_guest(setup=setup, step=step)
+
+
+def _endless_module() -> GameModule:
+    return load_module(_endless_wasm(), name="endless")
+
+
+def test_a_leak_that_persists_is_reported_once_with_its_first_and_last_version() -> None:
+    report = check_module(_endless_module(), games=1, seed=1, max_plies=6)  # versions 0 to 6
+
+    assert report.difference_count == 0 and not report.failures
+    assert [(leak.version, leak.viewer, leak.kinds) for leak in report.leaks] == [
+        (0, None, ["king"]), (0, 1, ["king"]), (0, 2, ["king"])
+    ]  # one per viewer, not one per viewer and version (21)
+    for leak in report.leaks:
+        assert [(p.path, p.kind, p.last_version, p.versions) for p in leak.places] == [
+            ("state.meta_data.peek", "king", 6, 7)
+        ]
+    assert describe_leak(report.leaks[0]).endswith(
+        "at setup: spectator was served hidden kind 'king' at state.meta_data.peek (served until version 6: 7 versions)"
+    )
+    assert "  leaks: 3\n" in format_report(report) and not report.ok
+
+
+def test_each_game_says_its_own_leaks_once() -> None:
+    report = check_module(_endless_module(), games=2, seed=1, max_plies=3)
+
+    assert [(leak.game, leak.viewer) for leak in report.leaks] == [(0, None), (0, 1), (0, 2), (1, None), (1, 1), (1, 2)]
+    assert all(leak.places[0].last_version == 3 and leak.places[0].versions == 4 for leak in report.leaks)
+
+
+def test_the_check_command_prints_a_persisting_leak_once_in_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tablehost.cli import main
+
+    module = tmp_path / "endless.wasm"
+    module.write_bytes(_endless_wasm())
+    code = main(["check", str(module), "--games", "1", "--max-plies", "4", "--json"])
+    report = orjson.loads(capsys.readouterr().out)
+
+    assert code == 1 and report["ok"] is False
+    assert report["leaks"][0] == {
+        "game": 0, "seed": report["leaks"][0]["seed"], "version": 0, "viewer": None, "kinds": ["king"],
+        "places": [{"path": "state.meta_data.peek", "kind": "king", "last_version": 4, "versions": 5}],
+    }
+    assert len(report["leaks"]) == 3

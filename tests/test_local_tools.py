@@ -1,9 +1,11 @@
 """The local commands (``check``, ``simulate``, ``play``) report each game's own outcome: no
-quarantine, non-default ``--option`` values, exit 1 for a game that failed (2 for bad input)."""
+quarantine, non-default ``--option`` values, exit 1 for a game that failed (2 for bad input);
+``play --record`` of a failed game records it, failure included, and ``replay`` re-runs it."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -149,3 +151,181 @@ def test_play_exits_1_for_a_setup_that_panics(capsys: pytest.CaptureFixture[str]
 def test_play_still_exits_2_for_a_refused_setup(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "play", TTT, "--players", "3", "--quiet")
     assert code == 2 and "setup/invalid: this game seats exactly 2 players, not 3" in err
+
+
+# --- A failed game's record, and what the game printed ---------------------------------------
+
+HOSTILE_TEXT = "\x1b[2J\x1b]0;pwned\x07\u202e"
+"""What a hostile module writes to take over a terminal: clear the screen, retitle the window,
+reverse the line."""
+FAILED_MOVE = b'"player_id":2,"action"'  # what only player 2's step requests hold
+
+
+def _mid_game_failure() -> bytes:
+    """The scripted game (player 1 clicks ``a``, then player 2 ``b``) whose player-2 step panics,
+    with terminal escapes in the panic message and in what every call printed."""
+    from scripted_guest import SETUP, STEP, answer
+
+    report = orjson.dumps(
+        {"message": f"player 2 broke the rules {HOSTILE_TEXT}", "printed": f"thinking\n{HOSTILE_TEXT}about b\n"}
+    )
+    return scripted_guest(
+        setup=answer(SETUP, printed=f"dealt {HOSTILE_TEXT}\n"),
+        step=answer(STEP, printed=f"marked a {HOSTILE_TEXT}\n"),
+        step_panics=report,
+        step_panics_when=FAILED_MOVE,
+    )
+
+
+@pytest.fixture
+def mid_game_failure(tmp_path: Path) -> Path:
+    path = tmp_path / "mid_game.wasm"
+    path.write_bytes(_mid_game_failure())
+    return path
+
+
+def _no_terminal_control(text: str) -> bool:
+    return not any(ch in text for ch in "\x1b\x07\u202e")
+
+
+def test_play_records_the_moves_before_a_failure_and_the_failure(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, mid_game_failure: Path
+) -> None:
+    record = tmp_path / "failed.json"
+    status, out, err = run(capsys, "play", str(mid_game_failure), "--seed", "5", "--record", str(record))
+
+    assert status == 1
+    assert out.endswith(f"record of the 1 move before the failure, and the failure, written to {record}\n")
+    assert "tablehost: the game failed (seed 5; --seed 5 replays it): guest/panic: player 2 broke the rules" in err
+    assert "(step of player 2's move at version 1)" in err
+    assert "  | thinking\n  | \\e[2J\\e]0;pwned\\x07\\u202eabout b\n" in err  # what it printed, escaped
+    assert _no_terminal_control(out + err)
+    data = orjson.loads(record.read_bytes())
+    assert [move["player_id"] for move in data["moves"]] == [1] and "ending" not in data and "result" not in data
+    failure = data["failure"]
+    assert {key: failure[key] for key in ("version", "code", "op", "budget")} == {
+        "version": 1, "code": "guest/panic", "op": "step", "budget": None
+    }
+    assert failure["message"] == f"player 2 broke the rules {HOSTILE_TEXT}"  # the record keeps it as it was
+    assert failure["printed"] == f"thinking\n{HOSTILE_TEXT}about b\n"
+    assert failure["move"]["player_id"] == 2 and failure["move"]["action"] == {"type": "space_click", "space_id": "b"}
+
+    status, out, _ = run(capsys, "replay", str(record))
+    assert status == 0 and "  moves: 1 (0 undone)\n" in out and _no_terminal_control(out)
+    assert "  failed: guest/panic: player 2 broke the rules \\e[2J" in out and "    | thinking\n" in out
+
+    status, out, _ = run(capsys, "replay", str(record), "--verify", "--module", str(mid_game_failure))
+    assert status == 0 and out.startswith("verified: setup and 1 events reproduced exactly")
+    assert "verified: the failure happened again: guest/panic: player 2 broke the rules" in out
+    assert _no_terminal_control(out)
+
+
+def test_replay_verify_says_when_the_recorded_failure_does_not_happen_again(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, mid_game_failure: Path
+) -> None:
+    record = tmp_path / "failed.json"
+    run(capsys, "play", str(mid_game_failure), "--seed", "5", "--record", str(record), "--quiet")
+    data = orjson.loads(record.read_bytes())
+    data["failure"]["message"] = "something else"
+    record.write_bytes(orjson.dumps(data))
+
+    status, out, _ = run(capsys, "replay", str(record), "--verify", "--module", str(mid_game_failure))
+    assert status == 1 and out.startswith("MISMATCH at version 2: the move that failed at version 1 failed differently")
+    assert "recorded guest/panic 'something else', replay guest/panic 'player 2 broke the rules" in out
+
+
+@pytest.mark.parametrize(
+    ("failure", "change", "message"),
+    [
+        ("version", lambda f: f.update(version=0), "failure.version 0 is not the record's version 1"),
+        ("seat", lambda f: f["move"].update(player_id=9), "failure.move.player_id 9 is not one of the players [1, 2]"),
+        ("seed", lambda f: f["move"].update(seed=-1), "failure.move.seed -1 is not a 64-bit unsigned seed"),
+        ("code", lambda f: f.pop("code"), "the record lacks failure.code"),
+    ],
+)
+def test_replay_refuses_a_malformed_failure(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, mid_game_failure: Path, failure: str, change: Any, message: str
+) -> None:
+    record = tmp_path / "failed.json"
+    run(capsys, "play", str(mid_game_failure), "--seed", "5", "--record", str(record), "--quiet")
+    data = orjson.loads(record.read_bytes())
+    change(data["failure"])
+    record.write_bytes(orjson.dumps(data))
+
+    status, out, err = run(capsys, "replay", str(record))
+    assert status == 2 and out == "" and f"record/invalid: {message}" in err
+
+
+@pytest.mark.parametrize(
+    ("fails", "code"),
+    [("hostile_panic", "guest/panic"), ("hostile_loop", "guest/budget"), ("hostile_trap", "guest/trap")],
+)
+def test_the_record_of_a_failed_first_move_verifies(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, fails: str, code: str
+) -> None:
+    module, record = tmp_path / "failing.wasm", tmp_path / "failed.json"
+    module.write_bytes(_game_that(fails))
+    status, out, _ = run(capsys, "play", str(module), "--seed", "5", "--quiet", "--fuel", "2000000", "--record", str(record))
+    assert status == 1 and f"written to {record}" in out
+    failure = orjson.loads(record.read_bytes())["failure"]
+    assert (failure["version"], failure["code"], failure["move"]["player_id"]) == (0, code, 1)
+
+    status, out, _ = run(capsys, "replay", str(record), "--verify", "--module", str(module), "--fuel", "2000000")
+    assert status == 0 and f"verified: the failure happened again: {code}: " in out
+
+
+def test_a_setup_that_fails_writes_no_record_and_says_so(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    module, record = tmp_path / "stuck.wasm", tmp_path / "r.json"
+    module.write_bytes(_game_that("stuck"))
+    status, out, err = run(capsys, "play", str(module), "--seed", "5", "--record", str(record))
+    assert status == 1 and not record.exists()
+    assert out == f"no record written to {record}: the game failed at setup, so there is no match to record\n"
+    assert "match/stuck: " in err and err.rstrip().endswith("(at setup)")
+
+
+def test_a_failed_search_is_recorded_and_not_re_run(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The bot's search answers garbage: the failure is outside any move, so replay verifies the
+    moves before it and says it could not re-run the search."""
+    metadata = {"metadata": {"min_players": 2, "max_players": 2, "hidden_information": False}}
+    module, record = tmp_path / "search.wasm", tmp_path / "r.json"
+    module.write_bytes(scripted_guest(more={6: metadata, 8: b"\xff not json"}))
+    status, _, err = run(capsys, "play", str(module), "--bots", "mcts:5,random", "--seed", "3", "--record", str(record))
+    assert status == 1 and "guest/protocol: guest search answered with invalid JSON" in err
+    failure = orjson.loads(record.read_bytes())["failure"]
+    assert (failure["op"], failure["move"], failure["version"]) == ("search", None, 0)
+
+    status, out, _ = run(capsys, "replay", str(record), "--verify", "--module", str(module))
+    assert status == 0 and "note: the failure (guest/protocol: " in out and "was not re-run" in out
+
+
+def test_play_shows_what_the_game_printed_with_show_guest_output(
+    capsys: pytest.CaptureFixture[str], mid_game_failure: Path
+) -> None:
+    status, out, _ = run(capsys, "play", str(mid_game_failure), "--seed", "5")
+    assert status == 1 and "printed:" not in out  # without the flag, only the failure's output
+
+    status, out, _ = run(capsys, "play", str(mid_game_failure), "--seed", "5", "--show-guest-output")
+    lines = out.splitlines()
+    assert lines[:3] == [
+        "   0  printed: dealt \\e[2J\\e]0;pwned\\x07\\u202e",
+        "   1  player 1  space a",
+        "   1  printed: marked a \\e[2J\\e]0;pwned\\x07\\u202e",
+    ]
+    assert _no_terminal_control(out)
+    status, out, _ = run(capsys, "play", str(mid_game_failure), "--seed", "5", "--show-guest-output", "--quiet")
+    assert out.splitlines()[:2] == [
+        "   0  printed: dealt \\e[2J\\e]0;pwned\\x07\\u202e", "   1  printed: marked a \\e[2J\\e]0;pwned\\x07\\u202e"
+    ]
+
+
+def test_play_shows_what_a_refused_answer_printed(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The gate refuses the step's answer (a patch on a space that does not exist): what the
+    answer printed comes with the refusal."""
+    from scripted_guest import STEP, answer
+
+    bad = {"op": "set_space_public_state", "space_id": "nowhere", "key": "x", "value": 1}
+    module = tmp_path / "refused.wasm"
+    module.write_bytes(scripted_guest(step=answer(STEP, patches=[bad], printed=f"about to cheat {HOSTILE_TEXT}\n")))
+    status, _, err = run(capsys, "play", str(module), "--seed", "5")
+    assert status == 1 and "guest/protocol: guest step answer refused at step.patches[0]" in err
+    assert "  | about to cheat \\e[2J\\e]0;pwned\\x07\\u202e\n" in err and _no_terminal_control(err)

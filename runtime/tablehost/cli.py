@@ -13,7 +13,7 @@ import argparse
 import os
 import secrets
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -28,9 +28,9 @@ from tablehost.conformance import check_module, describe_options, format_report
 from tablehost.errors import TablehostError
 from tablehost.gcpolicy import tune_for_bot_jobs
 from tablehost.guest import GuestPool, check_instantiates
-from tablehost.history import MoveRecord
+from tablehost.history import FailureRecord, MoveRecord
 from tablehost.inguest import MAX_GAMES_PER_CALL
-from tablehost.limits import DEFAULT_LIMITS, Limits
+from tablehost.limits import DEFAULT_ANSWER_LIMITS, DEFAULT_LIMITS, Limits
 from tablehost.match import Match
 from tablehost.metadata import SetupRefused, check_player_count, resolve_options
 from tablehost.module import GameModule, load_module, validate_module
@@ -268,8 +268,73 @@ def _print_move(match: Match, move: MoveRecord) -> None:
     print(escape_controls(f"{move.seq:4d}  player {move.player_id}  {describe_action(move.action)}"))
 
 
+def guest_output_lines(printed: str, prefix: str) -> list[str]:
+    """What a game printed, as lines a terminal may show.
+
+    Args:
+        printed: the game's output for one call, already bounded (a record's ``printed``,
+            :func:`tablehost.history.keep_printed`: the newest 4 KiB).
+        prefix: put before every line (``"   3  printed: "``).
+
+    Returns:
+        One line per line of ``printed`` (a final newline ends the last line, it adds none),
+        each with its control characters escaped (:func:`escape_controls`: no terminal
+        escape sequence of the module reaches the screen); empty for no output.
+    """
+    if not printed:
+        return []
+    return [prefix + escape_controls(line) for line in printed.removesuffix("\n").split("\n")]
+
+
+def _print_guest_output(version: int, printed: str) -> None:
+    """``--show-guest-output``: what setup (version 0) or the move to ``version`` printed."""
+    for line in guest_output_lines(printed, f"{version:4d}  printed: "):
+        print(line)
+
+
+def _play_reporter(quiet: bool, show_guest_output: bool) -> Callable[[Match, MoveRecord], None] | None:
+    """The ``on_move`` of ``play``: each move's line unless ``quiet``, then what it printed with
+    ``show_guest_output``; None when there is nothing to print."""
+    if quiet and not show_guest_output:
+        return None
+
+    def report(match: Match, move: MoveRecord) -> None:
+        if not quiet:
+            _print_move(match, move)
+        if show_guest_output:
+            _print_guest_output(move.seq, move.printed)
+
+    return report
+
+
+def _report_failure(seed: int, failure: FailureRecord, at_setup: bool = False) -> None:
+    """Say on stderr how the game failed (``at_setup``: in setup), with what it printed in the
+    failed call (module text, escaped, bounded as the record keeps it)."""
+    said = f"{failure.code}: {failure.message} (at setup)" if at_setup else failure.describe()
+    print(escape_controls(f"tablehost: the game failed (seed {seed}; --seed {seed} replays it): {said}"), file=sys.stderr)
+    lines = guest_output_lines(failure.printed, "  | ")
+    if lines:
+        print("tablehost: what the game printed in the call that failed:", file=sys.stderr)
+        for line in lines:
+            print(line, file=sys.stderr)
+
+
+def _write_record(path: str, record: dict[str, Any]) -> None:
+    """Write ``record`` as indented JSON to ``path``; SystemExit (exit 2) when it cannot be written."""
+    try:
+        Path(path).write_bytes(orjson.dumps(record, option=orjson.OPT_INDENT_2))
+    except OSError as exc:
+        raise SystemExit(f"tablehost: cannot write the record {path}: {exc.strerror}") from None
+
+
 def cmd_play(args: argparse.Namespace) -> int:
     """Play one local match with bots, printing every move and the final scores.
+
+    With ``--show-guest-output`` what the game printed at setup and in each move is printed
+    under it (``   3  printed: ...``). A game that fails after setup is reported on stderr with
+    what it printed in the failed call, and ``--record`` writes the moves accepted before the
+    failure with the failure in the record's ``failure`` member (``replay --verify`` re-runs
+    it); a setup that fails leaves nothing to record.
 
     Returns:
         0 for a game that reached game over; 1 (:data:`EXIT_FAILED`) for a game the bots could
@@ -306,23 +371,33 @@ def cmd_play(args: argparse.Namespace) -> int:
                     max_plies=args.max_plies,
                     module_sha256=module.sha256,
                     module_name=module.name,
-                    on_move=None if args.quiet else _print_move,
+                    on_move=_play_reporter(args.quiet, args.show_guest_output),
+                    on_start=(lambda match: _print_guest_output(0, match.setup.get("printed", "")))
+                    if args.show_guest_output
+                    else None,
                     options=options,
+                    keep_failure=True,
                 ),
             )
         except SetupRefused:
             raise  # the seats asked for were refused at setup: bad input (exit 2)
-        except TablehostError as exc:  # the game failed, as simulate counts a failure: exit 1
-            print(
-                escape_controls(
-                    f"tablehost: the game failed (seed {seed}; --seed {seed} replays it): {exc.code}: {exc}"
-                ),
-                file=sys.stderr,
+        except TablehostError as exc:  # setup failed, as simulate counts a failure: exit 1
+            _report_failure(
+                seed, FailureRecord.of(exc, 0, None, limit=DEFAULT_ANSWER_LIMITS.printed_kept_chars), at_setup=True
             )
+            if args.record:
+                print(f"no record written to {args.record}: the game failed at setup, so there is no match to record")
             return EXIT_FAILED
     finally:
         pool.close()
     match = result.match
+    if result.failure is not None:  # the moves before it stand (platform rule 2): record them
+        _report_failure(seed, result.failure)
+        if args.record:
+            _write_record(args.record, {**match.record(), "failure": result.failure.to_json()})
+            moves = f"{result.plies} move{'' if result.plies == 1 else 's'}"
+            print(f"record of the {moves} before the failure, and the failure, written to {args.record}")
+        return EXIT_FAILED
     print(
         f"seed {seed}: {result.plies} moves, {'game over' if result.finished else 'stopped at the ply cap'}"
     )
@@ -346,10 +421,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     if final is not None:
         print(escape_controls(describe_result(final.to_json(), bot_names)))
     if args.record:
-        try:
-            Path(args.record).write_bytes(orjson.dumps(match.record(), option=orjson.OPT_INDENT_2))
-        except OSError as exc:
-            raise SystemExit(f"tablehost: cannot write the record {args.record}: {exc.strerror}") from None
+        _write_record(args.record, match.record())
         print(f"record written to {args.record}")
     return 0 if result.finished else EXIT_FAILED
 
@@ -423,8 +495,21 @@ def _viewer(text: str, player_ids: list[int]) -> int | None:
     return int(text)
 
 
+def describe_failure_lines(failure: FailureRecord) -> list[str]:
+    """The lines ``replay`` shows of a record's ``failure``: how the game failed, then what it
+    printed in that call (escaped: module text)."""
+    lines = [escape_controls(f"  failed: {failure.describe()}")]
+    lines.extend(guest_output_lines(failure.printed, "    | "))
+    return lines
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
-    """Show a record, verify it by re-execution, or print the state/view at a version."""
+    """Show a record, verify it by re-execution, or print the state/view at a version.
+
+    A record with a ``failure`` (``play --record`` of a game that failed) is summarised with
+    the failure and what the game printed in it; ``--verify`` re-runs the move that failed and
+    says whether it failed the same way (a difference is a MISMATCH at the failure's version).
+    """
     record = load_record(args.record)
     if args.at is not None or args.viewer is not None:
         if args.viewer is None:
@@ -446,6 +531,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
             )
         )
         print(f"  moves: {len(record.moves)} ({sum(m.undone for m in record.moves)} undone)")
+        if record.failure is not None:
+            for line in describe_failure_lines(record.failure):
+                print(line)
         return 0
     if not args.module:
         raise SystemExit("tablehost: --verify needs the module: pass --module FILE.wasm")
@@ -468,6 +556,15 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if result.ok:
         what = "patches and results" if result.results_compared else "patches"
         print(f"verified: setup and {result.events} events reproduced exactly ({what})")
+        failure = record.failure
+        if failure is not None and result.failure_rerun:
+            print(escape_controls(f"verified: the failure happened again: {failure.describe()}"))
+        elif failure is not None:
+            print(
+                escape_controls(
+                    f"note: the failure ({failure.describe()}) was not re-run: replay runs moves, not a bot's search"
+                )
+            )
         return 0
     print(escape_controls(f"MISMATCH at version {result.first_difference}: {result.detail}"))
     return EXIT_FAILED
@@ -625,6 +722,11 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"stop after this many moves, 1 to {MAX_PLIES} (default 10000)",
     )
     play.add_argument("--quiet", action="store_true", help="do not print each move")
+    play.add_argument(
+        "--show-guest-output",
+        action="store_true",
+        help="print what the game printed at setup and in each move (a failed call's output is always shown)",
+    )
     add_option_argument(play)
     add_budget_options(play)
     play.set_defaults(func=cmd_play)

@@ -9,8 +9,10 @@ state). A module that keeps anything between calls besides its state cache (a co
 differently and is reported with the first difference. At setup and after every move every
 viewer's view is checked for private parts it may not see (:func:`hidden_kind_places`: a hidden
 kind as a whole value or key, or as a whole word of a log line or an action's label), and each
-leak says where it was served and at which version. Budget use per op (fuel, wall-clock time,
-memory) comes from the fresh-instance runs.
+leak says where it was served and at which version. A leak that persists (the same viewer
+served the same kind at the same path at later versions) is reported once per game, at the
+version it first appeared, with the last version it was still served at and at how many
+versions. Budget use per op (fuel, wall-clock time, memory) comes from the fresh-instance runs.
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ class Difference:
     fresh: str
 
 
-@dataclass(frozen=True)
+@dataclass
 class LeakPlace:
     """Where a viewer was served a hidden kind.
 
@@ -71,21 +73,36 @@ class LeakPlace:
             with it), ``state.log[2].text`` or ``actions[0].label`` (a whole word of free text),
             ``scores...``. Paths index the view as served (view indexes, the viewer's log lines).
         kind: the hidden ``private_kind`` found there.
+        last_version: in a :class:`CheckReport`, the last version of the game at which the
+            viewer was still served ``kind`` at ``path`` (the leak's own ``version`` when only
+            then); None as :func:`hidden_kind_places` returns it (one view, no history).
+        versions: in a report, at how many of the versions checked (setup, then after every
+            move) the viewer was served ``kind`` at ``path``, from the leak's ``version`` to
+            ``last_version`` (fewer than the versions between them when it went away and came
+            back); 1 from :func:`hidden_kind_places`.
     """
 
     path: str
     kind: str
+    last_version: int | None = None
+    versions: int = 1
 
 
 @dataclass(frozen=True)
 class Leak:
-    """Private kinds a viewer was served although it may not see them.
+    """Private kinds a viewer was served although it may not see them, first served at one version.
+
+    In a :class:`CheckReport` each distinct leak (the same viewer served the same kind at the
+    same path) is said once per game: at the version it first appeared, its place saying how
+    long it persisted (:attr:`LeakPlace.last_version`, :attr:`LeakPlace.versions`). A version
+    that only serves leaks said before adds no :class:`Leak`.
 
     Attributes:
         game, seed: the game; ``version``: the match version the view reflects, 0 at setup
             (before the first move), else the version after the move.
         viewer: the player id, or ``None`` for a spectator.
-        kinds: the hidden ``private_kind`` values found in what the viewer was served, sorted.
+        kinds: the hidden ``private_kind`` values first served at ``version`` (the places new
+            at this version), sorted.
         places: where each was found (:class:`LeakPlace`), the first :data:`MAX_LEAK_PLACES`.
     """
 
@@ -99,6 +116,9 @@ class Leak:
 
 MAX_LEAK_PLACES = 20
 """Places kept per :class:`Leak` (a kind leaked in every piece of a space is said once per piece)."""
+
+LeakKey = tuple[int | None, str, str]
+"""What makes a leak distinct within a game: ``(viewer, path, kind)``."""
 
 
 @dataclass(frozen=True)
@@ -132,7 +152,8 @@ class CheckReport:
             default; empty for none.
         calls: guest calls recorded and re-run.
         differences: the first :data:`MAX_DIFFERENCES` differing calls; ``difference_count`` all.
-        leaks: every leak found.
+        leaks: every distinct leak found, once per game at the version it first appeared
+            (:class:`Leak`; how long each place persisted is in its :class:`LeakPlace`).
         failures: ``"game G (seed S): code: message"`` for every game that failed to play.
         budgets: per op name.
     """
@@ -305,6 +326,8 @@ def _check(
         for game in range(games):
             game_seed = rng.next_u64()
             recorder = _RecordingPool(pool, module, game, game_seed, report, stats)
+            seen: dict[LeakKey, LeakPlace | None] = {}  # this game's leaks so far (None: past the cap)
+            record_leaks = partial(_record_leaks, report, game, game_seed, seen)
 
             try:  # the recorder stands in for the pool: it delegates, then re-runs in a fresh instance
                 play_game(
@@ -315,8 +338,8 @@ def _check(
                     max_plies=max_plies,
                     module_sha256=module.sha256,
                     check_mirror=True,
-                    on_move=partial(_record_leaks, report, game, game_seed),
-                    on_start=partial(_record_leaks, report, game, game_seed, move=None),  # leaks at setup
+                    on_move=record_leaks,
+                    on_start=partial(record_leaks, move=None),  # leaks at setup
                     options=options,
                 )
             except TablehostError as exc:
@@ -327,14 +350,39 @@ def _check(
     return report
 
 
-def _record_leaks(report: CheckReport, game: int, game_seed: int, match: Match, move: MoveRecord | None) -> None:
+def _record_leaks(
+    report: CheckReport,
+    game: int,
+    game_seed: int,
+    seen: dict[LeakKey, LeakPlace | None],
+    match: Match,
+    move: MoveRecord | None,
+) -> None:
     """Add a :class:`Leak` to ``report`` for every viewer (spectator first) served a hidden kind
-    now: after ``move``, or at setup when it is None."""
+    now (after ``move``, or at setup when it is None) at a place not served before in this game;
+    a place served before only extends its :class:`LeakPlace` (``last_version``, ``versions``).
+
+    Args:
+        seen: this game's leaks so far by :data:`LeakKey`, updated here; None for a place past
+            :data:`MAX_LEAK_PLACES` of its leak (not reported, never reported again).
+    """
+    version = match.version
     for viewer in [None, *(p.player_id for p in match.players)]:
-        places = hidden_kind_places(match, viewer, move)
-        if places:
-            kinds = sorted({place.kind for place in places})
-            report.leaks.append(Leak(game, game_seed, match.version, viewer, kinds, places[:MAX_LEAK_PLACES]))
+        fresh: list[LeakPlace] = []
+        for place in hidden_kind_places(match, viewer, move):
+            key = (viewer, place.path, place.kind)
+            if key not in seen:
+                place = LeakPlace(place.path, place.kind, last_version=version)
+                seen[key] = place if len(fresh) < MAX_LEAK_PLACES else None
+                fresh.append(place)
+                continue
+            earlier = seen[key]
+            if earlier is not None and earlier.last_version != version:  # persists: said once, counted
+                earlier.last_version = version
+                earlier.versions += 1
+        if fresh:
+            kinds = sorted({place.kind for place in fresh})
+            report.leaks.append(Leak(game, game_seed, version, viewer, kinds, fresh[:MAX_LEAK_PLACES]))
 
 
 def first_difference(left: Any, right: Any) -> tuple[str, str, str] | None:
@@ -513,13 +561,17 @@ def describe_leak(leak: Leak, places: int = 3) -> str:
 
     Returns:
         ``"game 0 (seed 5) at setup: spectator was served hidden kind 'queen_of_spades' at
-        state.meta_data.peek"``; after a move ``at version 3``; a kind found in several places
-        ``... at state.log[4].text, actions[0].label and 2 more``; several kinds ``... was served
-        hidden kinds '2b' at state.log[4].text and 'ace' at actions[0].label``.
+        state.meta_data.peek"``; after a move ``at version 3``; a place still served later
+        ``... at state.meta_data.peek (served until version 9: 10 versions)``; a kind found in
+        several places ``... at state.log[4].text, actions[0].label and 2 more``; several kinds
+        ``... was served hidden kinds '2b' at state.log[4].text and 'ace' at actions[0].label``.
     """
     when = "at setup" if leak.version == 0 else f"at version {leak.version}"
     single = len(leak.kinds) == 1
-    named = [place.path if single else f"{place.kind!r} at {place.path}" for place in leak.places[:places]]
+    named = [
+        (place.path if single else f"{place.kind!r} at {place.path}") + _persisted(place)
+        for place in leak.places[:places]
+    ]
     if len(leak.places) > places:
         named.append(f"{len(leak.places) - places} more")
     listed = named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1] if named else ""
@@ -528,6 +580,13 @@ def describe_leak(leak: Leak, places: int = 3) -> str:
     else:
         what = "hidden kinds " + (listed or ", ".join(map(repr, leak.kinds)))
     return f"game {leak.game} (seed {leak.seed}) {when}: {describe_viewer(leak.viewer)} was served {what}"
+
+
+def _persisted(place: LeakPlace) -> str:
+    """`` (served until version 9: 10 versions)`` for a place served at more than one version, else ``""``."""
+    if place.last_version is None or place.versions < 2:
+        return ""
+    return f" (served until version {place.last_version}: {place.versions} versions)"
 
 
 def _comparable(answer: dict[str, Any]) -> dict[str, Any]:

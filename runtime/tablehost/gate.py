@@ -333,7 +333,7 @@ class Gate:
                 )
             return answer, table
         except _Bad as exc:
-            _refuse("setup", exc)
+            _refuse("setup", exc, answer, self.limits)
 
     def _starting_table(self, state: dict[str, Any], player_ids: Sequence[PlayerId]) -> tuple[int, Table]:
         """:meth:`_state`'s checks and size of a setup ``state``, and its normalised table.
@@ -394,7 +394,7 @@ class Gate:
             step: StepAnswer = answer
             return step
         except _Bad as exc:
-            _refuse("step", exc)
+            _refuse("step", exc, answer, self.limits)
 
     def check_actions(self, answer: Any, table: Table) -> ActionsAnswer:
         """Check an ``actions`` answer for the state of ``table``; returns it typed."""
@@ -410,7 +410,7 @@ class Gate:
             checked: ActionsAnswer = answer
             return checked
         except _Bad as exc:
-            _refuse("actions", exc)
+            _refuse("actions", exc, answer, self.limits)
 
     def check_game_over(self, answer: Any) -> GameOverAnswer:
         """Check a ``game_over`` answer (``{"game_over", "scores"}``); returns it typed."""
@@ -422,7 +422,7 @@ class Gate:
             checked: GameOverAnswer = answer
             return checked
         except _Bad as exc:
-            _refuse("game_over", exc)
+            _refuse("game_over", exc, answer, self.limits)
 
     def check_scores(self, answer: Any) -> ScoresAnswer:
         """Check a ``scores`` answer (``{"scores"}``); returns it typed."""
@@ -433,7 +433,7 @@ class Gate:
             checked: ScoresAnswer = answer
             return checked
         except _Bad as exc:
-            _refuse("scores", exc)
+            _refuse("scores", exc, answer, self.limits)
 
     # ---------------------------------------------------------------- parts
 
@@ -1111,9 +1111,17 @@ def _space_id(action: dict[str, Any], table: Table) -> str:
     return space_id
 
 
-def _refuse(op: str, exc: _Bad) -> NoReturn:
+def _refuse(op: str, exc: _Bad, answer: Any, limits: AnswerLimits) -> NoReturn:
+    """Raise the ``guest/protocol`` refusal of ``answer`` to ``op`` at ``exc``'s path, carrying
+    what the answer printed (for the admin and the author, as a trap's output is) when its
+    ``printed`` is a string within ``limits.printed_chars_max``."""
     path = op + "".join(reversed(exc.path))
-    raise GuestProtocolError(f"guest {op} answer refused at {path}: {exc.why}", op=op, path=path) from None
+    printed = answer.get("printed") if type(answer) is dict else None
+    if type(printed) is not str or len(printed) > limits.printed_chars_max:
+        printed = ""
+    raise GuestProtocolError(
+        f"guest {op} answer refused at {path}: {exc.why}", op=op, path=path, printed=printed
+    ) from None
 
 
 # ---------------------------------------------------------------- parse time

@@ -13,11 +13,13 @@ from typing import Any, NotRequired, TypedDict
 
 import orjson
 
+from tablehost.errors import BudgetExceeded, GuestError, TablehostError
 from tablehost.types import ActionDict, PlayerId, Seed
 
 __all__ = [
     "RECORD_FORMAT",
     "RECORD_FORMAT_1",
+    "FailureRecord",
     "MoveRecord",
     "Outcome",
     "PlayerInfo",
@@ -60,6 +62,11 @@ def keep_printed(printed: Any, limit: int) -> str:
     if len(printed) <= limit:
         return printed
     return "[…earlier output dropped]\n" + printed[-limit:]
+
+
+def keep_message(message: str, limit: int) -> str:
+    """The first ``limit`` characters of a failure's message, marked when cut."""
+    return message if len(message) <= limit else message[:limit] + " […truncated]"
 
 
 class Outcome(TypedDict):
@@ -222,6 +229,113 @@ class MoveRecord:
             printed=str(data.get("printed") or ""),
             by_host=bool(data.get("by_host", False)),
             clocks=data.get("clocks"),
+        )
+
+
+@dataclass(frozen=True)
+class FailureRecord:
+    """How a game played by bots failed after setup: the record's ``failure`` member.
+
+    The match stays as it was before the failure (platform rule 2): the record holds the
+    moves accepted before it, and this says what went wrong next, in the fields of the
+    server's ``guest.call_failed`` log entry (``code``, ``op``, ``budget``, ``message``,
+    ``printed``) and, for the move that failed, those of a :class:`MoveRecord`.
+
+    Attributes:
+        version: the match version the failure happened at (``replay --at VERSION`` shows
+            the state the failed move was tried on); equal to the record's version.
+        code: the error's stable code (``guest/panic``, ``guest/budget``, ``match/stuck``...).
+        message: the error's message, at most ``limit`` characters (:func:`keep_message`).
+        op: the guest call that failed (``step``, ``search``...), ``""`` when none did.
+        budget: for ``guest/budget``, the budget that ran out (``fuel``, ``wall_ms``...), else None.
+        printed: what the game printed during the failed call, the newest ``limit`` characters
+            (:func:`keep_printed`); ``""`` for nothing.
+        move: the move that failed, ``{"player_id", "action", "view_action", "seed", "picked"}``
+            (guest addresses, as :meth:`MoveRecord.to_json` names them), or None when the game
+            failed outside a move (a search bot's ``search`` call, or no one offered anything).
+        at: UTC timestamp (ISO 8601) of the failure.
+    """
+
+    version: int
+    code: str
+    message: str
+    op: str = ""
+    budget: str | None = None
+    printed: str = ""
+    move: dict[str, Any] | None = None
+    at: str = ""
+
+    @classmethod
+    def of(
+        cls, exc: TablehostError, version: int, move: dict[str, Any] | None, *, limit: int, at: str = ""
+    ) -> FailureRecord:
+        """The failure ``exc`` at ``version`` while ``move`` (or no move) was tried.
+
+        Args:
+            exc: the error the game failed with.
+            version: the match version it failed at.
+            move: the move tried, as :attr:`move` describes it, or None.
+            limit: characters kept of the message and of what the game printed
+                (:attr:`tablehost.limits.AnswerLimits.printed_kept_chars`).
+            at: the UTC timestamp to record.
+        """
+        return cls(
+            version=version,
+            code=exc.code,
+            message=keep_message(exc.message, limit),
+            op=exc.op if isinstance(exc, GuestError) else "",
+            budget=exc.budget if isinstance(exc, BudgetExceeded) else None,
+            printed=keep_printed(exc.printed, limit) if isinstance(exc, GuestError) else "",
+            move=move,
+            at=at,
+        )
+
+    def same_failure(self, other: FailureRecord) -> bool:
+        """Whether ``other`` is this failure again: the same code, op and budget and, but for a
+        budget (whose message names the budget's size, which replay may widen), the same message."""
+        if (self.code, self.op, self.budget) != (other.code, other.op, other.budget):
+            return False
+        return self.code == "guest/budget" or self.message == other.message
+
+    def describe(self) -> str:
+        """One line for people: ``"guest/panic: step exploded (step of player 2's move at version
+        1)"``, or ``"... (search at version 3, outside a move)"``. It holds module text: escape
+        it before printing (:func:`tablehost.terminal.escape_controls`)."""
+        if self.move is not None:
+            where = f"player {self.move['player_id']}'s move at version {self.version}"
+            where = f"{self.op} of {where}" if self.op else where
+        else:
+            where = f"{self.op + ' ' if self.op else ''}at version {self.version}, outside a move"
+        return f"{self.code}: {self.message} ({where})"
+
+    def to_json(self) -> dict[str, Any]:
+        """The record's ``failure`` member; ``printed`` is absent when empty (as a move's)."""
+        data: dict[str, Any] = {
+            "version": self.version,
+            "code": self.code,
+            "message": self.message,
+            "op": self.op,
+            "budget": self.budget,
+            "move": self.move,
+            "at": self.at,
+        }
+        if self.printed:
+            data["printed"] = self.printed
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> FailureRecord:
+        """Inverse of :meth:`to_json` (checked by :func:`tablehost.record.parse_record`).
+        Raises ``KeyError``/``TypeError`` on a malformed dict."""
+        return cls(
+            version=int(data["version"]),
+            code=str(data["code"]),
+            message=str(data["message"]),
+            op=str(data.get("op") or ""),
+            budget=data.get("budget"),
+            printed=str(data.get("printed") or ""),
+            move=data.get("move"),
+            at=str(data.get("at") or ""),
         )
 
 

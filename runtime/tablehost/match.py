@@ -662,22 +662,40 @@ class Match:
         if is_undo_action(view_action):
             return self.undo(player_id, expected_version=expected_version)
         self._check_turn(player_id, expected_version)
+        action, picked = self.guest_action_for(player_id, view_action, pick_below=pick_below)
+        return self.submit(player_id, action, seed=seed, view_action=view_action, picked=picked)
+
+    def guest_action_for(
+        self,
+        player_id: PlayerId,
+        view_action: ActionDict,
+        *,
+        pick_below: Callable[[int], int] | None = None,
+    ) -> tuple[ActionDict, bool]:
+        """The offered action (guest addresses) that ``view_action`` of ``player_id`` stands for,
+        as :meth:`submit_view_action` resolves it, without submitting it.
+
+        Args:
+            player_id: the player whose view ``view_action`` addresses.
+            view_action: an action in that view's addresses.
+            pick_below: as :meth:`submit_view_action` (``secrets`` when None).
+
+        Returns:
+            ``(action, picked)``: the offered action, and whether the host picked among
+            indistinguishable hidden pieces (pass both to :meth:`submit`, with
+            ``view_action``).
+
+        Raises:
+            NotOffered: ``view_action`` matches nothing offered to ``player_id`` now.
+        """
         choices: list[int] = []
 
         def pick(n: int) -> int:
             choices.append(n)
             return pick_below(n) if pick_below is not None else secrets.randbelow(n)
 
-        action = resolve_view_action(
-            self.state, player_id, view_action, self._actions.get(player_id, []), pick
-        )
-        return self.submit(
-            player_id,
-            action,
-            seed=seed,
-            view_action=view_action,
-            picked=any(n > 1 for n in choices),
-        )
+        action = resolve_view_action(self.state, player_id, view_action, self._actions.get(player_id, []), pick)
+        return action, any(n > 1 for n in choices)
 
     # ----------------------------------------------------------------- undo
 

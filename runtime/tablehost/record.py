@@ -7,6 +7,10 @@ every move in a fresh guest with the recorded seeds and reports the first versio
 patches or result differ; :func:`state_at` rebuilds the state at any version from the
 patches alone, without running the game.
 
+A record written by ``tablehost play --record`` for a game that failed holds the moves
+accepted before the failure and a ``failure`` member (:class:`~tablehost.history.FailureRecord`);
+replay re-executes the move that failed and reports whether it fails the same way.
+
 Format 1 records (``tablehost.record/1``, which kept no results) are still read: they
 resume (results asked of the guest, as before) and replay, and replay says that it could
 not compare results (:attr:`ReplayResult.results_compared` is false).
@@ -22,7 +26,15 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from tablehost.errors import GuestError, MatchError, RecordError, TablehostError
-from tablehost.history import RECORD_FORMAT, RECORD_FORMAT_1, MoveRecord, Outcome, PlayerInfo, SetupRecord
+from tablehost.history import (
+    RECORD_FORMAT,
+    RECORD_FORMAT_1,
+    FailureRecord,
+    MoveRecord,
+    Outcome,
+    PlayerInfo,
+    SetupRecord,
+)
 from tablehost.match import Journal, Match
 from tablehost.metadata import GameMetadata, read_metadata
 from tablehost.table import Table, apply_patches, canonical_json, normalize_state
@@ -45,6 +57,8 @@ class ParsedRecord:
         moves: every move ever accepted, undone ones included, in ``seq`` order.
         ending: how the match ended early (``{"seq", "ended_by", "player_id", "at"}``), or None.
         format: the record's format (:data:`RECORD_FORMAT` or :data:`RECORD_FORMAT_1`).
+        failure: how the game failed after its last event (a ``play --record`` of a failed
+            game), or None.
     """
 
     match_id: str
@@ -62,6 +76,7 @@ class ParsedRecord:
     """Seats that resigned while the others played on (resign rule ``continue``):
     ``[{"seq", "player_id", "at"}]``, each taking one version."""
     format: str = RECORD_FORMAT
+    failure: FailureRecord | None = None
 
     @property
     def has_results(self) -> bool:
@@ -161,7 +176,8 @@ def parse_record(data: dict[str, Any] | bytes | str) -> ParsedRecord:
         if _field(item, "player_id", int, f"resignations[{i}]") not in ids:
             raise RecordError(f"resignations[{i}].player_id is not one of the players {ids}")
     bots = _parse_bots(record.get("bots", {}), ids)
-    return ParsedRecord(
+    failure = _failure(record.get("failure"), ids, ending is not None)
+    parsed = ParsedRecord(
         match_id=str(_field(record, "match_id", str)),
         module_sha256=str(_field(module, "sha256", str, "module")),
         module_name=str(module.get("name", "")),
@@ -174,7 +190,39 @@ def parse_record(data: dict[str, Any] | bytes | str) -> ParsedRecord:
         bots=bots,
         resignations=list(resignations),
         format=form,
+        failure=failure,
     )
+    if failure is not None and failure.version != parsed.version:
+        raise RecordError(f"failure.version {failure.version} is not the record's version {parsed.version}")
+    return parsed
+
+
+def _failure(raw: Any, ids: list[int], ended: bool) -> FailureRecord | None:
+    """The record's ``failure`` member checked (None when absent): the fields of
+    :class:`FailureRecord`, its ``move`` None or a move of a seated player with a 64-bit seed."""
+    if raw is None:
+        return None
+    if ended:
+        raise RecordError("a record with an ending holds no failure: the match ended before anything failed")
+    failure = _expect(raw, dict, "failure")
+    _field(failure, "version", int, "failure")
+    _field(failure, "code", str, "failure")
+    _field(failure, "message", str, "failure")
+    for key in ("op", "printed", "at"):
+        _expect(failure.get(key, ""), str, f"failure.{key}")
+    if failure.get("budget") is not None:
+        _expect(failure["budget"], str, "failure.budget")
+    move = failure.get("move")
+    if move is not None:
+        _expect(move, dict, "failure.move")
+        if _field(move, "player_id", int, "failure.move") not in ids:
+            raise RecordError(f"failure.move.player_id {move['player_id']} is not one of the players {ids}")
+        _field(move, "action", dict, "failure.move")
+        _seed(_field(move, "seed", int, "failure.move"), "failure.move.seed")
+        _expect(move.get("picked", False), bool, "failure.move.picked")
+        if move.get("view_action") is not None:
+            _expect(move["view_action"], dict, "failure.move.view_action")
+    return FailureRecord.from_json(failure)
 
 
 def _parse_bots(raw: Any, ids: list[int]) -> dict[PlayerId, str]:
@@ -320,6 +368,11 @@ class ReplayResult:
         final_state: the state replay ended in.
         results_compared: scores, game over and offers were compared too (false for a
             format-1 record, which kept no results).
+        failure_rerun: for a record with a ``failure``, the move that failed was re-executed
+            and failed the same way (:meth:`FailureRecord.same_failure`), or, for a game that
+            offered no one anything, it is stuck again; false when the failure happened outside
+            a move (a search bot's ``search``), which replay does not run. False for a record
+            without a failure.
     """
 
     ok: bool
@@ -328,6 +381,7 @@ class ReplayResult:
     detail: str = ""
     final_state: StateDict = field(default_factory=dict)
     results_compared: bool = True
+    failure_rerun: bool = False
 
 
 def replay(record: ParsedRecord, pool: GuestPool) -> ReplayResult:
@@ -337,7 +391,8 @@ def replay(record: ParsedRecord, pool: GuestPool) -> ReplayResult:
     state, prepare patches and result; each move must be offered again and reproduce its
     patches, ``rng_used``, ``allow_undo`` and result (scores, game over, the offers' digest);
     each undo must be allowed again. A format-1 record kept no results: they are not
-    compared (``results_compared`` false).
+    compared (``results_compared`` false). A record's ``failure`` must happen again after the
+    last event (:func:`_replay_failure`): its version is then the one reported on a difference.
 
     Raises:
         RecordError: the record is inconsistent in itself.
@@ -410,7 +465,59 @@ def replay(record: ParsedRecord, pool: GuestPool) -> ReplayResult:
                 False, done, done + 1, f"the ending is at version {record.ending['seq']}, not {done + 1}", match.state, compared
             )
         done += 1
-    return ReplayResult(True, done, final_state=match.state, results_compared=compared)
+    if record.failure is None:
+        return ReplayResult(True, done, final_state=match.state, results_compared=compared)
+    differs = _replay_failure(match, record.failure)
+    if differs:
+        return ReplayResult(False, done, done + 1, differs, match.state, compared)
+    rerun = record.failure.move is not None or record.failure.code == "match/stuck"
+    return ReplayResult(True, done, final_state=match.state, results_compared=compared, failure_rerun=rerun)
+
+
+def _replay_failure(match: Match, failure: FailureRecord) -> str:
+    """Re-execute a record's ``failure`` on ``match`` (replayed up to it).
+
+    The move that failed is submitted again with its seed; it must fail the same way
+    (:meth:`FailureRecord.same_failure`). A ``match/stuck`` outside a move must find the game
+    stuck again: not over, no active player offered anything. Any other failure outside a move
+    (a search bot's call) is not re-run.
+
+    Returns:
+        ``""`` when the failure happened again (or was not re-run), else a sentence saying how
+        replay differed.
+    """
+    if failure.move is None:
+        if failure.code != "match/stuck":
+            return ""
+        active = match.state["active_player_ids"]
+        offered = [pid for pid in active if any(a.get("intent") != "undo" for a in match.actions_for(pid))]
+        if match.game_over or offered:
+            return f"the game was stuck at version {failure.version}, but replay offers players {offered} an action"
+        return ""
+    tried = failure.move
+    try:
+        match.submit(
+            int(tried["player_id"]),
+            tried["action"],
+            seed=int(tried["seed"]),
+            view_action=tried.get("view_action"),
+            picked=bool(tried.get("picked", False)),
+        )
+    except TablehostError as exc:
+        again = FailureRecord.of(exc, match.version, tried, limit=match.gate.limits.printed_kept_chars)
+        if failure.same_failure(again):
+            return ""
+        hint = ""
+        if failure.budget == "wall_ms":
+            hint = " (a wall_ms budget depends on the machine; replay widens the wall clock, fuel decides)"
+        elif failure.budget is not None:
+            hint = " (replay with the budgets the game was played with, e.g. the same --fuel)"
+        return (
+            f"the move that failed at version {failure.version} failed differently: recorded "
+            f"{failure.code} {failure.message[:500]!r}, replay {again.code} {again.message[:500]!r}{hint}"
+        )
+    hint = " (a wall_ms budget depends on the machine; replay widens the wall clock)" if failure.budget == "wall_ms" else ""
+    return f"the move that failed at version {failure.version} ({failure.code}) was accepted on replay{hint}"
 
 
 def _outcome_difference(again: Outcome, recorded: Outcome) -> str:

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tablehost.bots import SearchBot, make_bot
-from tablehost.errors import StuckGame
+from tablehost.errors import StuckGame, TablehostError
 from tablehost.guest import GuestPool
-from tablehost.history import MoveRecord, PlayerInfo
-from tablehost.match import Match
+from tablehost.history import FailureRecord, MoveRecord, PlayerInfo
+from tablehost.match import Match, utc_now
 from tablehost.metadata import read_metadata as module_metadata
 from tablehost.metadata import resolve_options
 from tablehost.rng import Rng
@@ -47,8 +47,11 @@ class GameResult:
         scores: final scores keyed by player id (decimal string).
         winners: seat indexes (0-based) ranked first by the module's result rule (several on a tie).
         teams: the game's partnerships (``meta_data["teams"]``), seat indexes; empty when none.
-        finished: the game reached game over (False when ``max_plies`` cut it off).
+        finished: the game reached game over (False when ``max_plies`` cut it off or it failed).
         match: the match itself (its record, history and state).
+        failure: how the game failed after setup, when :func:`play_game` was asked to keep
+            failures (``keep_failure``); the match holds the moves accepted before it. None
+            when the game did not fail.
     """
 
     seed: int
@@ -58,6 +61,7 @@ class GameResult:
     finished: bool
     match: Match = field(repr=False)
     teams: list[list[int]] = field(default_factory=list)
+    failure: FailureRecord | None = None
 
     @property
     def draw(self) -> bool:
@@ -101,6 +105,7 @@ def play_game(
     options: dict[str, Any] | None = None,
     undo: bool = False,
     on_start: Callable[[Match], None] | None = None,
+    keep_failure: bool = False,
 ) -> GameResult:
     """Play one game with one bot per seat.
 
@@ -119,11 +124,14 @@ def play_game(
         options: game options by name (checked against the module's metadata; defaults filled in).
         undo: keep positions for undo (:attr:`Match.undo_enabled`). Bots never undo, so by default
             the match keeps none: no state snapshot per undoable move, and undo is never offered.
+        keep_failure: a game that fails after setup returns instead of raising: the result's
+            ``failure`` says how (with the move that failed), its match holds the moves accepted
+            before it (``tablehost play --record`` writes them). A failed setup still raises.
 
     Raises:
         SetupRefused: the seat count or an option is outside what the module declares.
-        GuestError: the game failed; the error says how.
-        StuckGame: no active player is offered anything before game over.
+        GuestError: the game failed (with ``keep_failure``: only at setup); the error says how.
+        StuckGame: no active player is offered anything before game over (not with ``keep_failure``).
         ValueError: an unknown bot name.
     """
     rng = Rng(seed)
@@ -158,9 +166,28 @@ def play_game(
         if leasing is None or any(isinstance(b, SearchBot) for b in seat_bots.values())
         else leasing(match.match_id)
     )
-    with lease:
-        plies = _play_moves(match, seat_bots, rng, pool, max_plies, via_views, on_move)
+    tried = _Tried()
+    try:
+        with lease:
+            plies = _play_moves(match, seat_bots, rng, pool, max_plies, via_views, on_move, tried)
+    except TablehostError as exc:
+        if not keep_failure:
+            raise
+        limit = match.gate.limits.printed_kept_chars  # as much as the record keeps of a move's output
+        failure = FailureRecord.of(exc, match.version, tried.move, limit=limit, at=utc_now())
+        return GameResult(
+            seed, len(match.history), match.scores, [], False, match, teams_of(match), failure=failure
+        )
     return GameResult(seed, plies, match.scores, winners(match), match.game_over, match, teams_of(match))
+
+
+@dataclass
+class _Tried:
+    """The move :func:`_play_moves` is trying: ``{"player_id", "action", "view_action", "seed",
+    "picked"}`` (:attr:`FailureRecord.move`) from just before it is submitted until it is
+    accepted; None between moves."""
+
+    move: dict[str, Any] | None = None
 
 
 def _play_moves(
@@ -171,13 +198,16 @@ def _play_moves(
     max_plies: int,
     via_views: bool,
     on_move: Callable[[Match, MoveRecord], None] | None,
+    tried: _Tried,
 ) -> int:
-    """:func:`play_game`'s move loop: moves until game over or ``max_plies``; returns the moves applied.
+    """:func:`play_game`'s move loop: moves until game over or ``max_plies``; returns the moves
+    applied. ``tried`` holds each move while it is submitted (what failed, when one does).
 
     Raises what :func:`play_game` raises.
     """
     plies = 0
     while not match.game_over and plies < max_plies:
+        tried.move = None
         active = match.state["active_player_ids"]
         offered = match.actions_for(active[0]) if len(active) == 1 else []
         if _has_move(offered):
@@ -193,16 +223,22 @@ def _play_moves(
             mover = movers[rng.below(len(movers))] if len(movers) > 1 else movers[0]
             offered = match.actions_for(mover)
         bot = seat_bots[mover]
-        if isinstance(bot, SearchBot):
-            view = match.view(mover)  # a search sees the seat's view, never the state
-            choice = bot.choose_in_view(pool, view.state, view.actions, mover)
-            move = match.submit_view_action(mover, choice["action"], seed=rng.next_u64(), pick_below=rng.below)
-        elif via_views:
-            choice = bot.choose(match.view(mover).actions)
-            move = match.submit_view_action(mover, choice["action"], seed=rng.next_u64(), pick_below=rng.below)
+        if isinstance(bot, SearchBot) or via_views:
+            if isinstance(bot, SearchBot):
+                view = match.view(mover)  # a search sees the seat's view, never the state
+                choice = bot.choose_in_view(pool, view.state, view.actions, mover)
+            else:
+                choice = bot.choose(match.view(mover).actions)
+            seed = rng.next_u64()  # drawn before the pick, as submit_view_action's arguments were
+            view_action = choice["action"]
+            action, picked = match.guest_action_for(mover, view_action, pick_below=rng.below)
         else:
-            choice = bot.choose(offered)
-            move = match.submit(mover, choice["action"], seed=rng.next_u64())
+            view_action, picked = None, False
+            action = bot.choose(offered)["action"]
+            seed = rng.next_u64()
+        tried.move = {"player_id": mover, "action": action, "view_action": view_action, "seed": seed, "picked": picked}
+        move = match.submit(mover, action, seed=seed, view_action=view_action, picked=picked)
+        tried.move = None  # accepted: a failure from here on (on_move) is no failure of this move
         plies += 1
         if on_move is not None:
             on_move(match, move)
