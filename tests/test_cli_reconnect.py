@@ -197,6 +197,26 @@ def test_a_bot_that_gives_up_fails_as_before(monkeypatch: pytest.MonkeyPatch) ->
     assert caught.value.details.startswith("seat 1 (token ths_one...): no tablehost server answers")
 
 
+# ---------------------------------------------------------------- bots --module
+
+
+def test_bots_search_in_a_pool_that_never_quarantines(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A local tool reports a game's own failures: its pool is made as play's and check's."""
+    from tablehost.cli import main
+
+    seen: dict[str, Any] = {}
+
+    def fake_run_bots(*args: Any, pool: Any = None, **kwargs: Any) -> list[dict[str, Any]]:
+        seen["quarantine"] = pool.quarantine
+        return [{"game_over": True}]
+
+    monkeypatch.setattr(cli_remote, "run_bots", fake_run_bots)
+    monkeypatch.setattr(cli_remote, "format_view", lambda view: "done")
+    argv = ["bots", "--match", "m-1", "--tokens", "ths_one", "--bots", "mcts:10"]
+    assert main([*argv, "--module", str(module_path("tic_tac_toe")), "--address", "127.0.0.1:7"]) == 0
+    assert seen == {"quarantine": False}
+
+
 def test_reconnect_for_is_a_checked_number_of_seconds() -> None:
     cases = []
     for value in ("-1", "nan", "604801"):

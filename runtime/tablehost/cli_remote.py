@@ -1367,14 +1367,15 @@ def cmd_bots(args: argparse.Namespace) -> int:
     bots = parse_bot_list(args.bots, len(tokens))
     pool = None
     if args.module:
-        from tablehost.guest import GuestPool
+        from tablehost.cli import local_pool
         from tablehost.module import load_module
 
         try:
             data = read_module_file(args.module, DEFAULT_LIMITS.module_bytes)
         except OSError as exc:
             raise SystemExit(f"tablehost: cannot read module {args.module}: {exc.strerror}") from None
-        pool = GuestPool(load_module(data, name=Path(args.module).stem))
+        module = load_module(data, name=Path(args.module).stem)
+        pool = local_pool(module, module.limits)  # a local tool's pool: never quarantined
     elif any(is_search_bot(name) for name in bots):
         raise SystemExit(
             "tablehost: search bots (mcts:N, ismcts:N) need the game module: pass --module GAME.wasm"
