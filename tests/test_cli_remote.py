@@ -217,6 +217,8 @@ def test_watch_says_when_the_server_went_away_before_game_over(server: ServerPro
             server.address,
             "--token",
             created["spectator_token"],
+            "--reconnect-for",
+            "0",
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

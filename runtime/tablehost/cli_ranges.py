@@ -43,6 +43,9 @@ MAX_RATE_BURST = 1_000_000
 MAX_GIVE_UP_S = 7 * 24 * 3600.0
 """``bots --timeout``: seconds without a change before the bots give up (a week)."""
 
+MAX_RECONNECT_FOR_S = 7 * 24 * 3600.0
+"""``bots`` and ``watch`` ``--reconnect-for``: seconds a lost server is retried (a week)."""
+
 MAX_EVICT_AFTER_S = 30 * 24 * 3600.0
 """``serve --evict-after``: seconds an unused match stays in memory (0 never evicts; 30 days)."""
 

@@ -26,7 +26,7 @@ import orjson
 from tablehost.api.rate_limit import DEFAULT_AUTH_FAILURE_BURST, DEFAULT_AUTH_FAILURES_PER_S
 from tablehost.api.registry import MAX_SEATS
 from tablehost.api.validation import check_address, check_token, unknown_keys
-from tablehost.bots import SearchBot, is_search_bot, make_bot, parse_bot_list
+from tablehost.bots import Bot, SearchBot, is_search_bot, make_bot, parse_bot_list
 from tablehost.cli_budgets import add_budget_options, budget_argv, limits_from_args
 from tablehost.cli_ranges import (
     MAX_CHECK_GAMES,
@@ -36,6 +36,7 @@ from tablehost.cli_ranges import (
     MAX_PROCESSES,
     MAX_RATE_BURST,
     MAX_RATE_PER_S,
+    MAX_RECONNECT_FOR_S,
     MAX_REQUEST_THREADS,
     MAX_SWITCH_INTERVAL_MS,
     MAX_WATCHES_PER_TOKEN,
@@ -48,6 +49,7 @@ from tablehost.gcpolicy import DEFAULT_SWITCH_INTERVAL_MS
 from tablehost.limits import DEFAULT_LIMITS
 from tablehost.match import UNDO_ACTION
 from tablehost.module_file import read_module_file
+from tablehost.reconnect import DEFAULT_BACKOFF, DEFAULT_RECONNECT_FOR_S, Backoff, Session
 from tablehost.terminal import escape_controls
 
 if TYPE_CHECKING:  # loaded only for search bots: a client needs no wasm engine otherwise
@@ -829,22 +831,53 @@ def cmd_act(args: argparse.Namespace) -> int:
     return 0
 
 
+def _say(line: str) -> None:
+    """One line for the user on stderr, flushed (a reconnection's news must not wait)."""
+    print(line, file=sys.stderr, flush=True)
+
+
+def _reconnect_for(args: argparse.Namespace) -> float:
+    """``--reconnect-for``, checked: seconds an established session retries a lost server.
+
+    Raises:
+        SystemExit: outside 0 to :data:`MAX_RECONNECT_FOR_S` (the CLI exits 2).
+    """
+    require_in_range("--reconnect-for", args.reconnect_for, 0, MAX_RECONNECT_FOR_S, " s")
+    return float(args.reconnect_for)
+
+
 @_guarded
 def cmd_watch(args: argparse.Namespace) -> int:
     """Print this token's view after every change until game over (Ctrl-C stops).
 
-    A stream that ends before game over (the server stopped) is said on stderr, exit 1.
+    A lost server (no answer, a broken stream, ``store/unavailable``, a stream ended before
+    game over) is retried for ``--reconnect-for`` seconds once a first view came
+    (:mod:`tablehost.reconnect`), printing the match's view again on reconnection. Giving up
+    on a stream that ended before game over is said on stderr, exit 1; on another failure,
+    that failure (exit 1 for no answer).
     """
+    token = _token(args)
+    session = Session(f"tablehost watch: match {args.match_id}", args.address, _reconnect_for(args), _say)
     last: dict[str, Any] = {}
-    with TablehostClient(args.address, _token(args)) as client:
-        for view in client.watch(args.match_id):
-            last = view
-            if args.json:
-                print(orjson.dumps(view).decode(), flush=True)
-            else:
-                print(format_view(view) + "\n", flush=True)
-    if last.get("game_over"):
-        return 0
+    while True:
+        failure: ApiError | None = None
+        with TablehostClient(args.address, token) as client:
+            try:
+                for view in client.watch(args.match_id):
+                    session.answered(view["version"])
+                    last = view
+                    if args.json:
+                        print(orjson.dumps(view).decode(), flush=True)
+                    else:
+                        print(format_view(view) + "\n", flush=True)
+            except ApiError as exc:
+                failure = exc
+        if failure is None and last.get("game_over"):
+            return 0
+        if not session.retry(failure):
+            break
+    if failure is not None:
+        raise failure
     print(
         f"tablehost: the watch of {args.match_id} ended before game over (the server stopped or went away)",
         file=sys.stderr,
@@ -912,6 +945,7 @@ class _BotRun:
         self._clients: list[TablehostClient] = []
         self._newest: dict[str, Any] = {}
         self._offered: dict[int, int] = {}
+        self._reconnecting: set[str] = set()  # tokens of the bots riding out a lost server
 
     def enlist(self, client: TablehostClient) -> None:
         """Remember a bot's client so :meth:`halt` can close it (closed at once when halted)."""
@@ -919,6 +953,31 @@ class _BotRun:
             self._clients.append(client)
             if self.stop.is_set():
                 client.close()
+
+    def forget(self, client: TablehostClient) -> None:
+        """Drop a client the bot closed itself (its connection was lost and it makes a new one)."""
+        with self._lock:
+            if client in self._clients:
+                self._clients.remove(client)
+
+    def outage(self, token: str, lost: bool) -> None:
+        """Note that the bot holding ``token`` lost the server (``lost``) or reconnected.
+
+        While any bot is reconnecting, :func:`run_bots` neither reports nor gives up on a match
+        that does not change: the outage has its own bound (``reconnect_for_s``) and lines. A
+        reconnection counts as news, so the wait for a change starts again.
+        """
+        with self._lock:
+            if lost:
+                self._reconnecting.add(token)
+            elif token in self._reconnecting:
+                self._reconnecting.discard(token)
+                self.changed_at = time.monotonic()
+
+    def reconnecting(self) -> bool:
+        """True while some bot rides out a lost server."""
+        with self._lock:
+            return bool(self._reconnecting)
 
     def saw(self, view: dict[str, Any]) -> None:
         """Note a view a bot received (a newer version counts as progress)."""
@@ -1000,58 +1059,134 @@ def _play_seat(
     timeout_s: float,
     bot_name: str = "random",
     pool: GuestPool | None = None,
+    reconnect_for_s: float = 0.0,
+    backoff: Backoff = DEFAULT_BACKOFF,
 ) -> dict[str, Any]:
     """One bot: watch the match with ``token`` and play an offered action on each turn.
 
     ``bot_name`` picks the bot (:mod:`tablehost.bots`); a search bot searches inside ``pool``
     (the match's module, loaded here) on the view this seat's token receives, nothing more.
 
+    A lost server after the bot's first view (:func:`tablehost.reconnect.is_outage`, or the
+    watch stream ending before game over) is retried for ``reconnect_for_s`` seconds with a new
+    connection after each ``backoff`` wait (:class:`tablehost.reconnect.Session`, its lines on
+    stderr). The bot never resubmits a move after an outage: it decides again on the first
+    view the new connection brings.
+
     Returns:
-        The bot's final view.
+        The bot's final view (not over when the stream ended before game over and the bot gave
+        up, or the run was halted).
 
     Raises:
         BotError: the token is not a seat token of the match (its first view has no viewer),
-            or the server refused something (the token named, the server's status kept).
+            or the server refused something (the token named, the server's status kept), or
+            it stayed unreachable for ``reconnect_for_s`` seconds (the last failure's status).
     """
     bot = make_bot(bot_name, seed)
     if isinstance(bot, SearchBot) and pool is None:
         raise BotError(
             grpc.StatusCode.INVALID_ARGUMENT, f"bot {bot_name} needs the game module: pass --module"
         )
-    last: dict[str, Any] = {}
-    client = TablehostClient(address, token, timeout_s=timeout_s)
-    run.enlist(client)
-    try:
+    session = Session(
+        f"tablehost bots: token {_short(token)} of match {run.match_id}",
+        address,
+        reconnect_for_s,
+        _say,
+        backoff=backoff,
+        wait=run.stop.wait,
+    )
+    seat = _Seat(run, token, bot, pool, timeout_s, session)
+    while True:
+        failure: ApiError | None = None
+        client = TablehostClient(address, token, timeout_s=timeout_s)
+        run.enlist(client)
+        try:
+            seat.play_connected(client)
+        except BotError:
+            raise
+        except ApiError as exc:
+            failure = exc
+        finally:
+            client.close()
+            run.forget(client)
+        if seat.last.get("game_over") or run.stop.is_set():
+            return seat.last
+        if session.retry(failure):
+            run.outage(token, lost=True)
+            continue
+        if failure is None:  # the stream ended before game over, as when the server stops
+            return seat.last
+        who = f"seat {seat.last['viewer']}" if seat.last else "bot"
+        raise BotError(failure.status, f"{who} (token {_short(token)}): {failure.details}", failure.code)
+
+
+class _Seat:
+    """What one bot of :func:`_play_seat` keeps across its connections.
+
+    Args:
+        run: the bots' shared run.
+        token: this bot's seat token.
+        bot: the bot (:func:`tablehost.bots.make_bot`).
+        pool: the match's module, for a search bot.
+        timeout_s: deadline of each submit, seconds.
+        session: this bot's reconnection state.
+
+    Attributes:
+        last: the newest view the bot received (empty before its first).
+    """
+
+    def __init__(
+        self,
+        run: _BotRun,
+        token: str,
+        bot: Bot | SearchBot,
+        pool: GuestPool | None,
+        timeout_s: float,
+        session: Session,
+    ) -> None:
+        self.run = run
+        self.token = token
+        self.bot = bot
+        self.pool = pool
+        self.timeout_s = timeout_s
+        self.session = session
+        self.last: dict[str, Any] = {}
+
+    def play_connected(self, client: TablehostClient) -> None:
+        """Play on ``client``'s watch stream until game over or the stream ends.
+
+        Raises:
+            BotError: the first view has no viewer (not a seat token).
+            ApiError: the stream or a submit failed (a lost server included).
+        """
+        run = self.run
         for view in client.watch(run.match_id):
-            if not last and view["viewer"] is None:
-                raise BotError(
-                    grpc.StatusCode.FAILED_PRECONDITION,
-                    f"token {_short(token)} is not a seat token of match {run.match_id} (a spectator or "
-                    "admin token cannot act); give one seat token per bot, as `tablehost create` prints",
-                )
-            if not last:
+            if not self.last:
+                if view["viewer"] is None:
+                    raise BotError(
+                        grpc.StatusCode.FAILED_PRECONDITION,
+                        f"token {_short(self.token)} is not a seat token of match {run.match_id} (a "
+                        "spectator or admin token cannot act); give one seat token per bot, as "
+                        "`tablehost create` prints",
+                    )
+                self.session.who = f"tablehost bots: seat {view['viewer']} of match {run.match_id}"
                 run.all_checked.wait()
-            last = view
+            if self.session.in_outage:
+                run.outage(self.token, lost=False)
+            self.session.answered(view["version"])
+            self.last = view
             run.saw(view)
             if view["game_over"]:
-                break
+                return
             offered = [a for a in view["actions"] if a["intent"] != "undo"]
             if not offered or view["viewer"] not in view["active_player_ids"]:
                 continue
-            if isinstance(bot, SearchBot):
-                assert pool is not None
-                choice = bot.choose_in_view(pool, view["state"], offered, view["viewer"])
+            if isinstance(self.bot, SearchBot):
+                assert self.pool is not None
+                choice = self.bot.choose_in_view(self.pool, view["state"], offered, view["viewer"])
             else:
-                choice = bot.choose(offered)
-            _submit_within_rate(client, run.match_id, choice["action"], view["version"], timeout_s)
-    except BotError:
-        raise
-    except ApiError as exc:
-        seat = f"seat {last['viewer']}" if last else "bot"
-        raise BotError(exc.status, f"{seat} (token {_short(token)}): {exc.details}", exc.code) from None
-    finally:
-        client.close()
-    return last
+                choice = self.bot.choose(offered)
+            _submit_within_rate(client, run.match_id, choice["action"], view["version"], self.timeout_s)
 
 
 def run_bot(
@@ -1062,6 +1197,7 @@ def run_bot(
     seed: int | None = None,
     timeout_s: float = 30.0,
     give_up_s: float = DEFAULT_GIVE_UP_S,
+    reconnect_for_s: float = 0.0,
 ) -> dict[str, Any]:
     """Play one seat with a random bot that holds only that seat's token, until game over.
 
@@ -1075,7 +1211,15 @@ def run_bot(
     Raises:
         BotError: see :func:`run_bots`.
     """
-    return run_bots(address, match_id, [token], seed, timeout_s=timeout_s, give_up_s=give_up_s)[0]
+    return run_bots(
+        address,
+        match_id,
+        [token],
+        seed,
+        timeout_s=timeout_s,
+        give_up_s=give_up_s,
+        reconnect_for_s=reconnect_for_s,
+    )[0]
 
 
 def run_bots(
@@ -1090,6 +1234,8 @@ def run_bots(
     bots: list[str] | None = None,
     pool: GuestPool | None = None,
     first_notice_s: float = FIRST_NOTICE_S,
+    reconnect_for_s: float = 0.0,
+    backoff: Backoff = DEFAULT_BACKOFF,
 ) -> list[dict[str, Any]]:
     """Play a match with one bot per seat token (one thread each) until game over.
 
@@ -1110,6 +1256,11 @@ def run_bots(
         pool: the match's module, for search bots (each searches on its own seat's view).
         first_notice_s: the first such line comes after this long without a change (or
             ``notice_every_s`` if shorter), seconds.
+        reconnect_for_s: how long a bot whose first view came rides out a lost server,
+            seconds (:mod:`tablehost.reconnect`; 0, the default: it fails at once, as the
+            first connection always does). Meanwhile the match's lack of change is neither
+            reported nor counted toward ``give_up_s``.
+        backoff: the waits between a lost bot's attempts to reconnect.
 
     Returns:
         Each bot's final view, in token order (all with ``game_over`` true).
@@ -1117,8 +1268,9 @@ def run_bots(
     Raises:
         BotError: a token given twice (INVALID_ARGUMENT); a token that is not a seat token
             of the match (FAILED_PRECONDITION, naming it); no change for ``give_up_s``
-            (DEADLINE_EXCEEDED); or the first refusal any bot met (e.g. ABORTED: the game
-            failed), with the server's status and the token named.
+            (DEADLINE_EXCEEDED); a server that did not answer (UNAVAILABLE), at once or after
+            ``reconnect_for_s`` seconds of retrying; or the first refusal any bot met (e.g.
+            ABORTED: the game failed), with the server's status and the token named.
     """
     for number, token in enumerate(tokens):
         if token in tokens[:number]:
@@ -1139,6 +1291,8 @@ def run_bots(
                 timeout_s,
                 bots[number] if bots else "random",
                 pool,
+                reconnect_for_s,
+                backoff,
             )
         except BaseException as exc:  # noqa: BLE001 - handed to the caller below
             if not run.stop.is_set():  # errors of bots being halted are not news
@@ -1165,6 +1319,8 @@ def run_bots(
                     file=sys.stderr,
                     flush=True,
                 )
+        if run.reconnecting():  # the outage has its own bound and its own lines on stderr
+            continue
         if idle >= give_up_s:
             errors.append(
                 BotError(
@@ -1207,24 +1363,33 @@ def cmd_bots(args: argparse.Namespace) -> int:
     require_in_range("--timeout", args.timeout, 0, MAX_GIVE_UP_S, " s")
     if args.seed is not None:  # as play and simulate take a seed
         require_in_range("--seed", args.seed, 0, 2**64 - 1)
+    reconnect_for_s = _reconnect_for(args)
     bots = parse_bot_list(args.bots, len(tokens))
     pool = None
     if args.module:
-        from tablehost.guest import GuestPool
+        from tablehost.cli import local_pool
         from tablehost.module import load_module
 
         try:
             data = read_module_file(args.module, DEFAULT_LIMITS.module_bytes)
         except OSError as exc:
             raise SystemExit(f"tablehost: cannot read module {args.module}: {exc.strerror}") from None
-        pool = GuestPool(load_module(data, name=Path(args.module).stem))
+        module = load_module(data, name=Path(args.module).stem)
+        pool = local_pool(module, module.limits)  # a local tool's pool: never quarantined
     elif any(is_search_bot(name) for name in bots):
         raise SystemExit(
             "tablehost: search bots (mcts:N, ismcts:N) need the game module: pass --module GAME.wasm"
         )
     try:
         final = run_bots(
-            args.address, args.match, tokens, args.seed, give_up_s=args.timeout, bots=bots, pool=pool
+            args.address,
+            args.match,
+            tokens,
+            args.seed,
+            give_up_s=args.timeout,
+            bots=bots,
+            pool=pool,
+            reconnect_for_s=reconnect_for_s,
         )[0]
     finally:
         if pool is not None:
@@ -1234,6 +1399,20 @@ def cmd_bots(args: argparse.Namespace) -> int:
     else:
         print(format_view(final))
     return 0 if final.get("game_over") else EXIT_FAILED
+
+
+def _reconnect_option(parser: argparse.ArgumentParser) -> None:
+    """Add ``--reconnect-for SECONDS`` (:mod:`tablehost.reconnect`) to a long-running client command."""
+    parser.add_argument(
+        "--reconnect-for",
+        type=float,
+        default=DEFAULT_RECONNECT_FOR_S,
+        metavar="SECONDS",
+        help="when the server goes away after answering (restarted, one of several gone), say so on stderr "
+        "and reconnect, waiting 0.5 s doubling to 5 s (or the server's retry hint) between attempts, for up to "
+        f"this many seconds, 0 to {MAX_RECONNECT_FOR_S:g} (default %(default)g; 0: exit at once). A server "
+        "that never answered fails at once",
+    )
 
 
 def register(commands: Any) -> None:
@@ -1451,7 +1630,8 @@ def register(commands: Any) -> None:
     act.add_argument("action", help="an index from `view`, or an action as JSON")
     act.add_argument("--version", type=int, help="the version you saw (default: the current one)")
 
-    _match_command(commands, "watch", "print the view after every change", cmd_watch)
+    watch = _match_command(commands, "watch", "print the view after every change", cmd_watch)
+    _reconnect_option(watch)
 
     record = _match_command(
         commands, "record", "fetch a match record (admin any time, players after game over)", cmd_record
@@ -1477,5 +1657,6 @@ def register(commands: Any) -> None:
         default=DEFAULT_GIVE_UP_S,
         help="give up when the match did not change for this many seconds (default %(default)g)",
     )
+    _reconnect_option(bots)
     _client_options(bots, token=False)
     bots.set_defaults(func=cmd_bots)
