@@ -176,6 +176,14 @@ def test_bots_play_a_server_match_with_a_search_bot(server: ServerProcess) -> No
     refused_cleanly(
         cli("bots", "--match", match_id, "--tokens", tokens, "--bots", "mcts:50", *address), "--module"
     )
+    other_game = cli(
+        "bots", "--match", match_id, "--tokens", tokens, "--bots", "mcts:50,random",
+        "--module", str(module_path("reversi")), *address,
+    )
+    refused_cleanly(other_game, f"match {match_id} plays module tic_tac_toe", "reversi.wasm is sha256")
+    assert other_game.returncode == 2
+    with server.client(created["seats"][0]["token"]) as seat:
+        assert seat.view(match_id)["version"] == 0  # nothing was played
     played = cli(
         "bots",
         "--match",

@@ -1375,6 +1375,7 @@ def cmd_bots(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise SystemExit(f"tablehost: cannot read module {args.module}: {exc.strerror}") from None
         module = load_module(data, name=Path(args.module).stem)
+        _require_match_module(args.address, args.match, tokens[0], module.sha256, args.module)
         pool = local_pool(module, module.limits)  # a local tool's pool: never quarantined
     elif any(is_search_bot(name) for name in bots):
         raise SystemExit(
@@ -1399,6 +1400,26 @@ def cmd_bots(args: argparse.Namespace) -> int:
     else:
         print(format_view(final))
     return 0 if final.get("game_over") else EXIT_FAILED
+
+
+def _require_match_module(address: str, match_id: str, token: str, sha256: str, path: str) -> None:
+    """Exit 2 unless ``match_id`` plays the module whose sha256 is ``sha256`` (read from ``path``):
+    a search over another game's rules only fails, or plays nonsense, once the match is under way.
+
+    ``token`` is a seat token of the match: ListMatches shows a seat its own match. A match the
+    list does not show is left to the bots' first view, which names the refusal.
+    """
+    try:
+        with TablehostClient(address, token) as client:
+            listed = [m for m in client.list_matches() if m["match_id"] == match_id]
+    except ApiError:
+        return
+    if listed and listed[0]["module_id"] != sha256:
+        played = listed[0]
+        raise SystemExit(
+            f"tablehost: match {match_id} plays module {played['module_name'] or '?'} "
+            f"(sha256 {played['module_id']}); --module {path} is sha256 {sha256}"
+        )
 
 
 def _reconnect_option(parser: argparse.ArgumentParser) -> None:
