@@ -593,7 +593,9 @@ def test_every_http_api_request_is_logged_and_counted_like_grpcs(tmp_path: Path)
                 assert refused.status_code == 409, refused.text
                 assert seat.get("/api/nope").status_code == 404
                 with seat.stream("GET", f"/api/matches/{match_id}/events") as stream:
-                    next(stream.iter_lines())  # the first event is on its way
+                    # Keep the iterator: a discarded one is closed at once, and httpx then closes the stream.
+                    lines = stream.iter_lines()
+                    assert next(lines) == "event: view"
                     assert metrics.registry.get_sample_value("tablehost_watch_streams") == 1
             with httpx.Client(base_url=http.url, headers={"authorization": f"Bearer {bob}"}, timeout=30) as other:
                 codes = [other.get("/api/whoami").status_code for _ in range(5)]
