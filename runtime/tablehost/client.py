@@ -92,6 +92,15 @@ def _api_error(exc: grpc.RpcError, address: str) -> ApiError:
     return ApiError(status, details, code, retry_after_ms)
 
 
+KEEPALIVE_S = 20.0
+"""Seconds without traffic on a call (a watch stream waiting for a change) after which the client
+pings the server; a server whose network vanished is then reported as UNAVAILABLE within
+:data:`KEEPALIVE_TIMEOUT_S` more, instead of the stream waiting for ever. The server accepts a
+ping every 5 s at most (:data:`tablehost.api.server.MIN_CLIENT_PING_MS`)."""
+KEEPALIVE_TIMEOUT_S = 10.0
+"""Seconds the client waits for the answer to a keepalive ping before it drops the connection."""
+
+
 class TablehostClient:
     """A connection to one server, acting with one bearer token.
 
@@ -99,6 +108,11 @@ class TablehostClient:
         address: ``host:port`` of the server.
         token: the bearer token (admin, seat or spectator); ``None`` sends none.
         timeout_s: deadline of each unary call, seconds (streams have none).
+        keepalive_s: seconds without traffic on an open call before a keepalive ping
+            (:data:`KEEPALIVE_S`); a stream whose server stops answering fails with UNAVAILABLE
+            about ``keepalive_s + keepalive_timeout_s`` later. Below the server's 5 s floor the
+            server refuses the pings (tests of a local server set that floor lower).
+        keepalive_timeout_s: seconds to wait for a ping's answer (:data:`KEEPALIVE_TIMEOUT_S`).
 
     Raises:
         ValueError: ``address`` is not ``host:port`` with a port in 1..65535, or ``token`` is
@@ -106,7 +120,15 @@ class TablehostClient:
             :func:`~tablehost.api.validation.check_token`). Both before any connection.
     """
 
-    def __init__(self, address: str, token: str | None = None, *, timeout_s: float = 30.0) -> None:
+    def __init__(
+        self,
+        address: str,
+        token: str | None = None,
+        *,
+        timeout_s: float = 30.0,
+        keepalive_s: float = KEEPALIVE_S,
+        keepalive_timeout_s: float = KEEPALIVE_TIMEOUT_S,
+    ) -> None:
         check_address(address)
         if token:
             check_token(token)
@@ -115,7 +137,16 @@ class TablehostClient:
         self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
         # Receive what the server may send (grpc's default 4 MiB is below a long match's record).
         self._channel = grpc.insecure_channel(
-            address, options=[("grpc.max_receive_message_length", MAX_RESPONSE_BYTES)]
+            address,
+            options=[
+                ("grpc.max_receive_message_length", MAX_RESPONSE_BYTES),
+                # Pings only while a call is open (a watch stream), however long it sends nothing.
+                ("grpc.keepalive_time_ms", int(keepalive_s * 1000)),
+                ("grpc.keepalive_timeout_ms", int(keepalive_timeout_s * 1000)),
+                ("grpc.http2.ping_timeout_ms", int(keepalive_timeout_s * 1000)),  # grpc 1.85 times pings out by this
+                ("grpc.keepalive_permit_without_calls", 0),
+                ("grpc.http2.max_pings_without_data", 0),
+            ],
         )
         self._modules = pb_grpc.ModuleServiceStub(self._channel)  # type: ignore[no-untyped-call]
         self._matches = pb_grpc.MatchServiceStub(self._channel)  # type: ignore[no-untyped-call]

@@ -61,6 +61,16 @@ REQUEST_HEADROOM_BYTES = 64 * 1024
 """Room above the module size limit for the rest of an UploadModule request."""
 HEALTH_INTERVAL_S = 2.0
 """How often the health status is checked against the store, seconds."""
+KEEPALIVE_MS = 60_000
+"""The server pings a connection with an open call after this long without traffic (ms), so a
+watcher whose network vanished (no FIN, no RST) is found and its stream's thread and watch slot
+freed, not held until the next change of its match."""
+KEEPALIVE_TIMEOUT_MS = 20_000
+"""How long the server waits for a ping's answer before it closes the connection (ms)."""
+MIN_CLIENT_PING_MS = 5_000
+"""The shortest interval between a client's keepalive pings the server accepts (ms); a client
+pinging faster is sent GOAWAY. The Python client pings every
+:data:`~tablehost.client.KEEPALIVE_S` (20 s)."""
 SERVICE_NAMES = (
     pb.DESCRIPTOR.services_by_name["ModuleService"].full_name,
     pb.DESCRIPTOR.services_by_name["MatchService"].full_name,
@@ -126,6 +136,12 @@ def create_server(
             # grpc's default 4 MiB would refuse modules the limits accept before they are judged.
             ("grpc.max_receive_message_length", registry.limits.module_bytes + REQUEST_HEADROOM_BYTES),
             ("grpc.max_send_message_length", max_response_bytes),
+            # Find peers that vanished mid-stream, and let clients find a vanished server.
+            ("grpc.keepalive_time_ms", KEEPALIVE_MS),
+            ("grpc.keepalive_timeout_ms", KEEPALIVE_TIMEOUT_MS),
+            ("grpc.http2.ping_timeout_ms", KEEPALIVE_TIMEOUT_MS),  # grpc 1.85 times pings out by this
+            ("grpc.http2.min_recv_ping_interval_without_data_ms", MIN_CLIENT_PING_MS),
+            ("grpc.http2.max_ping_strikes", 2),
         ],
     )
     wrapper = RequestInterceptor(registry, metrics, rate_limits, show_guest_output=show_guest_output, gate=gate)
