@@ -881,3 +881,44 @@ def test_bots_wait_out_a_rate_limit_and_finish_the_match(tmp_path: Path) -> None
         registry.close_watchers()
         server.stop(0).wait()
         registry.close()
+
+
+def test_a_spades_seat_that_resigns_or_times_out_loses_with_its_partner(tmp_path: Path) -> None:
+    """Spades is seats 1+3 against 2+4: bob resigning (or running out of time) makes dan lose too,
+    over gRPC, in the listing, after a restart and in the record's replay."""
+    from tablehost.guest import GuestPool
+    from tablehost.module import load_module
+    from tablehost.record import parse_record, replay
+
+    spades = module_bytes("spades")
+    host = start_host(tmp_path)
+    try:
+        module_id = host.admin.upload_module(spades, "spades")["module_id"]
+        names = ["ann", "bob", "cy", "dan"]
+        created = host.admin.create_match(module_id, names)
+        bob = host.client(created["seats"][1]["token"])
+        resigned = bob.resign(created["match_id"])["result"]
+        assert resigned == {"ranks": {"1": 1, "2": 3, "3": 1, "4": 3}, "winners": [1, 3], "ended_by": "resigned",
+                            "player_id": 2}
+        timed = host.admin.create_match(module_id, names, time_control={"main_ms": 60_000})
+        first = host.admin.view(timed["match_id"])["active_player_ids"][0]
+        host.registry.tick_clocks(at_ms=10**15)  # far past the first bidder's minute
+        timed_out = host.admin.view(timed["match_id"])["result"]
+        partner = {1: 3, 2: 4, 3: 1, 4: 2}[first]
+        assert timed_out["ended_by"] == "timeout" and timed_out["player_id"] == first
+        assert timed_out["ranks"][str(first)] == timed_out["ranks"][str(partner)] == 3
+        assert sorted(timed_out["winners"]) == sorted(set(range(1, 5)) - {first, partner})
+        records = [host.admin.record(m) for m in (created["match_id"], timed["match_id"])]
+    finally:
+        stop_host(host)
+    again = start_host(tmp_path)
+    try:
+        listed = {m["match_id"]: m["result"] for m in again.admin.list_matches()}  # read off the records
+        assert listed[created["match_id"]] == resigned and listed[timed["match_id"]] == timed_out
+        assert again.admin.view(created["match_id"])["result"] == resigned  # resumed
+    finally:
+        stop_host(again)
+    for record in records:
+        assert record["ending"]["partners"]
+        outcome = replay(parse_record(record), GuestPool(load_module(spades)))
+        assert outcome.ok, outcome.detail
