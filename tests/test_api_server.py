@@ -407,6 +407,35 @@ def test_a_clock_under_a_second_is_refused_and_nothing_is_created(host: Host) ->
         assert host.admin.create_match(host.module_id, ["ann", "bob"], time_control=control)["match_id"]
 
 
+def test_a_time_control_that_would_be_read_as_another_is_refused(host: Host) -> None:
+    """An increment with neither main nor per-move time made an untimed match, and an
+    on_timeout no TimeoutPolicy names was read as FORFEIT: both are refused, nothing created."""
+    stub = pb_grpc.MatchServiceStub(grpc.insecure_channel(host.address))
+    seats = [pb.SeatRequest(username="ann"), pb.SeatRequest(username="bob")]
+    before = len(host.admin.list_matches())
+    for control, says in [
+        (pb.TimeControl(increment_ms=5000), "time_control: increment_ms 5000 needs main_ms"),
+        (pb.TimeControl(increment_ms=5000, per_move_ms=0, main_ms=0), "increment_ms 5000 needs main_ms"),
+        (pb.TimeControl(on_timeout=pb.TIMEOUT_POLICY_ZOMBIE),
+         "time_control: on_timeout TIMEOUT_POLICY_ZOMBIE needs a clock (main_ms or per_move_ms)"),
+        (pb.TimeControl(main_ms=60_000, on_timeout=7),  # type: ignore[arg-type]
+         "time_control: on_timeout 7 is not a TimeoutPolicy (TIMEOUT_POLICY_UNSPECIFIED (0), "
+         "TIMEOUT_POLICY_FORFEIT (1), TIMEOUT_POLICY_ZOMBIE (2))"),
+        (pb.TimeControl(on_timeout=7), "on_timeout 7 is not a TimeoutPolicy"),  # type: ignore[arg-type]
+    ]:
+        request = pb.CreateMatchRequest(module_id=host.module_id, seats=seats, time_control=control)
+        with pytest.raises(grpc.RpcError) as info:
+            stub.CreateMatch(request, metadata=host.admin._metadata, timeout=10)
+        assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT, control
+        assert says in (info.value.details() or ""), info.value.details()
+        assert dict(info.value.trailing_metadata() or ()).get("tablehost-code") == "request/invalid"
+    assert len(host.admin.list_matches()) == before
+    for control in (pb.TimeControl(), pb.TimeControl(main_ms=60_000, on_timeout=pb.TIMEOUT_POLICY_UNSPECIFIED),
+                    pb.TimeControl(per_move_ms=5_000, on_timeout=pb.TIMEOUT_POLICY_ZOMBIE)):
+        request = pb.CreateMatchRequest(module_id=host.module_id, seats=seats, time_control=control)
+        assert stub.CreateMatch(request, metadata=host.admin._metadata, timeout=10).match_id
+
+
 def test_create_match_refuses_seats_it_would_drop_and_sends_nothing(host: Host) -> None:
     """A bot or open seat numbered past the usernames was silently dropped (the match started
     with every seat a person's)."""

@@ -101,6 +101,19 @@ def test_every_api_call_needs_a_known_bearer_token(web: WebTable) -> None:
         assert anonymous.get("/api/modules", headers={"authorization": "Basic abc"}).status_code == 401
 
 
+def test_http_create_takes_no_time_control_and_says_so(web: WebTable) -> None:
+    """The HTTP API has no time control (CreateMatch over gRPC has): a body that sends one,
+    valid or not (an increment alone, an unknown policy), is refused, never made untimed."""
+    module_id = web.modules["tic_tac_toe"]
+    with web.client(web.admin_token) as admin:
+        before = len(admin.get("/api/matches").json())
+        for control in ({"increment_ms": 5000}, {"main_ms": 60_000, "on_timeout": 7}):
+            refused = admin.post("/api/matches", json={"module_id": module_id, "seats": [{}, {}], "time_control": control})
+            assert refused.status_code == 400 and refused.json()["error"]["code"] == "request/invalid"
+            assert "no key 'time_control'" in refused.json()["error"]["message"]
+        assert len(admin.get("/api/matches").json()) == before
+
+
 def test_only_the_admin_creates_matches_and_uploads(web: WebTable) -> None:
     created = web.create("tic_tac_toe")
     with web.client(created["seats"][0]["token"]) as seat:
