@@ -228,6 +228,39 @@ def test_every_method_of_both_services_refuses_a_request_without_a_token(host: H
         channel.close()
 
 
+def test_every_method_refuses_two_authorization_entries_whatever_they_say(tmp_path: Path) -> None:
+    """(admin, seat) was served as the admin, (seat, admin) as the seat: the first entry won
+    silently. Two entries are ambiguous, so every method, the streams included, refuses them."""
+    own = start_host(tmp_path)
+    channel = grpc.insecure_channel(own.address)
+    try:
+        created = own.admin.create_match(own.module_id, ["ann", "bob"])
+        admin, seat = own.registry.admin_token_path.read_text().strip(), created["seats"][0]["token"]
+        pairs = [(admin, seat), (seat, admin), (seat, seat)]
+        for service in (pb.DESCRIPTOR.services_by_name[name] for name in ("ModuleService", "MatchService")):
+            for method in service.methods:
+                path = f"/{service.full_name}/{method.name}"
+                request = getattr(pb, method.input_type.name)()
+                if hasattr(request, "match_id"):
+                    request.match_id = created["match_id"]
+                call = (channel.unary_stream if method.server_streaming else channel.unary_unary)(
+                    path, request_serializer=lambda m: m.SerializeToString(), response_deserializer=bytes
+                )
+                for first, second in pairs if method.name in ("GetView", "WatchMatch") else pairs[:1]:
+                    metadata = (("authorization", f"Bearer {first}"), ("authorization", f"Bearer {second}"))
+                    with pytest.raises(grpc.RpcError) as info:
+                        answer = call(request, metadata=metadata, timeout=10)
+                        if method.server_streaming:
+                            next(iter(answer))
+                    assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED, path
+                    assert "2 'authorization' metadata entries; send exactly one" in (info.value.details() or "")
+        with own.client(seat) as one:
+            assert one.view(created["match_id"])["version"] == 0, "one entry is served as before"
+    finally:
+        channel.close()
+        stop_host(own)
+
+
 def test_the_request_wrapper_refuses_a_method_that_streams_requests() -> None:
     streaming = SimpleNamespace(name="Chat", client_streaming=True, server_streaming=True)
     service = SimpleNamespace(name="Talk", methods=[streaming])
