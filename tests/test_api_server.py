@@ -452,8 +452,8 @@ def test_a_time_control_that_would_be_read_as_another_is_refused(host: Host) -> 
         (pb.TimeControl(on_timeout=pb.TIMEOUT_POLICY_ZOMBIE),
          "time_control: on_timeout TIMEOUT_POLICY_ZOMBIE needs a clock (main_ms or per_move_ms)"),
         (pb.TimeControl(main_ms=60_000, on_timeout=7),  # type: ignore[arg-type]
-         "time_control: on_timeout 7 is not a TimeoutPolicy (TIMEOUT_POLICY_UNSPECIFIED (0), "
-         "TIMEOUT_POLICY_FORFEIT (1), TIMEOUT_POLICY_ZOMBIE (2))"),
+         ("time_control: on_timeout 7 is not a TimeoutPolicy (TIMEOUT_POLICY_UNSPECIFIED (0), "
+          "TIMEOUT_POLICY_FORFEIT (1), TIMEOUT_POLICY_ZOMBIE (2))")),
         (pb.TimeControl(on_timeout=7), "on_timeout 7 is not a TimeoutPolicy"),  # type: ignore[arg-type]
     ]:
         request = pb.CreateMatchRequest(module_id=host.module_id, seats=seats, time_control=control)
