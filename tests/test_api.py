@@ -69,6 +69,11 @@ def test_bearer_token_is_read_from_metadata_and_its_absence_is_unauthenticated()
     for metadata in [(), (("authorization", "Basic abc"),), (("authorization", "Bearer "),)]:
         with pytest.raises(faults.Unauthenticated):
             bearer_token(metadata)
+    two = (("authorization", "Bearer abc"), ("x-other", "1"), ("Authorization", "Bearer def"))
+    with pytest.raises(faults.Unauthenticated, match="carries 2 'authorization' metadata entries"):
+        bearer_token(two)
+    with pytest.raises(faults.Unauthenticated, match="carries 2"):
+        bearer_token((("authorization", "Bearer abc"), ("authorization", "Bearer abc")))
 
 
 def test_admin_token_file_is_private_and_stable(tmp_path: Path) -> None:

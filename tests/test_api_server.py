@@ -228,6 +228,39 @@ def test_every_method_of_both_services_refuses_a_request_without_a_token(host: H
         channel.close()
 
 
+def test_every_method_refuses_two_authorization_entries_whatever_they_say(tmp_path: Path) -> None:
+    """(admin, seat) was served as the admin, (seat, admin) as the seat: the first entry won
+    silently. Two entries are ambiguous, so every method, the streams included, refuses them."""
+    own = start_host(tmp_path)
+    channel = grpc.insecure_channel(own.address)
+    try:
+        created = own.admin.create_match(own.module_id, ["ann", "bob"])
+        admin, seat = own.registry.admin_token_path.read_text().strip(), created["seats"][0]["token"]
+        pairs = [(admin, seat), (seat, admin), (seat, seat)]
+        for service in (pb.DESCRIPTOR.services_by_name[name] for name in ("ModuleService", "MatchService")):
+            for method in service.methods:
+                path = f"/{service.full_name}/{method.name}"
+                request = getattr(pb, method.input_type.name)()
+                if hasattr(request, "match_id"):
+                    request.match_id = created["match_id"]
+                call = (channel.unary_stream if method.server_streaming else channel.unary_unary)(
+                    path, request_serializer=lambda m: m.SerializeToString(), response_deserializer=bytes
+                )
+                for first, second in pairs if method.name in ("GetView", "WatchMatch") else pairs[:1]:
+                    metadata = (("authorization", f"Bearer {first}"), ("authorization", f"Bearer {second}"))
+                    with pytest.raises(grpc.RpcError) as info:
+                        answer = call(request, metadata=metadata, timeout=10)
+                        if method.server_streaming:
+                            next(iter(answer))
+                    assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED, path
+                    assert "2 'authorization' metadata entries; send exactly one" in (info.value.details() or "")
+        with own.client(seat) as one:
+            assert one.view(created["match_id"])["version"] == 0, "one entry is served as before"
+    finally:
+        channel.close()
+        stop_host(own)
+
+
 def test_the_request_wrapper_refuses_a_method_that_streams_requests() -> None:
     streaming = SimpleNamespace(name="Chat", client_streaming=True, server_streaming=True)
     service = SimpleNamespace(name="Talk", methods=[streaming])
@@ -405,6 +438,35 @@ def test_a_clock_under_a_second_is_refused_and_nothing_is_created(host: Host) ->
     assert len(host.admin.list_matches()) == before
     for control in ({"main_ms": 1000, "increment_ms": 1}, {"per_move_ms": 1000}, {}):
         assert host.admin.create_match(host.module_id, ["ann", "bob"], time_control=control)["match_id"]
+
+
+def test_a_time_control_that_would_be_read_as_another_is_refused(host: Host) -> None:
+    """An increment with neither main nor per-move time made an untimed match, and an
+    on_timeout no TimeoutPolicy names was read as FORFEIT: both are refused, nothing created."""
+    stub = pb_grpc.MatchServiceStub(grpc.insecure_channel(host.address))
+    seats = [pb.SeatRequest(username="ann"), pb.SeatRequest(username="bob")]
+    before = len(host.admin.list_matches())
+    for control, says in [
+        (pb.TimeControl(increment_ms=5000), "time_control: increment_ms 5000 needs main_ms"),
+        (pb.TimeControl(increment_ms=5000, per_move_ms=0, main_ms=0), "increment_ms 5000 needs main_ms"),
+        (pb.TimeControl(on_timeout=pb.TIMEOUT_POLICY_ZOMBIE),
+         "time_control: on_timeout TIMEOUT_POLICY_ZOMBIE needs a clock (main_ms or per_move_ms)"),
+        (pb.TimeControl(main_ms=60_000, on_timeout=7),  # type: ignore[arg-type]
+         ("time_control: on_timeout 7 is not a TimeoutPolicy (TIMEOUT_POLICY_UNSPECIFIED (0), "
+          "TIMEOUT_POLICY_FORFEIT (1), TIMEOUT_POLICY_ZOMBIE (2))")),
+        (pb.TimeControl(on_timeout=7), "on_timeout 7 is not a TimeoutPolicy"),  # type: ignore[arg-type]
+    ]:
+        request = pb.CreateMatchRequest(module_id=host.module_id, seats=seats, time_control=control)
+        with pytest.raises(grpc.RpcError) as info:
+            stub.CreateMatch(request, metadata=host.admin._metadata, timeout=10)
+        assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT, control
+        assert says in (info.value.details() or ""), info.value.details()
+        assert dict(info.value.trailing_metadata() or ()).get("tablehost-code") == "request/invalid"
+    assert len(host.admin.list_matches()) == before
+    for control in (pb.TimeControl(), pb.TimeControl(main_ms=60_000, on_timeout=pb.TIMEOUT_POLICY_UNSPECIFIED),
+                    pb.TimeControl(per_move_ms=5_000, on_timeout=pb.TIMEOUT_POLICY_ZOMBIE)):
+        request = pb.CreateMatchRequest(module_id=host.module_id, seats=seats, time_control=control)
+        assert stub.CreateMatch(request, metadata=host.admin._metadata, timeout=10).match_id
 
 
 def test_create_match_refuses_seats_it_would_drop_and_sends_nothing(host: Host) -> None:
@@ -881,3 +943,44 @@ def test_bots_wait_out_a_rate_limit_and_finish_the_match(tmp_path: Path) -> None
         registry.close_watchers()
         server.stop(0).wait()
         registry.close()
+
+
+def test_a_spades_seat_that_resigns_or_times_out_loses_with_its_partner(tmp_path: Path) -> None:
+    """Spades is seats 1+3 against 2+4: bob resigning (or running out of time) makes dan lose too,
+    over gRPC, in the listing, after a restart and in the record's replay."""
+    from tablehost.guest import GuestPool
+    from tablehost.module import load_module
+    from tablehost.record import parse_record, replay
+
+    spades = module_bytes("spades")
+    host = start_host(tmp_path)
+    try:
+        module_id = host.admin.upload_module(spades, "spades")["module_id"]
+        names = ["ann", "bob", "cy", "dan"]
+        created = host.admin.create_match(module_id, names)
+        bob = host.client(created["seats"][1]["token"])
+        resigned = bob.resign(created["match_id"])["result"]
+        assert resigned == {"ranks": {"1": 1, "2": 3, "3": 1, "4": 3}, "winners": [1, 3], "ended_by": "resigned",
+                            "player_id": 2}
+        timed = host.admin.create_match(module_id, names, time_control={"main_ms": 60_000})
+        first = host.admin.view(timed["match_id"])["active_player_ids"][0]
+        host.registry.tick_clocks(at_ms=10**15)  # far past the first bidder's minute
+        timed_out = host.admin.view(timed["match_id"])["result"]
+        partner = {1: 3, 2: 4, 3: 1, 4: 2}[first]
+        assert timed_out["ended_by"] == "timeout" and timed_out["player_id"] == first
+        assert timed_out["ranks"][str(first)] == timed_out["ranks"][str(partner)] == 3
+        assert sorted(timed_out["winners"]) == sorted(set(range(1, 5)) - {first, partner})
+        records = [host.admin.record(m) for m in (created["match_id"], timed["match_id"])]
+    finally:
+        stop_host(host)
+    again = start_host(tmp_path)
+    try:
+        listed = {m["match_id"]: m["result"] for m in again.admin.list_matches()}  # read off the records
+        assert listed[created["match_id"]] == resigned and listed[timed["match_id"]] == timed_out
+        assert again.admin.view(created["match_id"])["result"] == resigned  # resumed
+    finally:
+        stop_host(again)
+    for record in records:
+        assert record["ending"]["partners"]
+        outcome = replay(parse_record(record), GuestPool(load_module(spades)))
+        assert outcome.ok, outcome.detail

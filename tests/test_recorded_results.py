@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 import orjson
@@ -130,3 +131,68 @@ def test_the_cli_escapes_control_characters_in_module_text() -> None:
     assert not any(ord(c) < 0x20 and c != "\n" or 0x7F <= ord(c) < 0xA0 for c in text)
     assert "\\e[2J" in text and "line\\nforged" in text  # shown escaped, no line forged
     assert not any(line.startswith("forged") for line in text.splitlines())
+
+
+def resigned_partnership_record() -> dict[str, Any]:
+    """A four-seat match of the fake game with teams 1+3 and 2+4 that bob (2) resigned."""
+    from test_results import FOUR, TeamsPool
+
+    match = Match.start(TeamsPool(), FOUR, match_id="p", seed=4)
+    match.submit(1, button("inc"))
+    match.resign(2)
+    return orjson.loads(orjson.dumps(match.record()))
+
+
+def test_a_record_made_before_partners_were_journaled_keeps_its_result() -> None:
+    """Before, a resigning seat fell alone (bob's partner dan shared first place). Such a
+    record resumes and replays with that result; it is not re-ranked under the new rule."""
+    from test_results import TeamsPool
+
+    record = resigned_partnership_record()
+    assert record["result"]["winners"] == [1, 3]
+    old = copy.deepcopy(record)
+    del old["ending"]["partners"]
+    old["result"] = {"ranks": {"1": 1, "2": 4, "3": 1, "4": 1}, "winners": [1, 3, 4], "ended_by": "resigned",
+                     "player_id": 2}
+    resumed = resume_match(TeamsPool(), old)  # type: ignore[arg-type]
+    assert resumed.result is not None and resumed.result.to_json() == old["result"]
+    outcome = replay(parse_record(old), TeamsPool())  # type: ignore[arg-type]
+    assert outcome.ok, outcome.detail
+    assert replay(parse_record(record), TeamsPool()).ok  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("change", "difference"),
+    [
+        (lambda r: r["result"].update(winners=[1, 3, 4]), "the result differs"),
+        (lambda r: r["result"]["ranks"].update({"4": 1}), "the result differs"),
+        (lambda r: r["ending"].update(partners=[3]), "journaled partners [3], but the game's teams give [4]"),
+        (lambda r: r["ending"].update(partners=[]), "journaled partners [], but the game's teams give [4]"),
+    ],
+)
+def test_replay_re_derives_the_partners_and_the_result(change: Any, difference: str) -> None:
+    from test_results import TeamsPool
+
+    record = resigned_partnership_record()
+    change(record)
+    outcome = replay(parse_record(record), TeamsPool())  # type: ignore[arg-type]
+    assert not outcome.ok and difference in outcome.detail and outcome.first_difference == 2, outcome.detail
+
+
+@pytest.mark.parametrize(
+    ("partners", "says"),
+    [([9], "ending.partners names 9"), ([2], "ending.partners names 2"), ([4, 4], "names a seat twice"),
+     ("4", "ending.partners must be a JSON array"), ([True], "ending.partners names True")],
+)
+def test_malformed_journaled_partners_are_refused_naming_the_field(partners: Any, says: str) -> None:
+    record = resigned_partnership_record()
+    record["ending"]["partners"] = partners
+    with pytest.raises(RecordError, match=re.escape(says)):
+        parse_record(record)
+
+
+def test_a_record_whose_result_names_no_seat_of_it_is_refused() -> None:
+    record = resigned_partnership_record()
+    record["result"]["ranks"]["9"] = 1
+    with pytest.raises(RecordError, match="result.ranks names a seat"):
+        parse_record(record)

@@ -3,6 +3,7 @@ winners, resign under both resign rules, abort, and how each survives the record
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from tablehost.errors import MatchOver, NotYourTurn, StaleVersion
 from tablehost.match import Match, PlayerInfo
 from tablehost.metadata import DEFAULT_METADATA, GameMetadata
 from tablehost.record import parse_record, replay, resume_match, state_at
-from tablehost.results import compute_result
+from tablehost.results import compute_result, declared_partners, declared_teams
 from tablehost.store import SqliteStore
 
 
@@ -139,3 +140,156 @@ def test_abort_and_resign_survive_the_journal_and_a_resume(tmp_path: Path) -> No
     assert resumed.result is not None and resumed.result.ranks == {}
     assert replay(parse_record(match.record()), FakePool()).ok  # type: ignore[arg-type]
     store.close()
+
+
+# ------------------------------------------------------------------ partnerships
+
+
+def test_a_resigning_or_timed_out_seat_takes_its_partners_down_with_it() -> None:
+    # Spades: seats 1+3 against 2+4, nothing scored yet; bob (2) gives up, so dan (4) loses too.
+    for ended_by in ("resigned", "timeout"):
+        result = compute_result([1, 2, 3, 4], "highest_score", scores(0, 0, 0, 0), None,
+                                ended_by=ended_by, player_id=2, partners={2: [4]})
+        assert result.ranks == {1: 1, 2: 3, 3: 1, 4: 3} and result.winners == [1, 3], ended_by
+
+
+def test_the_other_sides_rank_by_the_scores_at_the_moment_one_gave_up() -> None:
+    # Three pairs (1+4, 2+5, 3+6): 2+5 resign; 3+6 lead 1+4 on the scores so far.
+    result = compute_result([1, 2, 3, 4, 5, 6], "highest_score", scores(10, 99, 40, 10, 99, 40), None,
+                            ended_by="resigned", player_id=5, partners={5: [2]})
+    assert result.ranks == {1: 3, 2: 5, 3: 1, 4: 3, 5: 5, 6: 1} and result.winners == [3, 6]
+    # Under the ranks rule the game ranks only at game over: the others share first place.
+    ranked = compute_result([1, 2, 3, 4], "ranks", scores(0, 0, 0, 0), None,
+                            ended_by="timeout", player_id=1, partners={1: [3]})
+    assert ranked.ranks == {1: 3, 2: 1, 3: 3, 4: 1} and ranked.winners == [2, 4]
+
+
+def test_a_side_that_gave_up_earlier_keeps_its_place_behind_a_later_one() -> None:
+    # Six seats in three pairs: 1 resigned (continue) taking 4 with it, then 2 resigned ending it.
+    result = compute_result([1, 2, 3, 4, 5, 6], "highest_score", scores(5, 5, 5, 5, 5, 5), None,
+                            ended_by="resigned", player_id=2, resigned=[1], partners={1: [4], 2: [5]})
+    assert result.ranks == {1: 5, 2: 3, 3: 1, 4: 5, 5: 3, 6: 1}
+    # A partner that resigns after its side fell already keeps the side's place.
+    again = compute_result([1, 2, 3, 4, 5, 6], "highest_score", scores(5, 5, 5, 5, 5, 5), None,
+                           ended_by="resigned", player_id=4, resigned=[1], partners={1: [4], 4: [1]})
+    assert again.ranks == {1: 5, 2: 1, 3: 1, 4: 5, 5: 1, 6: 1}
+
+
+def test_partners_journaled_without_a_seat_id_we_know_are_ignored() -> None:
+    result = compute_result([1, 2], "highest_score", scores(0, 0), None,
+                            ended_by="resigned", player_id=1, partners={1: [7]})
+    assert result.ranks == {1: 2, 2: 1}
+
+
+@pytest.mark.parametrize(
+    "teams",
+    [
+        "0,2;1,3",  # not a list
+        [[0, 2], "1,3"],  # a team that is not a list
+        [[0, 2], [1, 4]],  # seat index out of range
+        [[0, 2], [1, -1]],
+        [[0, 2], [1, 3.0]],  # not an integer
+        [[0, True], [1, 3]],  # a boolean is no seat index
+        [[0, 2], [2, 3]],  # a seat in two teams
+        [[0, 0], [1, 3]],  # a seat named twice
+        [[0, 2], [1, {"seat": 3}]],
+    ],
+)
+def test_a_malformed_teams_value_declares_no_partnership(teams: Any) -> None:
+    """The game writes meta_data.teams (untrusted): the host reads it whole or not at all."""
+    assert declared_teams({"teams": teams}, 4) == []
+    assert declared_partners({"teams": teams}, [1, 2, 3, 4], 2) == []
+    result = TeamsPool.resign_in_a_match(teams, 2)
+    assert result.ranks == {1: 1, 2: 4, 3: 1, 4: 1}, "a malformed declaration: bob falls alone"
+
+
+def test_declared_teams_map_seat_indexes_to_player_ids() -> None:
+    assert declared_teams({"teams": [[0, 2], [], [1, 3]]}, 4) == [[0, 2], [1, 3]]
+    assert declared_partners({"teams": [[2, 0], [1, 3]]}, [10, 20, 30, 40], 30) == [10]
+    assert declared_partners({"teams": [[0, 2]]}, [10, 20, 30, 40], 20) == [], "a seat in no team plays alone"
+    assert declared_partners({}, [10, 20], 10) == []
+
+
+class TeamsPool(FakePool):
+    """The fake game with partnerships in meta_data.teams (seats 0+2 against 1+3 by default);
+    the button ``reteam`` makes every seat play alone (a game whose teams change)."""
+
+    def __init__(self, teams: Any = ((0, 2), (1, 3)), resign: str = "ends") -> None:
+        super().__init__()
+        self.teams = [list(t) for t in teams] if isinstance(teams, tuple) else teams
+        self.resign = resign
+
+    def metadata(self) -> dict[str, Any]:
+        return {"metadata": {"resign": self.resign}}
+
+    def setup(self, players: list[dict[str, Any]], seed: int, next_ref: str, *options: Any) -> dict[str, Any]:
+        answer = super().setup(players, seed, next_ref)
+        answer["state"]["meta_data"]["teams"] = self.teams
+        return answer
+
+    def _actions(self, state: dict[str, Any], player_id: int) -> list[dict[str, Any]]:
+        return [*super()._actions(state, player_id), {"action": button("reteam"), "intent": "choice", "label": "r"}]
+
+    def step(self, state_ref: str, get_state: Any, next_ref: str, player_id: int, action: dict[str, Any],
+             seed: int, *, want_state: bool = False) -> dict[str, Any]:
+        if action.get("button", {}).get("id") != "reteam":
+            return super().step(state_ref, get_state, next_ref, player_id, action, seed, want_state=want_state)
+        patches = [{"op": "set_meta", "key": "teams", "value": [[0], [1], [2], [3]]}]
+        state = copy.deepcopy(get_state())
+        from tablehost.table import apply_patches
+
+        apply_patches(state, patches)
+        return {"patches": patches, "rng_used": False, "allow_undo": False, **self._outcome(state)}
+
+    @staticmethod
+    def resign_in_a_match(teams: Any, player_id: int) -> Any:
+        match = Match.start(TeamsPool(teams), FOUR, match_id="t", metadata=GameMetadata(), seed=1)
+        match.resign(player_id)
+        assert match.result is not None
+        return match.result
+
+
+FOUR = [PlayerInfo(1, "ann", "#a00"), PlayerInfo(2, "bob", "#0a0"), PlayerInfo(3, "cy", "#00a"),
+        PlayerInfo(4, "dan", "#aa0")]
+
+
+@pytest.mark.parametrize("ended_by", ["resigned", "timeout"])
+def test_a_partnership_falls_together_live_after_a_resume_and_in_replay(tmp_path: Path, ended_by: str) -> None:
+    store = SqliteStore(tmp_path)
+    store.put_module("f" * 64, "fake", b"\0asm", [], "2026-11-30T00:00:00Z")
+    match = Match.start(TeamsPool(), FOUR, match_id="m-1", module_sha256="f" * 64,
+                        metadata=GameMetadata(), journal=store.journal_for(None), seed=5)
+    match.journal = store.journal_for("m-1")
+    match.submit(1, button("inc"))
+    ending = match.resign(2) if ended_by == "resigned" else match.end("timeout", 2)
+    assert ending["partners"] == [4] and ending["ended_by"] == ended_by
+    result = match.result
+    assert result is not None and result.ranks == {1: 1, 2: 3, 3: 1, 4: 3} and result.winners == [1, 3]
+    stored = store.load_record("m-1")
+    assert stored["ending"]["partners"] == [4]
+    resumed = resume_match(TeamsPool(), stored, metadata=GameMetadata())  # type: ignore[arg-type]
+    assert resumed.result == result
+    record = match.record()
+    assert record["result"]["winners"] == [1, 3]
+    outcome = replay(parse_record(record), TeamsPool())  # type: ignore[arg-type]
+    assert outcome.ok, outcome.detail
+    store.close()
+
+
+def test_the_partners_are_those_of_the_moment_a_seat_gave_up() -> None:
+    """A game may change its teams later: a continue resignation keeps the partners it was
+    journaled with, and a seat that resigns after the teams dissolved falls alone."""
+    match = Match.start(TeamsPool(resign="continue"), FOUR, match_id="c", metadata=GameMetadata(resign="continue"),
+                        seed=2)
+    resignation = match.resign(4)
+    assert resignation["partners"] == [2] and not match.game_over
+    match.submit(1, button("reteam"))
+    assert match.partners_of(3) == []
+    match.submit(1, button("inc"))
+    match.submit(1, button("inc"))
+    match.submit(1, button("inc"))
+    assert match.game_over
+    result = match.result
+    assert result is not None and result.ranks == {1: 1, 2: 3, 3: 1, 4: 3} and result.ended_by == "normal"
+    replayed = replay(parse_record(match.record()), TeamsPool(resign="continue"))  # type: ignore[arg-type]
+    assert replayed.ok, replayed.detail

@@ -101,6 +101,44 @@ def test_every_api_call_needs_a_known_bearer_token(web: WebTable) -> None:
         assert anonymous.get("/api/modules", headers={"authorization": "Basic abc"}).status_code == 401
 
 
+def test_two_authorization_headers_are_refused_whatever_they_say(web: WebTable) -> None:
+    """The first of two Authorization headers was used (admin then seat: the admin's view);
+    two are ambiguous, so every API path, the event stream included, answers 401."""
+    created = web.create("tic_tac_toe")
+    match_id, seat = created["match_id"], created["seats"][0]["token"]
+    paths = ["/api/whoami", "/api/modules", "/api/matches", f"/api/matches/{match_id}/view",
+             f"/api/matches/{match_id}/events", f"/api/matches/{match_id}/module"]
+    with httpx.Client(base_url=web.url, timeout=10) as anonymous:
+        for first, second in [(web.admin_token, seat), (seat, web.admin_token), (seat, seat)]:
+            headers = [("authorization", f"Bearer {first}"), ("authorization", f"Bearer {second}")]
+            for path in paths:
+                answer = anonymous.get(path, headers=headers)
+                assert answer.status_code == 401, path
+                assert answer.json()["error"] == {
+                    "code": "auth/unauthenticated",
+                    "message": "the request carries 2 'Authorization' headers; send exactly one "
+                    "'Authorization: Bearer <token>'",
+                }, path
+            acted = anonymous.post(f"/api/matches/{match_id}/actions", headers=headers,
+                                   json={"action": {"type": "space_click", "space_id": "a1"}, "expected_version": 0})
+            assert acted.status_code == 401
+        one = anonymous.get(f"/api/matches/{match_id}/view", headers={"authorization": f"Bearer {seat}"})
+        assert one.status_code == 200 and one.json()["version"] == 0, "nothing was played; one header is served"
+
+
+def test_http_create_takes_no_time_control_and_says_so(web: WebTable) -> None:
+    """The HTTP API has no time control (CreateMatch over gRPC has): a body that sends one,
+    valid or not (an increment alone, an unknown policy), is refused, never made untimed."""
+    module_id = web.modules["tic_tac_toe"]
+    with web.client(web.admin_token) as admin:
+        before = len(admin.get("/api/matches").json())
+        for control in ({"increment_ms": 5000}, {"main_ms": 60_000, "on_timeout": 7}):
+            refused = admin.post("/api/matches", json={"module_id": module_id, "seats": [{}, {}], "time_control": control})
+            assert refused.status_code == 400 and refused.json()["error"]["code"] == "request/invalid"
+            assert "no key 'time_control'" in refused.json()["error"]["message"]
+        assert len(admin.get("/api/matches").json()) == before
+
+
 def test_only_the_admin_creates_matches_and_uploads(web: WebTable) -> None:
     created = web.create("tic_tac_toe")
     with web.client(created["seats"][0]["token"]) as seat:

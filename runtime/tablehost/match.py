@@ -47,7 +47,14 @@ from tablehost.history import (
 )
 from tablehost.limits import DEFAULT_ANSWER_LIMITS, AnswerLimits
 from tablehost.metadata import DEFAULT_METADATA, GameMetadata
-from tablehost.results import END_REASONS, MatchResult, check_ranks, compute_result
+from tablehost.results import (
+    END_REASONS,
+    MatchResult,
+    check_ranks,
+    compute_result,
+    declared_partners,
+    journaled_partners,
+)
 from tablehost.reveal import RevealCheck, reveals
 from tablehost.table import Table, canonical_json, normalize_state
 from tablehost.types import ActionDict, AvailableActionDict, PlayerId, Seed, StateDict, Viewer
@@ -172,10 +179,13 @@ class Match:
     no state snapshot and reveal judgement per move, and undo is never offered."""
     resignations: list[dict[str, Any]] = field(default_factory=list)
     """Seats that resigned while the others play on (resign rule ``continue``), in order:
-    ``{"seq", "player_id", "at"}``. The host plays for them; they rank last."""
+    ``{"seq", "player_id", "partners", "at"}``. The host plays for them; they rank last, with
+    the ``partners`` they had when they resigned (absent in resignations journaled before
+    partners were: the seat ranks alone)."""
     ending: dict[str, Any] | None = None
     """How the match ended early (resigned, timeout, aborted): ``{"seq", "ended_by", "player_id",
-    "at"}``; None while it runs or when it ended by the rules."""
+    "partners", "at"}`` (``partners`` for resigned and timeout: the seats that fall with it);
+    None while it runs or when it ended by the rules."""
     history: list[MoveRecord] = field(default_factory=list)
     scores: dict[str, Any] = field(default_factory=dict)
     game_over: bool = False
@@ -406,7 +416,15 @@ class Match:
             ended_by=ending.get("ended_by", "normal"),
             player_id=ending.get("player_id"),
             resigned=[r["player_id"] for r in self.resignations],
+            partners=journaled_partners([*self.resignations, self.ending]),
         )
+
+    def partners_of(self, player_id: PlayerId) -> list[PlayerId]:
+        """The seats that play together with ``player_id`` by the teams the game declares in the
+        current state (``meta_data["teams"]``, :func:`tablehost.results.declared_teams`), in seat
+        order, ``player_id`` left out; ``[]`` when it plays alone. A resignation or timeout
+        journals them: they rank with the seat that gave up."""
+        return declared_partners(self.state["meta_data"], self._seat_ids(), player_id)
 
     def view(self, viewer: Viewer) -> MatchView:
         """Return what ``viewer`` (a player id, or None for a spectator) may see now."""
@@ -452,16 +470,31 @@ class Match:
 
     # ----------------------------------------------------------------- early ends
 
-    def resign(self, player_id: PlayerId, *, expected_version: int | None = None) -> dict[str, Any]:
+    def resign(
+        self,
+        player_id: PlayerId,
+        *,
+        expected_version: int | None = None,
+        partners: Sequence[PlayerId] | None = None,
+    ) -> dict[str, Any]:
         """``player_id`` resigns, as the module's resign rule says (the version moves on by one).
 
         Rule ``ends`` (the default), or fewer than two other seats still playing: the match ends
-        with ``ended_by = "resigned"`` and that seat last. Rule ``continue``: the others play on,
-        the seat joins :attr:`resignations` (the host plays for it) and ranks last at the end.
+        with ``ended_by = "resigned"`` and that seat last, its partners (:meth:`partners_of`)
+        with it. Rule ``continue``: the others play on, the seat joins :attr:`resignations` (the
+        host plays for it) and ranks last at the end, its partners as of now with it (they play
+        on, but their side has lost).
+
+        Args:
+            player_id: the seat that resigns.
+            expected_version: the version the caller saw; None skips the check.
+            partners: the seats that fall with it. None (live play): :meth:`partners_of` now.
+                Replay passes the record's own list (``[]`` for a resignation journaled before
+                partners were), so the match is ranked as it was.
 
         Returns:
-            ``{"seq", "ended_by", "player_id", "at"}`` for an ending, or ``{"seq", "player_id",
-            "at"}`` for a resignation the others play on from.
+            ``{"seq", "ended_by", "player_id", "partners", "at"}`` for an ending, or ``{"seq",
+            "player_id", "partners", "at"}`` for a resignation the others play on from.
 
         Raises:
             MatchOver: the game is over.
@@ -474,11 +507,16 @@ class Match:
             raise NotYourTurn(f"player {player_id} resigned already", match_id=self.match_id, player_id=player_id)
         playing = len(self.players) - len(self.resignations)
         if self.metadata.resign != "continue" or playing <= 2:
-            return self.end("resigned", player_id, expected_version=expected_version)
+            return self.end("resigned", player_id, expected_version=expected_version, partners=partners)
         if self.game_over:
             raise MatchOver(f"match {self.match_id} is over", match_id=self.match_id)
         self._check_version(expected_version)
-        resignation = {"seq": self.version + 1, "player_id": player_id, "at": utc_now()}
+        resignation = {
+            "seq": self.version + 1,
+            "player_id": player_id,
+            "partners": self.partners_of(player_id) if partners is None else list(partners),
+            "at": utc_now(),
+        }
         if self.journal is not None:
             self.journal("resign", resignation)
         self._commit_resignation(resignation)
@@ -499,7 +537,12 @@ class Match:
         self.version = int(resignation["seq"])  # the guest's next call misses this ref and gets the state
 
     def end(
-        self, ended_by: str, player_id: PlayerId | None = None, *, expected_version: int | None = None
+        self,
+        ended_by: str,
+        player_id: PlayerId | None = None,
+        *,
+        expected_version: int | None = None,
+        partners: Sequence[PlayerId] | None = None,
     ) -> dict[str, Any]:
         """End the match early (resign, timeout under ``forfeit``, abort); journaled first.
 
@@ -507,9 +550,12 @@ class Match:
             ended_by: ``"resigned"``, ``"timeout"`` or ``"aborted"``.
             player_id: the seat that resigned or timed out (None for an abort).
             expected_version: the version the caller saw; None skips the check.
+            partners: as :meth:`resign`: the seats that fall with ``player_id`` (None: read
+                from the game's teams now); unused for an abort.
 
         Returns:
-            The ending ``{"seq", "ended_by", "player_id", "at"}``.
+            The ending ``{"seq", "ended_by", "player_id", "at"}``, with ``"partners"`` (the
+            seats that fall with ``player_id``, :meth:`partners_of`) for resigned and timeout.
 
         Raises:
             ValueError: an unknown ``ended_by``.
@@ -521,7 +567,10 @@ class Match:
         if self.game_over:
             raise MatchOver(f"match {self.match_id} is over", match_id=self.match_id)
         self._check_version(expected_version)
-        ending = {"seq": self.version + 1, "ended_by": ended_by, "player_id": player_id, "at": utc_now()}
+        ending: dict[str, Any] = {"seq": self.version + 1, "ended_by": ended_by, "player_id": player_id}
+        if player_id is not None and ended_by in ("resigned", "timeout"):
+            ending["partners"] = self.partners_of(player_id) if partners is None else list(partners)
+        ending["at"] = utc_now()
         if self.journal is not None:
             self.journal("end", ending)
         self._commit_ending(ending)

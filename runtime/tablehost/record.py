@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from tablehost.errors import GuestError, MatchError, RecordError, TablehostError
+from tablehost.errors import GuestError, MatchError, MatchOver, RecordError, TablehostError
 from tablehost.history import (
     RECORD_FORMAT,
     RECORD_FORMAT_1,
@@ -77,6 +77,9 @@ class ParsedRecord:
     ``[{"seq", "player_id", "at"}]``, each taking one version."""
     format: str = RECORD_FORMAT
     failure: FailureRecord | None = None
+    result: dict[str, Any] | None = None
+    """The result the record was written with (``{"ranks", "winners", "ended_by",
+    "player_id"}``), or None when it has none (the match had not ended)."""
 
     @property
     def has_results(self) -> bool:
@@ -168,6 +171,7 @@ def parse_record(data: dict[str, Any] | bytes | str) -> ParsedRecord:
         _field(ending, "seq", int, "ending")
         if ending.get("ended_by") not in ("resigned", "timeout", "aborted"):
             raise RecordError(f"ending.ended_by {ending.get('ended_by')!r} is not resigned, timeout or aborted")
+        _partners(ending, ids, "ending")
     options = setup.get("options", {})
     _expect(options, dict, "setup.options")
     resignations = _expect(record.get("resignations", []), list, "resignations")
@@ -175,6 +179,7 @@ def parse_record(data: dict[str, Any] | bytes | str) -> ParsedRecord:
         _field(_expect(item, dict, f"resignations[{i}]"), "seq", int, f"resignations[{i}]")
         if _field(item, "player_id", int, f"resignations[{i}]") not in ids:
             raise RecordError(f"resignations[{i}].player_id is not one of the players {ids}")
+        _partners(item, ids, f"resignations[{i}]")
     bots = _parse_bots(record.get("bots", {}), ids)
     failure = _failure(record.get("failure"), ids, ending is not None)
     parsed = ParsedRecord(
@@ -191,10 +196,38 @@ def parse_record(data: dict[str, Any] | bytes | str) -> ParsedRecord:
         resignations=list(resignations),
         format=form,
         failure=failure,
+        result=_result(record.get("result"), ids),
     )
     if failure is not None and failure.version != parsed.version:
         raise RecordError(f"failure.version {failure.version} is not the record's version {parsed.version}")
     return parsed
+
+
+def _partners(event: dict[str, Any], ids: list[int], where: str) -> None:
+    """An ending's or resignation's ``partners`` checked when present: a list of distinct
+    seated ids, without the seat itself (absent in events journaled before partners were)."""
+    if "partners" not in event:
+        return
+    partners = _expect(event["partners"], list, f"{where}.partners")
+    for pid in partners:
+        if isinstance(pid, bool) or not isinstance(pid, int) or pid not in ids or pid == event.get("player_id"):
+            raise RecordError(f"{where}.partners names {str(pid)[:20]}, not another of the players {ids}")
+    if len(set(partners)) != len(partners):
+        raise RecordError(f"{where}.partners names a seat twice")
+
+
+def _result(raw: Any, ids: list[int]) -> dict[str, Any] | None:
+    """The record's ``result`` checked in shape (None when absent): ``ranks`` keyed by seated
+    ids, ``winners`` a list, ``ended_by`` a string. Replay compares it with its own result."""
+    if raw is None:
+        return None
+    result = _expect(raw, dict, "result")
+    ranks = _field(result, "ranks", dict, "result")
+    if any(key not in {str(pid) for pid in ids} for key in ranks):
+        raise RecordError(f"result.ranks names a seat that is not one of the players {ids}")
+    _field(result, "winners", list, "result")
+    _field(result, "ended_by", str, "result")
+    return dict(result)
 
 
 def _failure(raw: Any, ids: list[int], ended: bool) -> FailureRecord | None:
@@ -391,7 +424,11 @@ def replay(record: ParsedRecord, pool: GuestPool) -> ReplayResult:
     state, prepare patches and result; each move must be offered again and reproduce its
     patches, ``rng_used``, ``allow_undo`` and result (scores, game over, the offers' digest);
     each undo must be allowed again. A format-1 record kept no results: they are not
-    compared (``results_compared`` false). A record's ``failure`` must happen again after the
+    compared (``results_compared`` false). A resignation or early ending is applied again; the
+    partners journaled with it must be the ones the game's teams give its seat then (one
+    journaled without partners, before the host ranked partners together, is applied as it was:
+    its seat alone). The result the record was written with (``result``), when it has one, must
+    be the one replay derives. A record's ``failure`` must happen again after the
     last event (:func:`_replay_failure`): its version is then the one reported on a difference.
 
     Raises:
@@ -428,7 +465,10 @@ def replay(record: ParsedRecord, pool: GuestPool) -> ReplayResult:
         version = done + 1
         try:
             if kind == "resign":
-                match.resign(move["player_id"])
+                differs = _partners_difference(match, move, f"the resignation at version {version}")
+                if differs:
+                    return ReplayResult(False, done, version, differs, match.state, compared)
+                match.resign(move["player_id"], partners=move.get("partners", []))
                 done += 1
                 continue
             if kind == "undo":
@@ -460,11 +500,25 @@ def replay(record: ParsedRecord, pool: GuestPool) -> ReplayResult:
                 )
         done += 1
     if record.ending is not None:
-        if record.ending["seq"] != done + 1:
+        ending = record.ending
+        if ending["seq"] != done + 1:
             return ReplayResult(
-                False, done, done + 1, f"the ending is at version {record.ending['seq']}, not {done + 1}", match.state, compared
+                False, done, done + 1, f"the ending is at version {ending['seq']}, not {done + 1}", match.state, compared
+            )
+        differs = _partners_difference(match, ending, "the ending")
+        if differs:
+            return ReplayResult(False, done, done + 1, differs, match.state, compared)
+        try:
+            match.end(ending["ended_by"], ending.get("player_id"), partners=ending.get("partners", []))
+        except MatchOver:
+            return ReplayResult(
+                False, done, done + 1, "the record ends the match early, but replay found the game over already",
+                match.state, compared,
             )
         done += 1
+    differs = _result_difference(match, record)
+    if differs:
+        return ReplayResult(False, done, done, differs, match.state, compared)
     if record.failure is None:
         return ReplayResult(True, done, final_state=match.state, results_compared=compared)
     differs = _replay_failure(match, record.failure)
@@ -518,6 +572,37 @@ def _replay_failure(match: Match, failure: FailureRecord) -> str:
         )
     hint = " (a wall_ms budget depends on the machine; replay widens the wall clock)" if failure.budget == "wall_ms" else ""
     return f"the move that failed at version {failure.version} ({failure.code}) was accepted on replay{hint}"
+
+
+def _partners_difference(match: Match, event: dict[str, Any], what: str) -> str:
+    """How the partners ``match`` gives a recorded resignation's or ending's seat now differ
+    from the ones the record journaled with it, or ``""`` (also when the record journaled none:
+    it was written before partners were, and its seat is ranked alone, as it was then)."""
+    if "partners" not in event or event.get("player_id") is None:
+        return ""
+    again = match.partners_of(int(event["player_id"]))
+    if sorted(again) != sorted(event["partners"]):
+        return (
+            f"{what} of player {event['player_id']} journaled partners {event['partners']}, "
+            f"but the game's teams give {again}"
+        )
+    return ""
+
+
+def _result_difference(match: Match, record: ParsedRecord) -> str:
+    """How the result replay derived differs from the one the record was written with, or
+    ``""`` (also when the record has none)."""
+    if record.result is None:
+        return ""
+    again = match.result
+    if again is None:
+        return f"the record has a result ({record.result['ended_by']}), but the replayed match has not ended"
+    if canonical_json(again.to_json()) != canonical_json(record.result):
+        return (
+            f"the result differs: replay ranks {canonical_json(again.to_json())[:300].decode()}, "
+            f"the record {canonical_json(record.result)[:300].decode()}"
+        )
+    return ""
 
 
 def _outcome_difference(again: Outcome, recorded: Outcome) -> str:

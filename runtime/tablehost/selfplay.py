@@ -20,14 +20,11 @@ from tablehost.history import FailureRecord, MoveRecord, PlayerInfo
 from tablehost.match import Match, utc_now
 from tablehost.metadata import read_metadata as module_metadata
 from tablehost.metadata import resolve_options
+from tablehost.results import declared_teams
 from tablehost.rng import Rng
 
 COLORS = ("#c0392b", "#2c3e50", "#27ae60", "#f39c12", "#8e44ad", "#16a085", "#d35400", "#7f8c8d")
 """Default seat colours, in seat order."""
-
-TEAMS_KEY = "teams"
-"""``meta_data`` key of a partnership game: lists of 0-based seat indexes playing together
-(spades: ``[[0, 2], [1, 3]]``). Partners sharing the best score won together; it is no draw."""
 
 
 def default_players(count: int) -> list[PlayerInfo]:
@@ -79,15 +76,9 @@ def is_draw(winners: Sequence[int], teams: Sequence[Sequence[int]]) -> bool:
 
 def teams_of(match: Match) -> list[list[int]]:
     """The partnerships a game declares in ``meta_data["teams"]`` (lists of 0-based seat
-    indexes); empty when it declares none or the value is not such a list."""
-    value = match.state["meta_data"].get(TEAMS_KEY)
-    if not isinstance(value, list):
-        return []
-    seats = range(len(match.players))
-    teams = [team for team in value if isinstance(team, list)]
-    if len(teams) != len(value) or any(not (isinstance(s, int) and s in seats) for t in teams for s in t):
-        return []
-    return teams
+    indexes); empty when it declares none or the value is malformed
+    (:func:`tablehost.results.declared_teams`, the reading the host ranks resignations by)."""
+    return declared_teams(match.state["meta_data"], len(match.players))
 
 
 def play_game(

@@ -65,17 +65,25 @@ def hash_token(token: str) -> str:
 def bearer_token(metadata: tuple[tuple[str, str | bytes], ...] | None) -> str:
     """Extract the token from ``authorization: Bearer <token>`` request metadata.
 
+    A request that carries more than one ``authorization`` entry is ambiguous (which seat is
+    asking?), so it is refused whatever the entries say, rather than served as the first.
+
     Raises:
-        Unauthenticated: no such header, or not of the Bearer form.
+        Unauthenticated: no such entry, more than one, or one not of the Bearer form.
     """
-    for key, value in metadata or ():
-        if key.lower() == "authorization":
-            text = value.decode() if isinstance(value, bytes) else value
-            scheme, _, token = text.partition(" ")
-            if scheme.lower() == "bearer" and token.strip():
-                return token.strip()
-            raise Unauthenticated("the authorization metadata must read 'Bearer <token>'")
-    raise Unauthenticated("missing 'authorization: Bearer <token>' metadata")
+    values = [value for key, value in metadata or () if key.lower() == "authorization"]
+    if not values:
+        raise Unauthenticated("missing 'authorization: Bearer <token>' metadata")
+    if len(values) > 1:
+        raise Unauthenticated(
+            f"the request carries {len(values)} 'authorization' metadata entries; send exactly one "
+            "'authorization: Bearer <token>'"
+        )
+    text = values[0].decode() if isinstance(values[0], bytes) else values[0]
+    scheme, _, token = text.partition(" ")
+    if scheme.lower() == "bearer" and token.strip():
+        return token.strip()
+    raise Unauthenticated("the authorization metadata must read 'Bearer <token>'")
 
 
 def ensure_admin_token(data_dir: Path) -> tuple[Path, str]:

@@ -42,7 +42,23 @@ def _time_control(message: pb.TimeControl) -> TimeControl:
     over :data:`~tablehost.clocks.MAX_CLOCK_SECONDS` (a year, as ``--clock``): a seat's time grows
     by its increment each move, and past 2**64 ms no view of the match could be sent; or a main
     or per-move time under :data:`~tablehost.clocks.MIN_CLOCK_SECONDS` (1000 ms, as ``--clock``:
-    1 ms ended the match on time at the first view). All zero is no clock."""
+    1 ms ended the match on time at the first view). All zero is no clock; anything else with
+    neither main_ms nor per_move_ms (an increment, a policy) would silently be none, so it is
+    refused, as an ``on_timeout`` that is no TimeoutPolicy (an open enum keeps any number)."""
+    if message.on_timeout not in pb.TimeoutPolicy.values():
+        known = ", ".join(f"{pb.TimeoutPolicy.Name(v)} ({v})" for v in pb.TimeoutPolicy.values())
+        raise InvalidRequest(f"time_control: on_timeout {message.on_timeout} is not a TimeoutPolicy ({known})")
+    if not (message.main_ms or message.per_move_ms):
+        if message.increment_ms:
+            raise InvalidRequest(
+                f"time_control: increment_ms {message.increment_ms} needs main_ms (it is added to main time "
+                "after each move); all zero is no clock"
+            )
+        if message.on_timeout:
+            raise InvalidRequest(
+                f"time_control: on_timeout {pb.TimeoutPolicy.Name(message.on_timeout)} needs a clock "
+                "(main_ms or per_move_ms); all zero is no clock"
+            )
     try:
         control = TimeControl.from_json(convert.time_control_from_proto(message))
     except ValueError as exc:

@@ -26,7 +26,7 @@ from tablehost.lobby import PendingMatch
 from tablehost.match import Match
 from tablehost.metadata import GameMetadata
 from tablehost.record import ParsedRecord, state_at
-from tablehost.results import check_ranks, compute_result
+from tablehost.results import check_ranks, compute_result, journaled_partners
 
 LOBBY_STATUSES = ("waiting", "aborted")
 """Summary statuses of a match that never started (held, when in memory, in the lobby)."""
@@ -90,6 +90,7 @@ def started_summary(parsed: ParsedRecord, metadata: GameMetadata) -> dict[str, A
             ids, metadata.result, last["scores"], ranks,
             ended_by=ending.get("ended_by", "normal"), player_id=ending.get("player_id"),
             resigned=[int(r["player_id"]) for r in parsed.resignations],
+            partners=journaled_partners([*parsed.resignations, parsed.ending]),
         )
     status = "aborted" if ending.get("ended_by") == "aborted" else ("finished" if game_over else "active")
     return {

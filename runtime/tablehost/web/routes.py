@@ -106,10 +106,19 @@ def _peer(request: Request) -> str:
 def bearer(request: Request) -> str:
     """The token of ``Authorization: Bearer <token>``.
 
+    Two ``Authorization`` headers are ambiguous (the header is not a list: RFC 9110 allows it
+    once), so they are refused whatever they say, as gRPC refuses two ``authorization`` entries.
+
     Raises:
-        Unauthenticated: no such header, or not of the Bearer form.
+        Unauthenticated: no such header, more than one, or one not of the Bearer form.
     """
-    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    given = request.headers.getlist("authorization")
+    if len(given) > 1:
+        raise Unauthenticated(
+            f"the request carries {len(given)} 'Authorization' headers; send exactly one "
+            "'Authorization: Bearer <token>'"
+        )
+    scheme, _, token = (given[0] if given else "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise Unauthenticated("missing 'Authorization: Bearer <token>' header")
     return token.strip()
