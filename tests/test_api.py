@@ -29,6 +29,8 @@ EXPECTED_STATUS = {
     "match/not_offered": grpc.StatusCode.FAILED_PRECONDITION,
     "match/undo_refused": grpc.StatusCode.FAILED_PRECONDITION,
     "match/nothing_to_undo": grpc.StatusCode.FAILED_PRECONDITION,
+    "match/waiting": grpc.StatusCode.FAILED_PRECONDITION,
+    "match/never_started": grpc.StatusCode.FAILED_PRECONDITION,
     "guest/panic": grpc.StatusCode.ABORTED,
     "guest/trap": grpc.StatusCode.ABORTED,
     "guest/budget": grpc.StatusCode.ABORTED,

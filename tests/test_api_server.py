@@ -579,6 +579,79 @@ def test_undo_through_the_api_restores_the_view(host: Host) -> None:
         assert (refusal.status, refusal.code) == (grpc.StatusCode.FAILED_PRECONDITION, "match/nothing_to_undo")
 
 
+A1 = {"type": "space_click", "space_id": "a1"}
+
+
+def test_a_waiting_match_refuses_play_as_waiting_in_the_order_of_a_started_match(host: Host) -> None:
+    """A match with open seats answered moves, undos, resignations and its record with NOT_FOUND
+    `match/unknown: no match m-...`, while its view, watch and listing showed it WAITING."""
+    created = host.admin.create_match(host.module_id, ["ann", ""], open_seats=[2])
+    match_id = created["match_id"]
+    ann, spectator = host.client(created["seats"][0]["token"]), host.client(created["spectator_token"])
+    for call, args in (
+        (ann.submit, (match_id, A1, 0)),
+        (ann.undo, (match_id, 0)),
+        (ann.resign, (match_id,)),
+        (host.admin.record, (match_id,)),
+    ):
+        refusal = refused(call, *args)
+        assert (refusal.status, refusal.code) == (grpc.StatusCode.FAILED_PRECONDITION, "match/waiting"), call
+        assert f"match {match_id} waits for 1 open seat (2)" in refusal.details
+    # The token's rights come first, as on a started match: a spectator (or the admin) cannot
+    # act, and a seat or spectator gets no record before game over.
+    for outsider in (spectator, host.admin):
+        for call, args in ((outsider.submit, (match_id, A1, 0)), (outsider.undo, (match_id, 0))):
+            assert refused(call, *args).status == grpc.StatusCode.PERMISSION_DENIED
+    assert refused(spectator.resign, match_id).status == grpc.StatusCode.PERMISSION_DENIED
+    for player in (ann, spectator):
+        assert refused(player.record, match_id).status == grpc.StatusCode.PERMISSION_DENIED
+    _, other_seat, *_ = new_match(host)
+    assert refused(other_seat.submit, match_id, A1, 0).status == grpc.StatusCode.PERMISSION_DENIED
+    assert refused(host.admin.record, "m-0000000000000000").code == "match/unknown"
+    assert ann.view(match_id)["status"] == "waiting"  # nothing changed
+    bob = host.client(spectator.join(match_id, "bob")["token"])
+    moved = ann.submit(match_id, A1, 0)  # the last join started the game
+    assert moved["version"] == 1 and bob.view(match_id)["active_player_ids"] == [2]
+    assert host.admin.record(match_id)["moves"][0]["player_id"] == 1
+
+
+def test_a_match_aborted_while_it_waited_is_over_and_has_no_record(host: Host) -> None:
+    created = host.admin.create_match(host.module_id, ["ann", ""], open_seats=[2])
+    match_id = created["match_id"]
+    ann, spectator = host.client(created["seats"][0]["token"]), host.client(created["spectator_token"])
+    assert host.admin.abort(match_id)["status"] == "aborted"
+    for call, args in ((ann.submit, (match_id, A1, 0)), (ann.resign, (match_id,)), (host.admin.abort, (match_id,))):
+        refusal = refused(call, *args)
+        assert (refusal.status, refusal.code) == (grpc.StatusCode.FAILED_PRECONDITION, "match/over"), call
+    assert refused(spectator.submit, match_id, A1, 0).status == grpc.StatusCode.PERMISSION_DENIED
+    for reader in (host.admin, ann, spectator):  # over: every token may ask, and is told why there is none
+        refusal = refused(reader.record, match_id)
+        assert (refusal.status, refusal.code) == (grpc.StatusCode.FAILED_PRECONDITION, "match/never_started")
+        assert "aborted before it started" in refusal.details
+
+
+def test_a_waiting_or_aborted_match_lists_every_seat_in_its_view(host: Host) -> None:
+    """`TableState.players` is every seat in seat order; a waiting match's view had none, so the
+    command line said `viewing as player 1 (?)`."""
+    created = host.admin.create_match(host.module_id, ["ann", ""], open_seats=[2])
+    match_id = created["match_id"]
+    ann, spectator = host.client(created["seats"][0]["token"]), host.client(created["spectator_token"])
+    seats = [(1, "ann", "#c0392b"), (2, "", "#2980b9")]
+    listed = next(m for m in host.admin.list_matches() if m["match_id"] == match_id)
+    assert [(p["player_id"], p["username"], p["color"]) for p in listed["players"]] == seats
+    stream = ann.watch(match_id)
+    watched = next(stream)
+    stream.close()
+    for view in (created["view"], ann.view(match_id), spectator.view(match_id), watched):
+        assert view["status"] == "waiting"
+        assert [(p["player_id"], p["username"], p["color"]) for p in view["state"]["players"]] == seats
+        assert view["state"]["spaces"] == [] and view["actions"] == [] and view["active_player_ids"] == []
+    host.admin.abort(match_id)
+    aborted = ann.view(match_id)
+    assert aborted["status"] == "aborted"
+    assert [(p["player_id"], p["username"], p["color"]) for p in aborted["state"]["players"]] == seats
+
+
 def test_unbounded_names_are_refused_before_anything_is_stored(host: Host) -> None:
     too_long = "x" * 1_000_000
     for usernames, colors in (

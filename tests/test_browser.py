@@ -539,6 +539,27 @@ def test_a_waiting_match_lists_its_seated_names_and_open_seats(browser: Any, web
     page.close()
 
 
+def test_a_seats_table_opened_while_the_match_waits_draws_and_plays_once_it_starts(
+    browser: Any, web: WebTable
+) -> None:
+    """A waiting match's view was `"state": {}`: a seat's table opened before the last join threw
+    on `state.players` and drew nothing, and its rules (`/module`) were a 404."""
+    from tablehost.api.auth import ADMIN
+
+    created = web.registry.create_match(ADMIN, web.modules["tic_tac_toe"], [("ann", "", False), ("", "", True)])
+    page = _page(browser, web.url, created.match_id, created.seats[0][1])  # waits for the table
+    assert page.locator("#turn").inner_text() == "Waiting"
+    with web.client(created.spectator_token) as invited:
+        joined = invited.post(f"/api/matches/{created.match_id}/join", json={"username": "bob"})
+        assert joined.status_code == 201, joined.text
+    _cell(page, "b2").wait_for()  # the event stream went on to the started match
+    _cell(page, "b2").click()
+    page.wait_for_selector('body[data-version="1"][data-predicted="false"]')
+    assert page.locator(".board .piece").count() == 1
+    assert page.errors == []
+    page.close()
+
+
 RING_PX = 3
 """The offered ring around a piece (``box-shadow: 0 0 0 3px`` in style.css)."""
 LIFT_PX = 6

@@ -167,6 +167,40 @@ def test_act_says_why_a_token_cannot_act_and_record_feeds_replay(
     assert verified.returncode == 0, verified.stdout + verified.stderr
 
 
+def test_create_open_with_fewer_names_seats_them_and_act_says_the_match_waits(server: ServerProcess) -> None:
+    """`create --players 3 --usernames ann --open` was refused (`give one per seat`); on the
+    waiting match `act M 0` said `not your turn: you are seat 1; waiting for nobody` and `view`
+    said `viewing as player 1 (?)`."""
+    with server.client() as admin:
+        module_id = admin.upload_module(module_path("dominoes").read_bytes(), "dominoes")["module_id"]
+    address, admin_token = ("--address", server.address), server.admin_token
+    made = cli("create", module_id, "--players", "3", "--usernames", "ann", "--open", "--json", *address,
+               token=admin_token)
+    assert made.returncode == 0, made.stderr
+    created = orjson.loads(made.stdout)
+    assert created["open_seats"] == [2, 3]
+    assert [(s["player_id"], s["username"]) for s in created["seats"]] == [(1, "ann")]
+    match_id, ann = created["match_id"], created["seats"][0]["token"]
+    refused_cleanly(
+        cli("act", match_id, "0", *address, token=ann),
+        "the match waits for players to join: open seats 2, 3 (tablehost join)",
+    )
+    refused_cleanly(cli("act", match_id, "undo", *address, token=ann), "match/waiting", "waits for 2 open seats (2, 3)")
+    shown = cli("view", match_id, *address, token=ann)
+    assert shown.returncode == 0, shown.stderr
+    assert "viewing as player 1 (ann)  waiting for players: open seats 2, 3" in shown.stdout, shown.stdout
+    with_bot = ("create", module_id, "--players", "3", "--usernames", "ann", "--open", *address)
+    seated = cli(*with_bot, "--bot", "3=random", "--json", token=admin_token)  # ann on 1, 2 open, 3 the bot's
+    assert seated.returncode == 0, seated.stderr
+    assert orjson.loads(seated.stdout)["open_seats"] == [2]
+    clash = cli(*with_bot, "--bot", "1=random", token=admin_token)  # ann on the bot's seat, or on seat 2?
+    assert clash.returncode == 2
+    refused_cleanly(clash, "with --open a shorter list names the first seats, and seat 1 is a bot's")
+    short = cli("create", module_id, "--players", "3", "--usernames", "ann", *address, token=admin_token)
+    assert short.returncode == 2
+    refused_cleanly(short, "give one per seat", "ann,,", "add --open to leave the rest open")
+
+
 def test_bots_play_a_server_match_with_a_search_bot(server: ServerProcess) -> None:
     with server.client() as admin:
         module_id = admin.upload_module(module_path("tic_tac_toe").read_bytes(), "tic_tac_toe")["module_id"]

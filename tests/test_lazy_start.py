@@ -174,6 +174,58 @@ def test_a_waiting_match_followed_by_a_watch_stream_stays_in_the_lobby(lobby: An
     stream.close()
 
 
+A1 = {"type": "space_click", "space_id": "a1"}
+
+
+def test_an_evicted_waiting_match_refuses_a_move_as_waiting_and_logs_no_resume(lobby: Any) -> None:
+    """A move on a waiting match was NOT_FOUND, and each one read the store and logged
+    `match.resumed` again for a match already in the lobby."""
+    from structlog.testing import capture_logs
+
+    from tablehost.errors import MatchWaiting
+
+    reg, module = lobby
+    created = reg.create_match(ADMIN, module, [("ann", ""), ("", "", True)])
+    match_id, ann = created.match_id, reg.authenticate(created.seats[0][1])
+    with capture_logs() as events, pytest.raises(MatchWaiting) as waiting:
+        reg.submit(ann, match_id, A1, 0)
+    assert waiting.value.open_seats == [2] and waiting.value.code == "match/waiting"
+    assert [e["event"] for e in events if e["event"] == "match.resumed"] == []
+    assert reg.evict_idle(now=reg._lobby[match_id].used_at + 61) == 1  # only its summary is left
+    with pytest.raises(MatchWaiting):
+        reg.undo(ann, match_id, 0)
+    reg.join(Principal("spectator", match_id), match_id, "bob")
+    assert reg.submit(ann, match_id, A1, 0).view.version == 1
+
+
+def test_on_a_shared_store_a_match_waiting_or_aborted_in_another_process_is_refused_as_such(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    from tablehost.errors import MatchOver, MatchWaiting, NeverStarted
+
+    first = MatchRegistry(tmp_path / "a", store=postgres_url, evict_after_s=None)
+    second = MatchRegistry(tmp_path / "b", store=postgres_url, evict_after_s=None)
+    try:
+        module = first.upload_module(ADMIN, module_bytes("tic_tac_toe"), "ttt").sha256
+        waiting = first.create_match(ADMIN, module, [("ann", ""), ("", "", True)])
+        aborted = first.create_match(ADMIN, module, [("ann", ""), ("", "", True)])
+        first.abort(ADMIN, aborted.match_id)
+        ann = second.authenticate(waiting.seats[0][1])
+        with pytest.raises(MatchWaiting):
+            second.submit(ann, waiting.match_id, A1, 0)
+        with pytest.raises(MatchWaiting):
+            second.record(ADMIN, waiting.match_id)
+        with pytest.raises(MatchOver):
+            second.resign(second.authenticate(aborted.seats[0][1]), aborted.match_id)
+        with pytest.raises(NeverStarted):
+            second.record(ADMIN, aborted.match_id)
+        first.join(Principal("spectator", waiting.match_id), waiting.match_id, "bob")  # started in the first
+        assert second.submit(ann, waiting.match_id, A1, 0).view.version == 1
+    finally:
+        first.close()
+        second.close()
+
+
 def test_on_a_shared_store_an_evicted_waiting_summary_follows_joins_elsewhere(
     tmp_path: Path, postgres_url: str
 ) -> None:

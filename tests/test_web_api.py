@@ -349,6 +349,31 @@ def test_a_spectator_link_joins_the_open_seat_and_the_match_starts(web: WebTable
         assert ann.post(f"/api/matches/{match_id}/join", json={"username": "x"}).status_code == 403
 
 
+def test_a_waiting_match_refuses_moves_with_409_and_shows_its_seats(web: WebTable) -> None:
+    """`POST .../actions` and `/undo` of a match with an open seat were 404 `match/unknown`, and
+    its view's `state` was `{}`: no seats, and the table page could not draw it."""
+    with web.client(web.admin_token) as admin:
+        created = admin.post(
+            "/api/matches",
+            json={"module_id": web.modules["tic_tac_toe"], "seats": [{"username": "ann"}, {"open": True}]},
+        ).json()
+    path = f"/api/matches/{created['match_id']}"
+    move = {"action": {"type": "space_click", "space_id": "a1"}, "version": 0}
+    with web.client(created["seats"][0]["token"]) as ann, web.client(created["spectator_token"]) as spectator:
+        for answer in (ann.post(f"{path}/actions", json=move), ann.post(f"{path}/undo", json={"version": 0})):
+            assert answer.status_code == 409, answer.text
+            assert answer.json()["error"]["code"] == "match/waiting"
+            assert "waits for 1 open seat (2)" in answer.json()["error"]["message"]
+        assert spectator.post(f"{path}/actions", json=move).status_code == 403
+        for viewer in (ann, spectator):
+            state = viewer.get(f"{path}/view").json()["state"]
+            assert [(p["player_id"], p["username"]) for p in state["players"]] == [(1, "ann"), (2, "")]
+            assert state["spaces"] == [] and state["log"] == []
+        module = ann.get(f"{path}/module")  # the page loads the rules before the game starts
+        assert module.status_code == 200
+        assert hashlib.sha256(module.content).hexdigest() == web.modules["tic_tac_toe"]
+
+
 def test_a_finished_match_lists_its_result_with_string_player_ids(web: WebTable) -> None:
     created = web.create("tic_tac_toe")
     for player, cell in ((1, "a1"), (2, "b1"), (1, "a2"), (2, "b2"), (1, "a3")):

@@ -482,18 +482,23 @@ def parse_seat_bots(pairs: list[str], players: int) -> dict[int, str]:
     return bots
 
 
-def seat_usernames(names: list[str], players: int, bots: dict[int, str]) -> list[str]:
+def seat_usernames(names: list[str], players: int, bots: dict[int, str], *, open_rest: bool = False) -> list[str]:
     """``--usernames`` as one name per seat, for CreateMatch.
 
     Args:
         names: the names given, in seat order: one per seat (a bot seat's entry may be empty,
             and the server then calls it ``bot2``), or one per seat a person takes (the seats
-            not in ``bots``), the bot seats skipped.
+            not in ``bots``), the bot seats skipped; with ``open_rest``, also fewer than either.
         players: the number of seats.
         bots: the ``--bot`` seats (seat number -> bot name).
+        open_rest: ``--open``: a list shorter than both forms names the first seats, and the
+            seats after them are left unnamed (``--open`` then leaves open each one no bot
+            takes). Taken only when no bot seat is among the seats it names, where the two
+            forms would put a name on different seats (a bot's, or the person seat after it).
 
     Returns:
-        ``players`` names, ``""`` at each bot seat ``names`` skipped.
+        ``players`` names, ``""`` at each bot seat ``names`` skipped and each seat after a short
+        ``open_rest`` list.
 
     Raises:
         SystemExit: any other count of names, naming the counts that fit (and the person
@@ -506,13 +511,30 @@ def seat_usernames(names: list[str], players: int, bots: dict[int, str]) -> list
     if bots and len(names) == len(person_seats):
         given = iter(names)
         return ["" if n in bots else next(given) for n in range(1, players + 1)]
-    if not bots:
-        raise SystemExit(f"tablehost: --usernames gives {given_text} for {players} seats; give one per seat")
+    short = len(names) < players
+    if open_rest and short and all(n > len(names) for n in bots):  # the named seats are all people's
+        return names + [""] * (players - len(names))
+    if not bots:  # too many names, or too few without --open
+        example = "ann" + "," * (players - 1)
+        open_hint = "" if open_rest or not short else "; or name only the first seats and add --open to leave the rest open"
+        raise SystemExit(
+            f"tablehost: --usernames gives {given_text} for {players} seats; give one per seat, an empty "
+            f"one for a seat to get its default name (playerN) or, with --open, to stay open: {example}{open_hint}"
+        )
     seats = ", ".join(str(n) for n in person_seats) or "none"
+    why_not_short = ""
+    if open_rest and short:
+        among = sorted(n for n in bots if n <= len(names))
+        if len(names) == 1:
+            clash = "seat 1 is a bot's"
+        else:
+            which = f"bot seat {among[0]} is" if len(among) == 1 else f"bot seats {', '.join(map(str, among))} are"
+            clash = f"{which} among seats 1 to {len(names)}"
+        why_not_short = f"; with --open a shorter list names the first seats, and {clash}"
     raise SystemExit(
         f"tablehost: --usernames gives {given_text}; {players} seats with bot seats "
         f"{', '.join(str(n) for n in sorted(bots))} take {len(person_seats)} (one per person's seat: "
-        f"{seats}) or {players} (one per seat, a bot seat's may be empty)"
+        f"{seats}) or {players} (one per seat, a bot seat's may be empty){why_not_short}"
     )
 
 
@@ -554,7 +576,7 @@ def cmd_create(args: argparse.Namespace) -> int:
             "to name only the seats people take"
         )
     if usernames:
-        usernames = seat_usernames(usernames, players, bots)
+        usernames = seat_usernames(usernames, players, bots, open_rest=args.open)
     # As the lobby does: --open leaves the seats nobody is named for open (a named seat is seated).
     named = {n for n, name in enumerate(usernames, start=1) if name}
     open_seats = [n for n in range(1, players + 1) if n not in bots and n not in named] if args.open else []
@@ -665,13 +687,20 @@ def why_no_action(view: dict[str, Any]) -> str | None:
         view: a view dict (``TablehostClient.view``).
 
     Returns:
-        ``"the game is over ..."``, ``"this token is a spectator ..."``, ``"not your turn ..."``
-        (naming who is active), or ``None``.
+        ``"the game is over ..."``, ``"this token is a spectator ..."``, ``"the match waits for
+        players to join ..."`` (naming the open seats), ``"not your turn ..."`` (naming who is
+        active), or ``None``; in the order the server checks them.
     """
     if view["game_over"]:
         return f"the game is over (version {view['version']}); nothing more can be played"
     if view["viewer"] is None:
         return "this token is a spectator (or admin) token: it cannot act; use a seat token"
+    if view.get("status") == "waiting":
+        seats = ", ".join(str(seat) for seat in view.get("open_seats", [])) or "none"
+        return (
+            f"the match waits for players to join: open seats {seats} (tablehost join); "
+            "nothing can be played before the last one is taken"
+        )
     if view["viewer"] not in view["active_player_ids"]:
         names = usernames_by_seat(view["state"]["players"])
         active = ", ".join(f"seat {pid} ({names.get(pid, '?')})" for pid in view["active_player_ids"])
@@ -1590,7 +1619,8 @@ def register(commands: Any) -> None:
     create.add_argument(
         "--usernames",
         help="comma-separated names in seat order: one per seat (a --bot seat's may be empty), or, "
-        "with --players, one per seat a person takes (the --bot seats skipped)",
+        "with --players, one per seat a person takes (the --bot seats skipped); with --open, also "
+        "fewer: they name the first seats (no --bot seat among them) and the rest are left open",
     )
     create.add_argument(
         "--open", action="store_true",

@@ -17,6 +17,8 @@ stable string ``code`` (``"area/reason"``) that the API maps to a gRPC status::
     └── MatchError                  match/*           a platform rule refused a request
         ├── UnknownMatch            match/unknown
         ├── MatchOver               match/over
+        ├── MatchWaiting            match/waiting      open seats: no game runs until the last is taken
+        ├── NeverStarted            match/never_started  aborted while waiting: no game, no record
         ├── NotYourTurn             match/not_your_turn
         ├── StaleVersion            match/stale_version
         ├── NotOffered              match/not_offered
@@ -202,6 +204,28 @@ class MatchOver(MatchError):
     """The game is over; no action is accepted (platform rule 4)."""
 
     code = "match/over"
+
+
+class MatchWaiting(MatchError):
+    """The match waits for players to take its open seats: no game runs yet, so no move, undo,
+    resignation or record can be had (the lobby, :mod:`tablehost.lobby`).
+
+    Attributes:
+        open_seats: the player ids of the open seats, in seat order.
+    """
+
+    code = "match/waiting"
+
+    def __init__(self, message: str, *, match_id: str, open_seats: list[int]) -> None:
+        super().__init__(message, match_id=match_id)
+        self.open_seats = list(open_seats)
+
+
+class NeverStarted(MatchError):
+    """The match was aborted while it waited for players: no game was ever set up, so it has no
+    record (docs/architecture.md "Records": a record begins with the game's setup)."""
+
+    code = "match/never_started"
 
 
 class NotYourTurn(MatchError):

@@ -88,6 +88,9 @@ STATUS_BY_CODE: dict[str, grpc.StatusCode] = {
     "module/busy": grpc.StatusCode.RESOURCE_EXHAUSTED,
     "match/unknown": grpc.StatusCode.NOT_FOUND,
     "match/over": grpc.StatusCode.FAILED_PRECONDITION,
+    # The match exists but has no game yet (open seats), or never had one (aborted while waiting).
+    "match/waiting": grpc.StatusCode.FAILED_PRECONDITION,
+    "match/never_started": grpc.StatusCode.FAILED_PRECONDITION,
     "match/not_your_turn": grpc.StatusCode.FAILED_PRECONDITION,
     "match/stale_version": grpc.StatusCode.FAILED_PRECONDITION,
     "match/not_offered": grpc.StatusCode.FAILED_PRECONDITION,

@@ -16,7 +16,9 @@ heard of a newer version (its notifications also wake this process's watchers). 
 tokens created by another process are loaded on first use.
 
 Check order of a match request: the token's match (PERMISSION_DENIED for another match's
-token), unknown match, the token's rights (a spectator cannot act), then the match's own
+token), unknown match, the token's rights (a spectator cannot act), whether the match started
+(a match waiting for its open seats refuses moves, undos, resignations and its record with
+``match/waiting``; one aborted while it waited is over, ``match/over``), then the match's own
 order (game over, not active, stale version, not offered, the guest).
 
 Beside the running matches it keeps the lobby (matches waiting for players,
@@ -65,7 +67,11 @@ from tablehost.clocks import Clocks, Heartbeat, TimeControl, iso_to_ms, now_ms
 from tablehost.conformance import check_module, describe_leak
 from tablehost.errors import (
     GuestError,
+    MatchError,
+    MatchOver,
+    MatchWaiting,
     ModuleError,
+    NeverStarted,
     PatchError,
     RecordError,
     TablehostError,
@@ -966,7 +972,7 @@ class MatchRegistry:
                  open_seats=len(pending.open_seats))
         seated = [(PlayerInfo(s.player_id, s.username or "", s.color), tokens.get(s.player_id, ""))
                   for s in seats if not s.open]
-        return CreatedMatch(match_id, seated, spectator_token, _waiting_view(), [], pending.open_seats)
+        return CreatedMatch(match_id, seated, spectator_token, _waiting_view(pending), [], pending.open_seats)
 
     def _start(
         self,
@@ -1130,7 +1136,7 @@ class MatchRegistry:
         Raises:
             PermissionDenied: not the admin token.
             UnknownMatch: no such match.
-            MatchOver: the match is over already.
+            MatchOver: the match is over already (a waiting one: aborted already).
         """
         _require_admin(principal, "abort matches")
         with self._lobby_using(match_id, reread=False) as entry:
@@ -1156,9 +1162,10 @@ class MatchRegistry:
 
         Raises:
             PermissionDenied: not a seat token.
-            MatchOver: the match is over already.
+            MatchWaiting: the match waits for its open seats (it has not started).
+            MatchOver: the match is over already (or was aborted before it started).
         """
-        with self._using(principal, match_id) as live:
+        with self._using(principal, match_id, acting=True) as live:
             player_id = _require_seat(principal)
             with live.changed, self._held(live):
                 outcome = live.match.resign(player_id)
@@ -1603,13 +1610,20 @@ class MatchRegistry:
     # ------------------------------------------------------------ reading
 
     @contextmanager
-    def _using(self, principal: Principal, match_id: str) -> Iterator[LiveMatch]:
+    def _using(self, principal: Principal, match_id: str, *, acting: bool = False) -> Iterator[LiveMatch]:
         """The match ``match_id`` in memory (loaded from the store when it is not), pinned for the
         block: :meth:`evict_idle` never drops a match a request or watch stream is using.
 
+        Args:
+            acting: the request acts for a seat (a move, undo, resignation): on a match that
+                has not started, a token that is not a seat's is refused as on a started one.
+
         Raises:
-            PermissionDenied: another match's token.
-            UnknownMatch: no such match (a waiting match is in the lobby, not here).
+            PermissionDenied: another match's token; with ``acting``, a spectator or admin
+                token on a match that has not started.
+            MatchWaiting: the match waits in the lobby for its open seats.
+            MatchOver: the match was aborted while it waited (it never started).
+            UnknownMatch: no such match.
         """
         if principal.match_id is not None and principal.match_id != match_id:
             raise PermissionDenied(f"this token belongs to another match, not {match_id}", match_id=match_id)
@@ -1618,6 +1632,13 @@ class MatchRegistry:
             if live is not None:
                 live.pins += 1
         if live is None:
+            # Only on a miss: a started match in memory never pays for the lobby's look-up.
+            with self._lobby_using(match_id) as entry:
+                if entry is not None:
+                    if acting:
+                        _require_seat(principal)
+                    with entry.changed:
+                        raise _not_started(entry)
             # Made by another process, or evicted: loaded exactly as after a restart.
             live = self._load(match_id, pin=True)
         if live is None:
@@ -1806,13 +1827,15 @@ class MatchRegistry:
 
         Raises:
             PermissionDenied: not a seat token (the spectator and admin cannot act).
+            MatchWaiting: the match waits for its open seats (checked after the token's rights,
+                as a started match's own rules are).
             MatchError, GuestError, PatchError: refused by the match; nothing changed.
             StoreUnavailable: the store could not be reached or did not confirm the commit;
                 nothing changed in memory (the next request re-reads the stored version).
             StoreConflict: not expected: a conflict with another process's move is redone under
                 the store's hold (:meth:`_changed`), where no other process writes.
         """
-        with self._using(principal, match_id) as live:
+        with self._using(principal, match_id, acting=True) as live:
             player_id = _require_seat(principal)
 
             def change() -> MoveRecord:  # run again on the stored match when the copy was behind
@@ -1833,10 +1856,11 @@ class MatchRegistry:
 
         Raises:
             PermissionDenied: not a seat token.
+            MatchWaiting: the match waits for its open seats.
             MatchOver, StaleVersion, UndoRefused: nothing changed.
             StoreUnavailable, StoreConflict: as for :meth:`submit`; nothing changed.
         """
-        with self._using(principal, match_id) as live:
+        with self._using(principal, match_id, acting=True) as live:
             player_id = _require_seat(principal)
 
             def change() -> MoveRecord:  # run again on the stored match when the copy was behind
@@ -1857,17 +1881,37 @@ class MatchRegistry:
     def record(self, principal: Principal, match_id: str) -> dict[str, Any]:
         """The match record: for the admin any time, for the match's tokens after game over.
 
+        A match that has not started has no record: a record begins with the game's setup
+        (docs/architecture.md "Records"), which runs when the last open seat is taken. The
+        rights are checked first, as on a started match: a seat or spectator token of a
+        waiting match (not over) is refused its rights, the admin is told the match waits.
+
         Raises:
             PermissionDenied: a seat or spectator token before game over (the record holds
                 every hidden part of the table).
+            MatchWaiting: the admin, while the match waits for its open seats.
+            NeverStarted: the match was aborted while it waited (any of its tokens).
         """
+        with self._waiting(principal, match_id) as entry:
+            if entry is not None:
+                with entry.changed:
+                    pending = entry.pending
+                    if entry.aborted:
+                        raise NeverStarted(
+                            f"match {match_id} was aborted before it started: no game was set up, so it has no record",
+                            match_id=match_id,
+                        )
+                    if principal.kind != "admin":
+                        raise PermissionDenied(RECORD_IS_HIDDEN, match_id=match_id)
+                    raise MatchWaiting(
+                        f"{_waits_for(pending)}: its record begins with the game's setup, when the last one is taken",
+                        match_id=match_id,
+                        open_seats=pending.open_seats,
+                    )
         with self._using(principal, match_id) as live, live.changed:
             self._catch_up(live)
             if principal.kind != "admin" and not live.match.game_over:
-                raise PermissionDenied(
-                    "the record holds hidden information: players get it after game over, the admin any time",
-                    match_id=match_id,
-                )
+                raise PermissionDenied(RECORD_IS_HIDDEN, match_id=match_id)
             return live.match.record()
 
     def log_history(self, principal: Principal, match_id: str, offset: int, limit: int) -> tuple[list[str], int]:
@@ -1904,17 +1948,25 @@ class MatchRegistry:
         Browsers run the rules on their own view to predict a move (docs/abi.md, "Running
         the rules on a view"); the module is the game's rules, the same for every viewer.
 
+        A waiting match's module is served too: a seat's page that opens before the last join
+        runs the rules once the game starts.
+
         Raises:
             PermissionDenied: another match's token.
-            UnknownMatch: no such match (a waiting match has no table yet).
+            UnknownMatch: no such match.
         """
-        with self._using(principal, match_id) as live:
-            with live.changed:
+        sha256 = None
+        with self._waiting(principal, match_id) as entry:
+            if entry is not None:
+                with entry.changed:
+                    sha256 = entry.pending.module_sha256
+        if sha256 is None:
+            with self._using(principal, match_id) as live, live.changed:
                 sha256 = live.match.module_sha256
-            stored = self.store.get_module(sha256)
-            if stored is None:  # a live match's module is always stored; this guards a damaged store
-                raise UnknownModule(f"no module {sha256}", module_id=sha256)
-            return stored
+        stored = self.store.get_module(sha256)
+        if stored is None:  # a match's module is always stored; this guards a damaged store
+            raise UnknownModule(f"no module {sha256}", module_id=sha256)
+        return stored
 
     def list_matches(
         self, principal: Principal, *, module_id: str = "", open_only: bool = False
@@ -2025,7 +2077,7 @@ class MatchRegistry:
 
     def _pending_served(self, entry: LobbyEntry, viewer: int | None) -> ServedView:
         pending = entry.pending
-        view = _waiting_view("aborted" if entry.aborted else "waiting")
+        view = _waiting_view(pending, "aborted" if entry.aborted else "waiting")
         extras = {"open_seats": [] if entry.aborted else pending.open_seats, "time_control": pending.time_control}
         return ServedView(pending.match_id, viewer, view, [], extras=extras)
 
@@ -2042,6 +2094,10 @@ def _stored_clocks(match: Match, control: TimeControl) -> dict[str, Any]:
     return Clocks.start(control, [p.player_id for p in match.players], [], started).to_json()
 
 
+RECORD_IS_HIDDEN = "the record holds hidden information: players get it after game over, the admin any time"
+"""GetRecord's refusal of a seat or spectator token before game over."""
+
+
 def _require_admin(principal: Principal, what: str) -> None:
     if principal.kind != "admin":
         raise PermissionDenied(f"only the admin token may {what}")
@@ -2053,14 +2109,52 @@ def _require_seat(principal: Principal) -> int:
     return principal.player_id
 
 
-def _waiting_view(status: str = "waiting") -> MatchView:
-    """The view of a match that has not started: no table, no actions."""
+def _waiting_view(pending: PendingMatch, status: str = "waiting") -> MatchView:
+    """The view of a match that has not started: a table of the State shape with its seats and
+    nothing else (no spaces, meta data or log; no actions, scores or active seats).
+
+    Args:
+        pending: the waiting match.
+        status: ``"waiting"``, or ``"aborted"`` for one aborted while it waited.
+
+    Returns:
+        A view at version 0 whose ``state["players"]`` lists every seat in seat order (as
+        ``TableState.players`` does for a started match): ``player_id``, ``color``, ``username``
+        (``""`` for an open seat, as ListMatches lists it) and empty public and private states.
+    """
     result = None
     if status == "aborted":
         from tablehost.results import MatchResult
 
         result = MatchResult(ended_by="aborted")
-    return MatchView({}, [], {}, [], status == "aborted", 0, status, result)
+    players = [
+        {"player_id": seat.player_id, "color": seat.color, "username": seat.username or "",
+         "public_state": {}, "private_state": {}}
+        for seat in pending.seats
+    ]
+    state = {"active_player_ids": [], "players": players, "spaces": [], "meta_data": {}, "log": []}
+    return MatchView(state, [], {}, [], status == "aborted", 0, status, result)
+
+
+def _waits_for(pending: PendingMatch) -> str:
+    """``"match m-... waits for 2 open seats (2, 3)"``: the start of a waiting match's refusals."""
+    seats = pending.open_seats
+    plural = "" if len(seats) == 1 else "s"
+    return f"match {pending.match_id} waits for {len(seats)} open seat{plural} ({', '.join(map(str, seats))})"
+
+
+def _not_started(entry: LobbyEntry) -> MatchError:
+    """The refusal of a move, undo, resignation or abort of a match in the lobby (read under
+    ``entry.changed``): :class:`MatchWaiting` while it waits for its open seats, :class:`MatchOver`
+    once it was aborted (an aborted match accepts nothing, started or not)."""
+    pending = entry.pending
+    if entry.aborted:
+        return MatchOver(f"match {pending.match_id} is over: it was aborted before it started", match_id=pending.match_id)
+    return MatchWaiting(
+        f"{_waits_for(pending)}: nothing can be played before the last one is taken (JoinMatch)",
+        match_id=pending.match_id,
+        open_seats=pending.open_seats,
+    )
 
 
 def _host_choice(offered: list[dict[str, Any]]) -> dict[str, Any] | None:

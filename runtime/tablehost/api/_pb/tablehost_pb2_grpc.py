@@ -365,7 +365,10 @@ class MatchServiceServicer:
 
     def GetRecord(self, request, context):
         """The full match record for replay. The admin token at any time; a seat or
-        spectator token of the match only once the game is over.
+        spectator token of the match only once the game is over. A match that has
+        not started has no record (it begins with the game's setup): the admin gets
+        FAILED_PRECONDITION while it is WAITING (match/waiting), anyone
+        FAILED_PRECONDITION once it was aborted before it started (match/never_started).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
