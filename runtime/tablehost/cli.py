@@ -556,6 +556,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if result.ok:
         what = "patches and results" if result.results_compared else "patches"
         print(f"verified: setup and {result.events} events reproduced exactly ({what})")
+        if result.result_checked and record.result is not None:
+            print(escape_controls(f"verified: the replayed game gives the record's {describe_result(record.result)}"))
         failure = record.failure
         if failure is not None and result.failure_rerun:
             print(escape_controls(f"verified: the failure happened again: {failure.describe()}"))
