@@ -4,6 +4,8 @@ quarantine, non-default ``--option`` values, exit 1 for a game that failed (2 fo
 
 from __future__ import annotations
 
+import io
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -329,3 +331,116 @@ def test_play_shows_what_a_refused_answer_printed(capsys: pytest.CaptureFixture[
     status, _, err = run(capsys, "play", str(module), "--seed", "5")
     assert status == 1 and "guest/protocol: guest step answer refused at step.patches[0]" in err
     assert "  | about to cheat \\e[2J\\e]0;pwned\\x07\\u202e\n" in err and _no_terminal_control(err)
+
+
+# ---------------------------------------------------------------- simulate: Ctrl-C, progress, empty summaries
+
+
+@needs_ttt
+def test_an_interrupt_terminates_the_worker_processes_at_once() -> None:
+    """Ctrl-C in the parent while its workers play: the workers are terminated, not waited for
+    (shutdown alone let every running game finish: 49 s of ismcts on hearts)."""
+    import multiprocessing
+    import signal
+    import time
+
+    from tablehost.limits import DEFAULT_LIMITS
+    from tablehost.simulate import _batches, _run_in_processes
+
+    batches = _batches(["random", "random"], 1, 8, 100, False, 1)
+    workers: list[multiprocessing.process.BaseProcess] = []
+
+    def interrupted_after_two() -> Any:
+        yield next(batches)
+        yield next(batches)
+        workers.extend(multiprocessing.active_children())  # the pool's processes, busy with those two
+        raise KeyboardInterrupt  # as Ctrl-C in the parent while it hands out work
+
+    stream = _run_in_processes(Path(TTT).read_bytes(), "tic_tac_toe", DEFAULT_LIMITS, interrupted_after_two(), 2)
+    with pytest.raises(KeyboardInterrupt):
+        list(stream)
+    assert workers
+    for process in workers:
+        process.join()
+        while process.exitcode is None:  # the executor's own thread reaped it: its status lands soon
+            time.sleep(0.01)
+        assert process.exitcode == -signal.SIGTERM, "a worker finished its game instead of being stopped"
+
+
+def _outcomes_then_ctrl_c(*args: Any, **kwargs: Any) -> Any:
+    from tablehost.simulate import GameOutcome
+
+    yield GameOutcome(0, 11, plies=5, winners=[0], ranks=[1, 2], finished=True)
+    yield GameOutcome(1, 12, plies=7, winners=[1], ranks=[2, 1], finished=True)
+    raise KeyboardInterrupt
+
+
+@needs_ttt
+def test_ctrl_c_prints_the_summary_of_the_games_that_ended_and_exits_130(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tablehost import simulate
+
+    monkeypatch.setattr(simulate, "run_games", _outcomes_then_ctrl_c)
+    code, out, _ = run(capsys, "simulate", TTT, "--games", "5", "--seed", "3")
+    assert code == 130 and "2 games, bots random,random, seed 3 (interrupted: 2 of 5 games ended)" in out
+    assert "seat 1 (random): 1 wins" in out and "plies: mean 6" in out, out
+    code, out, _ = run(capsys, "simulate", TTT, "--games", "5", "--seed", "3", "--json")
+    summary = orjson.loads(out)
+    assert code == 130 and (summary["interrupted"], summary["games"], summary["games_requested"]) == (True, 2, 5)
+
+
+@needs_ttt
+def test_a_simulation_where_no_game_finished_has_no_means(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["simulate", TTT, "--games", "3", "--seed", "1", "--max-plies", "1"]  # every game cut off
+    code, out, _ = run(capsys, *argv, "--json")
+    summary = orjson.loads(out)
+    assert code == 1 and len(summary["failures"]) == 3
+    assert (summary["mean_ranks"], summary["plies_mean"], summary["plies_median"], summary["plies_max"]) == (
+        [None, None], None, None, None,
+    ), "0.0 read as a mean rank and a ply count that were never measured"
+    assert summary["games_requested"] == 3 and summary["interrupted"] is False
+    code, out, _ = run(capsys, *argv)
+    assert code == 1 and "  no game finished: no mean ranks or plies\n" in out and "mean rank per seat" not in out
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_is_a_line_per_interval_off_a_terminal() -> None:
+    from tablehost.progress import PLAIN_INTERVAL_S, ProgressReport
+
+    now = [100.0]
+    stream = io.StringIO()
+    report = ProgressReport("reversi", 40, stream, clock=lambda: now[0])
+    assert report.interval_s == PLAIN_INTERVAL_S == 10.0
+    report.advance(3)
+    now[0] += 12.4
+    report.tick()
+    assert stream.getvalue() == "reversi: 3/40 games, 12 s\n"
+
+
+def test_progress_on_a_terminal_redraws_one_line() -> None:
+    from tablehost.progress import TERMINAL_INTERVAL_S, ProgressReport
+
+    stream = _Terminal()
+    with ProgressReport("reversi", 40, stream, interval_s=3600) as report:  # no tick of its own here
+        assert report.interval_s != TERMINAL_INTERVAL_S and ProgressReport("x", 1, _Terminal()).interval_s == 1.0
+        report.advance(3)
+        report.tick()
+    shown = stream.getvalue()
+    assert "3/40" in shown and "\n" not in shown.rstrip("\n") and "\r" in shown
+
+
+@needs_ttt
+def test_simulate_shows_progress_on_a_terminal_and_keeps_json_on_stdout(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    code = main(["simulate", TTT, "--games", "6", "--seed", "2", "--json"])
+    summary = orjson.loads(capsys.readouterr().out)  # nothing but the JSON
+    assert code == 0 and summary["games"] == 6
+    assert "6/6" in terminal.getvalue()

@@ -37,11 +37,13 @@ from tablehost.module import GameModule, load_module, validate_module
 from tablehost.module_file import read_module_file
 from tablehost.record import load_record, replay, state_at, view_at
 from tablehost.selfplay import module_metadata, play_game
-from tablehost.simulate import MAX_WORKERS, simulate
+from tablehost.simulate import MAX_WORKERS, SimulationInterrupted, Summary, simulate
 from tablehost.terminal import escape_controls
 
 EXIT_USAGE = 2
 EXIT_FAILED = 1
+EXIT_INTERRUPTED = 130
+"""An interrupt (Ctrl-C) stopped the command: 128 + SIGINT, as shells report it."""
 
 
 def _read_module_bytes(path: str, limits: Limits = DEFAULT_LIMITS) -> bytes:
@@ -453,37 +455,60 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         pool.close()
     seed = args.seed if args.seed is not None else secrets.randbits(64)
     tune_for_bot_jobs()  # this process plays the games itself with --workers 1
-    summary = simulate(
-        args.module,
-        bots,
-        seed,
-        args.games,
-        workers=args.workers,
-        max_plies=args.max_plies,
-        limits=limits,
-        progress=not args.json and sys.stderr.isatty(),
-        in_guest=args.in_guest,
-        batch_size=args.batch,
-        use_ray=args.ray is not None,
-        ray_address=args.ray or None,
-        options=options,
-    )
+    try:
+        summary = simulate(
+            args.module,
+            bots,
+            seed,
+            args.games,
+            workers=args.workers,
+            max_plies=args.max_plies,
+            limits=limits,
+            progress=True,  # on stderr only: a redrawn line on a terminal, else a line every 10 s
+            in_guest=args.in_guest,
+            batch_size=args.batch,
+            use_ray=args.ray is not None,
+            ray_address=args.ray or None,
+            options=options,
+        )
+    except SimulationInterrupted as stopped:  # Ctrl-C: the games that ended, said to be partial
+        summary = stopped.summary
     if args.json:
         print(orjson.dumps(summary.to_json(), option=orjson.OPT_INDENT_2).decode())
     else:
-        print(f"{summary.module}: {summary.games} games, bots {','.join(summary.bots)}, seed {summary.seed}")
-        if summary.options:
-            print(f"  options: {describe_options(summary.options)}")
-        for seat, wins in enumerate(summary.wins):
-            print(f"  seat {seat + 1} ({summary.bots[seat]}): {wins} wins")
-        print(f"  draws: {summary.draws}")
-        print("  mean rank per seat: " + ", ".join(str(rank) for rank in summary.mean_ranks))
-        print(f"  plies: mean {summary.plies_mean}, median {summary.plies_median}, max {summary.plies_max}")
-        print(f"  speed: {summary.moves_per_second} moves/s, {summary.games_per_second} games/s")
-        print(f"  failures: {len(summary.failures)}")
-        for failure in summary.failures:
-            print(escape_controls(f"    game {failure['game']} seed {failure['seed']}: {failure['error']}"))
+        for line in summary_lines(summary):
+            print(escape_controls(line))
+    if summary.interrupted:
+        return EXIT_INTERRUPTED
     return EXIT_FAILED if summary.failures else 0
+
+
+def summary_lines(summary: Summary) -> list[str]:
+    """The lines ``simulate`` prints for ``summary`` (not escaped: module text is the caller's to escape).
+
+    Returns:
+        The header (games, bots, seed; ``interrupted: N of M games ended`` after Ctrl-C), the
+        options, wins per seat, draws, mean rank per seat and plies (``no game finished`` in
+        their place when none did), speed, and every failure with its seed.
+    """
+    header = f"{summary.module}: {summary.games} games, bots {','.join(summary.bots)}, seed {summary.seed}"
+    if summary.interrupted:
+        header += f" (interrupted: {summary.games} of {summary.games_requested} games ended)"
+    lines = [header]
+    if summary.options:
+        lines.append(f"  options: {describe_options(summary.options)}")
+    for seat, wins in enumerate(summary.wins):
+        lines.append(f"  seat {seat + 1} ({summary.bots[seat]}): {wins} wins")
+    lines.append(f"  draws: {summary.draws}")
+    if summary.finished == 0:
+        lines.append("  no game finished: no mean ranks or plies")
+    else:
+        lines.append("  mean rank per seat: " + ", ".join(str(rank) for rank in summary.mean_ranks))
+        lines.append(f"  plies: mean {summary.plies_mean}, median {summary.plies_median}, max {summary.plies_max}")
+    lines.append(f"  speed: {summary.moves_per_second} moves/s, {summary.games_per_second} games/s")
+    lines.append(f"  failures: {len(summary.failures)}")
+    lines.extend(f"    game {f['game']} seed {f['seed']}: {f['error']}" for f in summary.failures)
+    return lines
 
 
 def _viewer(text: str, player_ids: list[int]) -> int | None:
@@ -849,7 +874,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(escape_controls(exc.code), file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader (e.g. `| head`) went away: stop quietly, as other command-line tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
