@@ -37,6 +37,7 @@ from tablehost.module import GameModule, load_module, validate_module
 from tablehost.module_file import read_module_file
 from tablehost.record import load_record, replay, state_at, view_at
 from tablehost.selfplay import module_metadata, play_game
+from tablehost.ray_runner import RayUnreachable
 from tablehost.simulate import MAX_WORKERS, SimulationInterrupted, Summary, simulate
 from tablehost.terminal import escape_controls
 
@@ -473,6 +474,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         )
     except SimulationInterrupted as stopped:  # Ctrl-C: the games that ended, said to be partial
         summary = stopped.summary
+    except RayUnreachable as exc:
+        raise SystemExit(f"tablehost: {exc}") from None
+    except ImportError as exc:
+        if args.ray is None or exc.name != "ray":
+            raise
+        raise SystemExit("tablehost: --ray needs Ray: pip install -e '.[ray]'") from None
     if args.json:
         print(orjson.dumps(summary.to_json(), option=orjson.OPT_INDENT_2).decode())
     else:
