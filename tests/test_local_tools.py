@@ -103,7 +103,7 @@ def test_check_plays_every_game_with_the_options_given(
 @pytest.mark.parametrize(
     ("option", "message"),
     [
-        ("misere=maybe", "setup/invalid: option 'misere' must be true or false, not maybe"),
+        ("misere=maybe", "setup/invalid: option 'misere' must be true or false, not \"maybe\""),
         ("nope=1", "setup/invalid: unknown option 'nope' (this game's options: misere)"),
         ("misere", "--option 'misere' is not KEY=VALUE"),
     ],

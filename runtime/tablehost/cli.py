@@ -23,7 +23,15 @@ from tablehost import logs
 from tablehost._stacks import on_big_stack
 from tablehost.bots import MAX_PLAYERS, is_search_bot, parse_bot_list
 from tablehost.cli_budgets import add_budget_options, describe_limits, limits_from_args
-from tablehost.cli_ranges import MAX_CHECK_GAMES, MAX_GAMES, MAX_PLIES, NUMBER_ARGUMENT, require_in_range
+from tablehost.cli_ranges import (
+    MAX_CHECK_GAMES,
+    MAX_GAMES,
+    MAX_PLIES,
+    NUMBER_ARGUMENT,
+    parse_decimal,
+    parse_int,
+    require_in_range,
+)
 from tablehost.conformance import check_module, describe_options, format_report
 from tablehost.errors import TablehostError
 from tablehost.gcpolicy import tune_for_bot_jobs
@@ -148,8 +156,9 @@ def parse_options(pairs: Sequence[str]) -> dict[str, Any]:
         pairs: each ``--option`` as given.
 
     Returns:
-        key -> value: ``true``/``false`` as booleans, an integer in ASCII digits (``-5``, ``99``)
-        as an int, anything else as the string given.
+        key -> value: ``true``/``false`` as booleans, an integer in ASCII digits (``-5``, ``99``;
+        :func:`tablehost.cli_ranges.parse_int`) as an int, anything else as the string given
+        (``0_7``, ``+7`` and ``' 7'`` stay strings, which an integer option then refuses).
 
     Raises:
         SystemExit: a pair without ``=`` or without a key; a key given twice (the last won
@@ -167,16 +176,13 @@ def parse_options(pairs: Sequence[str]) -> dict[str, Any]:
         value: Any = text
         if text in ("true", "false"):
             value = text == "true"
+        elif not text.isascii() and text.strip().lstrip("-").isdecimal():
+            raise SystemExit(f"tablehost: --option {key[:100]}={text[:100]!r}: write the number in ASCII digits 0-9")
         else:
             try:
-                value = int(text)
+                value = parse_int(text)
             except ValueError:
-                pass
-            else:
-                if not text.isascii():
-                    raise SystemExit(
-                        f"tablehost: --option {key[:100]}={text[:100]!r}: write the number in ASCII digits 0-9"
-                    )
+                pass  # a choice's name, or a malformed number the option's own check refuses
         options[key] = value
     return options
 
@@ -521,10 +527,14 @@ def summary_lines(summary: Summary) -> list[str]:
 def _viewer(text: str, player_ids: list[int]) -> int | None:
     if text == "spectator":
         return None
-    if not text.isdigit() or int(text) not in player_ids:
+    try:
+        viewer = parse_int(text)
+    except ValueError:
+        viewer = None
+    if viewer not in player_ids:
         choices = ", ".join(str(p) for p in player_ids)
-        raise SystemExit(f"tablehost: --viewer must be a player id ({choices}) or 'spectator', got {text!r}")
-    return int(text)
+        raise SystemExit(f"tablehost: --viewer must be a player id ({choices}) or 'spectator', got {text[:40]!r}")
+    return viewer
 
 
 def describe_failure_lines(failure: FailureRecord) -> list[str]:
@@ -687,17 +697,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def ascii_int(text: str) -> int:
-    """``int(text)`` for a number written in ASCII (``--players ２`` was 2); ValueError otherwise."""
-    if not text.isascii():
-        raise ValueError(f"not a number in ASCII digits: {text[:40]!r}")
-    return int(text)
+    """An option's integer (:func:`tablehost.cli_ranges.parse_int`: ASCII digits only, so
+    ``--players ２``, ``0_2``, ``+2`` and ``' 2'`` are refused); ValueError otherwise."""
+    return parse_int(text)
 
 
 def ascii_float(text: str) -> float:
-    """``float(text)`` for a number written in ASCII; ValueError otherwise."""
-    if not text.isascii():
-        raise ValueError(f"not a number in ASCII digits: {text[:40]!r}")
-    return float(text)
+    """An option's number with a fraction (:func:`tablehost.cli_ranges.parse_decimal`); ValueError otherwise."""
+    return parse_decimal(text)
 
 
 ascii_int.__name__ = "int"  # argparse's refusal says "invalid int value: '２'"
