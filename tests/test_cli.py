@@ -325,3 +325,31 @@ def test_a_malformed_result_or_ending_names_the_field(
     capsys.readouterr()
     code, _, err = run(capsys, "replay", str(record), "--verify", "--module", TTT)
     assert code == 2 and message in err, err
+
+
+HEARTS = str(DIST / "hearts.wasm")
+
+
+@pytest.mark.parametrize("bots", [["--bots", "random,random,random,random"], []])
+def test_play_seats_one_player_per_bot_or_the_fewest_the_game_declares(
+    capsys: pytest.CaptureFixture[str], bots: list[str]
+) -> None:
+    # without --players, play assumed 2: "4 bots given for 2 players", and hearts seats exactly 4
+    code, out, err = run(capsys, "play", HEARTS, *bots, "--seed", "2", "--max-plies", "3", "--quiet")
+    assert code == 1 and "stopped at the ply cap" in out and "player 4 (random)" in out, out + err
+
+
+def test_play_names_the_seats_its_bots_count_when_the_game_does_not_take_them(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = run(capsys, "play", HEARTS, "--bots", "random,random", "--seed", "2")
+    assert code == 2 and out == ""
+    assert "this game seats exactly 4 players, not 2 (play seats one player per --bots name" in err
+
+
+def test_play_refuses_a_record_path_that_is_a_folder_before_the_game(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # the whole game was played, then: "cannot write the record /tmp: Is a directory"
+    code, out, err = run(capsys, "play", TTT, "--record", str(tmp_path), "--seed", "5")
+    assert code == 2 and out == "" and f"cannot write the record {tmp_path}: it is a folder" in err

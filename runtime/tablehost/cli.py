@@ -336,6 +336,47 @@ def _write_record(path: str, record: dict[str, Any]) -> None:
         raise SystemExit(f"tablehost: cannot write the record {path}: {exc.strerror}") from None
 
 
+def _play_seats(pool: GuestPool, names: list[str]) -> int:
+    """Seats of ``play`` without ``--players``: one per ``--bots`` name when several are given
+    (as ``simulate`` counts them), else the fewest the module declares (2 for a module that
+    declares nothing).
+
+    Raises:
+        SetupRefused: the names count seats the module does not declare (exit 2), said with
+            how ``play`` counted them.
+        GuestError: the module's ``metadata`` op failed.
+    """
+    metadata = module_metadata(pool)
+    if len(names) > 1:
+        if metadata.declared:
+            try:
+                check_player_count(metadata, len(names))
+            except SetupRefused as exc:
+                raise SetupRefused(
+                    f"{exc} (play seats one player per --bots name; --players N with one name seats N)",
+                    players=len(names),
+                ) from None
+        return len(names)
+    return metadata.min_players if metadata.declared else 2
+
+
+def _check_record_path(path: str) -> None:
+    """Refuse a ``--record`` path the record could not be written to, before the game is played.
+
+    Raises:
+        SystemExit: its folder does not exist, it is a folder, or it (or, when it does not exist
+            yet, its folder) is not writable; the CLI exits 2.
+    """
+    target = Path(path)
+    folder = target.resolve().parent
+    if not folder.is_dir():
+        raise SystemExit(f"tablehost: cannot write the record: no folder {target.parent}")
+    if target.is_dir():
+        raise SystemExit(f"tablehost: cannot write the record {path}: it is a folder; name a file in it")
+    if not os.access(target if target.exists() else folder, os.W_OK):
+        raise SystemExit(f"tablehost: cannot write the record {path}: permission denied")
+
+
 def cmd_play(args: argparse.Namespace) -> int:
     """Play one local match with bots, printing every move and the final scores.
 
@@ -356,9 +397,10 @@ def cmd_play(args: argparse.Namespace) -> int:
             fit); the CLI exits 2.
     """
     require_in_range("--max-plies", args.max_plies, 1, MAX_PLIES)
-    bots = parse_bot_list(args.bots, args.players)
-    if args.record and not Path(args.record).resolve().parent.is_dir():
-        raise SystemExit(f"tablehost: cannot write the record: no folder {Path(args.record).parent}")
+    names = [n.strip() for n in args.bots.split(",") if n.strip()]
+    parse_bot_list(args.bots, args.players if args.players is not None else max(1, len(names)))  # names first
+    if args.record:
+        _check_record_path(args.record)
     limits = limits_from_args(args)
     data = _read_module_bytes(args.module, limits)
     module = load_module(data, limits=limits, name=Path(args.module).stem)
@@ -366,6 +408,8 @@ def cmd_play(args: argparse.Namespace) -> int:
     pool = local_pool(module, limits)
     tune_for_bot_jobs()
     try:
+        players = args.players if args.players is not None else _play_seats(pool, names)
+        bots = parse_bot_list(args.bots, players)
         options = declared_options(pool, args.option)  # refusals before the game: bad input (exit 2)
         _check_search_bots(pool, bots, options)
         try:
@@ -750,7 +794,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     play = commands.add_parser("play", help="play one local match with bots")
     play.add_argument("module", help="path to a .wasm module")
-    play.add_argument("--players", type=int, default=2, help="number of seats (default 2)")
+    play.add_argument(
+        "--players",
+        type=int,
+        help="number of seats (default: one per --bots name, or with one name the fewest the module declares)",
+    )
     play.add_argument(
         "--bots", default="random", help="bot per seat, comma-separated: random, first, mcts:N, ismcts:N"
     )
