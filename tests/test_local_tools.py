@@ -5,6 +5,7 @@ quarantine, non-default ``--option`` values, exit 1 for a game that failed (2 fo
 from __future__ import annotations
 
 import io
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -444,3 +445,41 @@ def test_simulate_shows_progress_on_a_terminal_and_keeps_json_on_stdout(
     summary = orjson.loads(capsys.readouterr().out)  # nothing but the JSON
     assert code == 0 and summary["games"] == 6
     assert "6/6" in terminal.getvalue()
+
+
+# ---------------------------------------------------------------- bench scripts, run as a user would
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+
+
+def _bench(tmp_path: Path, script: str, *argv: str) -> subprocess.CompletedProcess[str]:
+    """Run ``bench/SCRIPT`` from ``tmp_path`` (not the repository's root)."""
+    from test_e2e_server import _env
+
+    return subprocess.run(
+        [sys.executable, str(BENCH / script), *argv], cwd=tmp_path, env=_env(), capture_output=True, text=True,
+        timeout=600, check=False,
+    )
+
+
+@needs_ttt
+def test_search_strength_takes_the_sample_game_names(tmp_path: Path) -> None:
+    # `search_strength.py tic_tac_toe` was a KeyError traceback: the rows were named ttt, ...
+    ran = _bench(tmp_path, "search_strength.py", "--games", "1", "--no-fuel-check", "tic_tac_toe")
+    assert ran.returncode == 0 and "'game': 'tic_tac_toe'" in ran.stdout, ran.stderr
+    unknown = _bench(tmp_path, "search_strength.py", "--no-fuel-check", "chess")
+    assert unknown.returncode == 2 and "Traceback" not in unknown.stderr
+    assert "unknown game 'chess': choose from tic_tac_toe, reversi, checkers, dominoes, hearts" in unknown.stderr
+    assert "tic_tac_toe, reversi, checkers" in _bench(tmp_path, "search_strength.py", "--help").stdout
+
+
+def test_watch_bytes_says_when_it_cannot_read_the_module(tmp_path: Path) -> None:
+    ran = _bench(tmp_path, "watch_bytes.py", "--module", str(tmp_path / "none.wasm"))
+    assert ran.returncode == 2 and "Traceback" not in ran.stderr and "cannot read the module" in ran.stderr
+
+
+@pytest.mark.slow
+def test_watch_bytes_finds_its_default_module_from_any_folder(tmp_path: Path) -> None:
+    # FileNotFoundError: 'sample_games/dist/hearts.wasm' outside the repository's root
+    ran = _bench(tmp_path, "watch_bytes.py")
+    assert ran.returncode == 0 and ran.stdout.startswith("hearts: "), ran.stderr[-2000:]
