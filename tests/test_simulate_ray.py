@@ -92,10 +92,11 @@ def test_a_ray_address_where_nothing_listens_fails_at_once_in_one_line() -> None
             "--ray", address]
     result = subprocess.run(argv, check=False, capture_output=True, text=True, timeout=120)
     assert result.returncode == 2 and result.stdout == "", result.stderr[-2000:]
-    assert result.stderr.splitlines() == [
+    said = (
         f"tablehost: no Ray cluster answers at {address} (Connection refused, tried for up to 3 s): start one "
         "there (ray start --head), or give --ray without an address for a local Ray"
-    ]
+    )
+    assert result.stderr.splitlines() == [said]
 
 
 @pytest.mark.parametrize("address", ["ray://nohost", "10.0.0.1", "h:0", "h:99999", ":6379", "h:６３７９"])

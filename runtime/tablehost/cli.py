@@ -43,9 +43,9 @@ from tablehost.match import Match
 from tablehost.metadata import SetupRefused, check_player_count, resolve_options
 from tablehost.module import GameModule, load_module, validate_module
 from tablehost.module_file import read_module_file
+from tablehost.ray_runner import RayUnreachable
 from tablehost.record import load_record, replay, state_at, view_at
 from tablehost.selfplay import module_metadata, play_game
-from tablehost.ray_runner import RayUnreachable
 from tablehost.simulate import MAX_WORKERS, SimulationInterrupted, Summary, simulate
 from tablehost.terminal import escape_controls
 

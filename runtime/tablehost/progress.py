@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any, TextIO
+from typing import Any, Self, TextIO
 
 TERMINAL_INTERVAL_S = 1.0
 """Seconds between redraws of the progress line on a terminal."""
@@ -82,7 +82,7 @@ class ProgressReport:
         while not self._stop.wait(self.interval_s):
             self.tick()
 
-    def __enter__(self) -> ProgressReport:
+    def __enter__(self) -> Self:
         self._thread = threading.Thread(target=self._run, name="tablehost-progress", daemon=True)
         self._thread.start()
         return self

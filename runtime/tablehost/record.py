@@ -615,7 +615,7 @@ def _replay_ending(match: Match, ending: dict[str, Any]) -> str:
         return "the record ends the match early, but replay found the game over already"
     try:
         if ended_by == "resigned":
-            taken = match.resign(int(player), partners=partners)
+            taken = match.resign(int(ending["player_id"]), partners=partners)
             if "ended_by" not in taken:
                 return (
                     f"the record ends the match by player {player}'s resignation, but the game's resign rule "

@@ -26,7 +26,7 @@ import signal
 import statistics
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
@@ -321,7 +321,7 @@ def run_games(
     ray_address: str | None = None,
     use_ray: bool = False,
     options: dict[str, Any] | None = None,
-) -> Iterator[GameOutcome]:
+) -> Generator[GameOutcome, None, None]:
     """Play ``games`` games and yield each outcome as it finishes (any order).
 
     Game *i*'s seed is output *i* of ``Rng(seed)`` however the games are spread, so the same

@@ -9,10 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from tablehost import shown
 from tablehost.api.faults import InvalidRequest
-# How a refusal repeats a caller's value (JSON, bounded); re-exported for client.py.
-from tablehost.shown import SHOWN_VALUE_CHARS as SHOWN_VALUE_CHARS
-from tablehost.shown import shown_value as shown_value
 
 USERNAME_MAX_CHARS = 64
 MODULE_NAME_MAX_CHARS = 200
@@ -239,6 +237,8 @@ ACTION_FIELDS: dict[str, dict[str, type]] = {
     "button_click": {"button": dict},
 }
 """The fields each ABI action type needs (docs/abi.md), with their Python types."""
+shown_value = shown.shown_value
+"""How a refusal repeats a caller's value: as JSON, bounded (:func:`tablehost.shown.shown_value`)."""
 BUTTON_FIELDS: dict[str, type] = {"id": str, "label": str, "location": str, "disabled": bool}
 """A button's fields (docs/abi.md), with their Python types; each may be left out."""
 
@@ -252,7 +252,7 @@ def action_type_problem(action: dict[str, Any]) -> str | None:
     Returns:
         ``'the action has no "type" (one of space_click, piece_click, button_click)'`` when it is
         missing or null; ``"unknown action type 'teleport'; expected one of ..."`` for another
-        string (at most :data:`SHOWN_VALUE_CHARS` of it repeated); ``'the action's "type"
+        string (at most :data:`tablehost.shown.SHOWN_VALUE_CHARS` of it repeated); ``'the action's "type"
         is a string such as space_click, got list'`` for any other value (never repeated); or None.
     """
     kind = action.get("type")
