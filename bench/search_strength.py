@@ -8,8 +8,9 @@ fuel one 1,000-iteration reversi search uses against the default per-call budget
 The wall-clock budget is raised (``--wall-ms``, default 60000 per call) so a loaded machine
 measures strength, not its own load; fuel, the budget that decides, stays the default.
 
-Usage: python bench/search_strength.py [--games N] [--wall-ms MS] [ROW ...]
-Rows: ttt, reversi, checkers, dominoes, hearts (default: all).
+Usage: python bench/search_strength.py [--games N] [--wall-ms MS] [GAME ...]
+Games: tic_tac_toe (or ttt), reversi, checkers, dominoes, hearts (default: all); another name
+exits 2 listing these.
 """
 
 from __future__ import annotations
@@ -28,13 +29,16 @@ from tablehost.module import load_module
 from tablehost.selfplay import play_game
 
 DIST = Path(__file__).resolve().parent.parent / "sample_games" / "dist"
-ROWS: dict[str, tuple[str, str, int]] = {
-    "ttt": ("tic_tac_toe", "mcts:1000", 2),
-    "reversi": ("reversi", "mcts:300", 2),
-    "checkers": ("checkers", "mcts:100", 2),
-    "dominoes": ("dominoes", "ismcts:50", 2),
-    "hearts": ("hearts", "ismcts:10", 4),
+ROWS: dict[str, tuple[str, int]] = {
+    "tic_tac_toe": ("mcts:1000", 2),
+    "reversi": ("mcts:300", 2),
+    "checkers": ("mcts:100", 2),
+    "dominoes": ("ismcts:50", 2),
+    "hearts": ("ismcts:10", 4),
 }
+"""Each row's sample game (its module in sample_games/dist): the search bot measured and the seats."""
+ALIASES = {"ttt": "tic_tac_toe"}
+"""Short names the rows were known by."""
 
 
 def first_points(result: Any) -> list[float]:
@@ -99,11 +103,21 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=20, help="games per row (default 20)")
     parser.add_argument("--wall-ms", type=int, default=60_000, help="wall-clock budget per call (default 60000)")
     parser.add_argument("--no-fuel-check", action="store_true", help="skip the reversi mcts:1000 fuel figure")
-    parser.add_argument("rows", nargs="*", default=list(ROWS), help="rows to run")
+    parser.add_argument(
+        "games_to_run",
+        nargs="*",
+        metavar="GAME",
+        help=f"sample games to measure: {', '.join(ROWS)} (ttt for tic_tac_toe; default: all)",
+    )
     args = parser.parse_args()
+    # Checked here, not with argparse's choices: with nargs="*" it also checks the default list as one value.
+    unknown = [name for name in args.games_to_run if ALIASES.get(name, name) not in ROWS]
+    if unknown:
+        parser.error(f"unknown game {unknown[0]!r}: choose from {', '.join(ROWS)} (or ttt)")
     logs.configure(level="error", json=False)
-    for row in args.rows:
-        game, bot, seats = ROWS[row]
+    for name in args.games_to_run or list(ROWS):
+        game = ALIASES.get(name, name)
+        bot, seats = ROWS[game]
         print(measure(game, bot, seats, args.games, args.wall_ms), flush=True)
     if args.no_fuel_check:
         return

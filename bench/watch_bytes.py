@@ -5,6 +5,8 @@ every move, sizes what each seat's stream and the spectator's would carry: the w
 ``MatchView`` message and the ``MatchView`` with a ``ViewDelta`` instead of the table.
 
     PYTHONPATH=runtime python3 bench/watch_bytes.py [--module sample_games/dist/hearts.wasm] [--seed 1]
+
+The default module is found from this script's folder, so it runs from any working directory.
 """
 
 from __future__ import annotations
@@ -20,17 +22,24 @@ from tablehost.api.auth import ADMIN, Principal
 from tablehost.api.registry import MatchRegistry
 from tablehost.api.servicer import _delta_view, _view
 
+DEFAULT_MODULE = Path(__file__).resolve().parent.parent / "sample_games" / "dist" / "hearts.wasm"
+
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--module", default="sample_games/dist/hearts.wasm")
-    parser.add_argument("--seed", type=int, default=1)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--module", type=Path, default=DEFAULT_MODULE,
+                        help="the game's .wasm (default: the repository's sample_games/dist/hearts.wasm)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the random bots (default 1)")
     args = parser.parse_args()
+    try:
+        wasm = args.module.read_bytes()
+    except OSError as exc:
+        parser.error(f"cannot read the module {args.module}: {exc.strerror} (run `make games`, or pass --module)")
     logs.configure(level="warning", json=False)
     rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory() as data:
         registry = MatchRegistry(data, synchronous="NORMAL")
-        module = registry.upload_module(ADMIN, Path(args.module).read_bytes(), Path(args.module).stem)
+        module = registry.upload_module(ADMIN, wasm, args.module.stem)
         seats = registry.metadata_of(module.sha256).min_players
         created = registry.create_match(ADMIN, module.sha256, [("", "")] * max(seats, 2))
         match_id = created.match_id
@@ -57,7 +66,7 @@ def main() -> None:
                 previous[viewer.viewer] = now
         registry.close()
     streams = len(viewers)
-    print(f"{Path(args.module).stem}: {moves} moves, {streams} streams (seats + spectator), seed {args.seed}")
+    print(f"{args.module.stem}: {moves} moves, {streams} streams (seats + spectator), seed {args.seed}")
     print(f"  whole views : {statistics.fmean(whole):8.0f} bytes per stream per move, "
           f"{sum(whole) / moves:9.0f} bytes per move over all streams")
     print(f"  view deltas : {statistics.fmean(deltas):8.0f} bytes per stream per move, "

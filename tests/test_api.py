@@ -328,7 +328,7 @@ def test_an_action_without_kind_or_space_is_invalid() -> None:
     ]:
         with pytest.raises(faults.InvalidRequest):
             convert.action_from_proto(message)
-    with pytest.raises(faults.InvalidRequest, match="unknown action type 'teleport'"):
+    with pytest.raises(faults.InvalidRequest, match='unknown action type "teleport"'):
         convert.action_to_proto({"type": "teleport"})
     with pytest.raises(faults.InvalidRequest, match='the action has no "type"'):
         convert.action_to_proto({"space_id": "a1"})

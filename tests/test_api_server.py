@@ -818,7 +818,7 @@ def test_a_watch_cancelled_before_its_first_message_gives_its_slot_back(
         ({"type": "piece_click", "space_id": "a1", "index": 2**40}, 0, "piece index is 0 to"),
         ({"type": "piece_click", "space_id": "a1", "index": "3"}, 0, "'index' of type int"),
         (["space_click", "a1"], 0, "an action is a dict"),
-        ({"type": "teleport"}, 0, "unknown action type 'teleport'"),
+        ({"type": "teleport"}, 0, 'unknown action type "teleport"'),
         ({"space_id": "a1"}, 0, 'the action has no "type" (one of space_click, piece_click, button_click)'),
         ({"type": None, "space_id": "a1"}, 0, 'the action has no "type"'),
         ({"type": ["space_click"]}, 0, 'the action\'s "type" is a string such as space_click, got list'),
@@ -844,7 +844,7 @@ def test_an_unknown_action_type_is_named_by_its_first_characters_only(host: Host
     """The type is whatever the caller sent: a 100 KB one must not come back whole."""
     with host.client("ths_never-sent") as client, pytest.raises(ValueError) as refused:
         client.submit("m-1", {"type": "t" * 100_000}, 0)
-    assert str(refused.value).startswith("unknown action type '" + "t" * 40 + "'...; expected one of")
+    assert str(refused.value).startswith('unknown action type "' + "t" * 40 + '"...; expected one of')
     assert len(str(refused.value)) < 200
 
 
@@ -863,15 +863,15 @@ def nested(depth: int) -> list[Any]:
         ({"type": "space_click", "space_id": nested(100_000)}, 0,
          "a space_click needs 'space_id' of type str, got a list"),
         ({"type": "piece_click", "space_id": "a1", "index": "9" * 100_000}, 0,
-         "a piece_click needs 'index' of type int, got '" + "9" * 40 + "'..."),
+         "a piece_click needs 'index' of type int, got \"" + "9" * 40 + '"...'),
         ({"type": "button_click", "button": {"id": "pass", "label": {"k": "v" * 100_000}}}, 0,
          "a button's 'label' is a str, got a dict"),
         pytest.param({"type": "space_click", "space_id": "a1"}, 10**5000,
                      "expected_version is a match version, an int from 0 to 9223372036854775807; "
                      "got an int over 128 bits", id="version-of-5000-digits"),
         ({"type": "space_click", "space_id": "a1"}, "1" * 100_000,
-         "expected_version is a match version, an int from 0 to 9223372036854775807; got '"
-         + "1" * 40 + "'..."),
+         'expected_version is a match version, an int from 0 to 9223372036854775807; got "'
+         + "1" * 40 + '"...'),
     ],
 )
 def test_a_malformed_action_repeats_only_a_short_part_of_what_was_sent(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -210,3 +211,145 @@ def test_malformed_records_name_the_field(
     record.write_text(json.dumps(data))  # the stdlib writes integers beyond 64 bits
     code, _, err = run(capsys, "replay", str(record), "--verify", "--module", TTT)
     assert code == 2 and message in err
+
+
+def _record_of(tmp_path: Path, change: Any) -> Path:
+    """A tic-tac-toe record of a game played with ``--seed 5``, passed through ``change(data)``."""
+    record = tmp_path / "r.json"
+    run_quietly = main(["play", TTT, "--seed", "5", "--record", str(record), "--quiet"])
+    assert run_quietly == 0
+    data = orjson.loads(record.read_bytes())
+    change(data)
+    record.write_bytes(orjson.dumps(data))
+    return record
+
+
+RESIGNED = {"ranks": {"1": 2, "2": 1}, "winners": [2], "ended_by": "resigned", "player_id": 1}
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        # the result claims a resignation that no ending event records
+        (lambda r: r.update(result=RESIGNED), "and it has no ending)"),
+        # the last move is gone, but the result still claims the game ended
+        (lambda r: r["moves"].pop(), "the replayed match has not ended: the game is not over after its 6 events"),
+        # ranks no scores give
+        (lambda r: r["result"]["ranks"].update({"1": 1, "2": 1}), "the result differs: replay ranks"),
+    ],
+)
+def test_replay_verify_compares_the_records_result_with_the_replayed_game(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, change: Any, said: str
+) -> None:
+    record = _record_of(tmp_path, change)
+    capsys.readouterr()
+    version = len(orjson.loads(record.read_bytes())["moves"])
+    code, out, _ = run(capsys, "replay", str(record), "--verify", "--module", TTT)
+    assert code == 1 and f"MISMATCH at version {version}: " in out and said in out, out
+
+
+def test_replay_verify_says_it_checked_the_result(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    record = _record_of(tmp_path, lambda r: None)
+    capsys.readouterr()
+    code, out, _ = run(capsys, "replay", str(record), "--verify", "--module", TTT)
+    assert code == 0 and "verified: the replayed game gives the record's result: game over" in out
+
+
+def _ended_record(ended_by: str, player_id: int | None) -> dict[str, Any]:
+    """A tic-tac-toe record of two moves, then ended as the server ends a match."""
+    from tablehost.cli import local_pool
+    from tablehost.module import load_module
+    from tablehost.selfplay import play_game
+
+    module = load_module(Path(TTT).read_bytes())
+    pool = local_pool(module, module.limits)
+    try:
+        match = play_game(pool, ["random", "random"], 5, max_plies=2, module_sha256=module.sha256).match
+        if ended_by == "resigned":
+            match.resign(player_id)  # type: ignore[arg-type]
+        else:
+            match.end(ended_by, player_id)
+        return orjson.loads(orjson.dumps(match.record()))  # type: ignore[no-any-return]
+    finally:
+        pool.close()
+
+
+def _verify(capsys: pytest.CaptureFixture[str], tmp_path: Path, record: dict[str, Any]) -> tuple[int, str]:
+    path = tmp_path / "ended.json"
+    path.write_bytes(orjson.dumps(record))
+    code, out, err = run(capsys, "replay", str(path), "--verify", "--module", TTT)
+    return code, out + err
+
+
+@pytest.mark.parametrize(("ended_by", "player_id"), [("resigned", 1), ("timeout", 2), ("aborted", None)])
+def test_a_record_that_ended_early_verifies_and_its_ending_is_checked(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, ended_by: str, player_id: int | None
+) -> None:
+    record = _ended_record(ended_by, player_id)
+    assert record["result"]["ended_by"] == ended_by and record["ending"]["seq"] == 3
+    code, said = _verify(capsys, tmp_path, record)
+    assert code == 0 and "verified: setup and 3 events" in said, said
+
+    without_ending = {k: v for k, v in record.items() if k != "ending"}  # the result alone claims the end
+    code, said = _verify(capsys, tmp_path, without_ending)
+    assert code == 1 and "MISMATCH at version 2: the record has a result" in said and "has not ended" in said, said
+
+    if ended_by != "aborted":  # the result names another seat than the ending
+        other = {**record, "result": {**record["result"], "player_id": 3 - player_id}}  # type: ignore[operator]
+        code, said = _verify(capsys, tmp_path, other)
+        assert code == 1 and "MISMATCH at version 3: the result differs" in said, said
+
+
+def test_an_ending_after_game_over_is_a_mismatch(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    def resign_after_the_end(data: dict[str, Any]) -> None:
+        data["ending"] = {"seq": len(data["moves"]) + 1, "ended_by": "resigned", "player_id": 1, "at": "x"}
+
+    record = _record_of(tmp_path, resign_after_the_end)
+    capsys.readouterr()
+    code, out, _ = run(capsys, "replay", str(record), "--verify", "--module", TTT)
+    assert code == 1 and "the record ends the match early, but replay found the game over already" in out, out
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda r: r.update(result={"ranks": {"7": 1}, "winners": [], "ended_by": "normal"}), "result.ranks names a seat"),
+        (lambda r: r.update(result={**r["result"], "ended_by": "gave up"}), "result.ended_by 'gave up'"),
+        (lambda r: r.update(ending={"seq": 10, "ended_by": "timeout", "player_id": 9}), "ending.player_id"),
+    ],
+)
+def test_a_malformed_result_or_ending_names_the_field(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, change: Any, message: str
+) -> None:
+    record = _record_of(tmp_path, change)
+    capsys.readouterr()
+    code, _, err = run(capsys, "replay", str(record), "--verify", "--module", TTT)
+    assert code == 2 and message in err, err
+
+
+HEARTS = str(DIST / "hearts.wasm")
+
+
+@pytest.mark.parametrize("bots", [["--bots", "random,random,random,random"], []])
+def test_play_seats_one_player_per_bot_or_the_fewest_the_game_declares(
+    capsys: pytest.CaptureFixture[str], bots: list[str]
+) -> None:
+    # without --players, play assumed 2: "4 bots given for 2 players", and hearts seats exactly 4
+    code, out, err = run(capsys, "play", HEARTS, *bots, "--seed", "2", "--max-plies", "3", "--quiet")
+    assert code == 1 and "stopped at the ply cap" in out and "player 4 (random)" in out, out + err
+
+
+def test_play_names_the_seats_its_bots_count_when_the_game_does_not_take_them(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = run(capsys, "play", HEARTS, "--bots", "random,random", "--seed", "2")
+    assert code == 2 and out == ""
+    assert "this game seats exactly 4 players, not 2 (play seats one player per --bots name" in err
+
+
+def test_play_refuses_a_record_path_that_is_a_folder_before_the_game(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # the whole game was played, then: "cannot write the record /tmp: Is a directory"
+    code, out, err = run(capsys, "play", TTT, "--record", str(tmp_path), "--seed", "5")
+    assert code == 2 and out == "" and f"cannot write the record {tmp_path}: it is a folder" in err

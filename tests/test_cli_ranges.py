@@ -254,3 +254,49 @@ def test_a_value_that_is_not_a_number_is_one_line_naming_the_option() -> None:
         command = f"tablehost {argv[0]}"
         assert code == 2 and len(err.splitlines()) == 1, (argv, err)
         assert err.startswith(f"{command}: argument {option}") and f"{command} --help" in err, (argv, err)
+
+
+DOMINOES = str(DIST / "dominoes.wasm")
+TILES = ["play", DOMINOES, "--players", "2", "--seed", "1", "--quiet", "--option"]
+
+
+def test_numbers_are_ascii_digits_and_nothing_else(tmp_path: Path) -> None:
+    # Python's int() reads "0_2", "+2" and " 2": they were taken (--option tiles_per_hand=0_7 as 7).
+    cases: list[tuple[list[str], dict[str, str], str]] = [
+        (["play", TTT, "--players", "0_2"], {}, "argument --players: invalid int value: '0_2'"),
+        (["play", TTT, "--players", "+2"], {}, "argument --players: invalid int value: '+2'"),
+        (["play", TTT, "--players", " 2"], {}, "argument --players: invalid int value: ' 2'"),
+        (["create", "m", "--players", "0_2", "--token", "t"], {}, "argument --players: invalid int value: '0_2'"),
+        (["simulate", TTT, "--seed", "1_000"], {}, "argument --seed: invalid int value: '1_000'"),
+        (["simulate", TTT, "--games", "1_0"], {}, "argument --games: invalid int value: '1_0'"),
+        (["check", TTT, "--games", "٣"], {}, "argument --games: invalid int value: '٣'"),
+        (
+            ["serve", "--listen", "127.0.0.1:0", "--data", str(tmp_path / "data"), "--switch-interval-ms", "1_0"],
+            {},
+            "argument --switch-interval-ms: invalid float value: '1_0'",
+        ),
+        ([*TILES, "tiles_per_hand=0_7"], {}, 'option \'tiles_per_hand\' must be an integer 0..7, not "0_7"'),
+        ([*TILES, "tiles_per_hand=+7"], {}, 'option \'tiles_per_hand\' must be an integer 0..7, not "+7"'),
+        ([*TILES, "tiles_per_hand= 7"], {}, 'option \'tiles_per_hand\' must be an integer 0..7, not " 7"'),
+        ([*TILES, "tiles_per_hand=-1"], {}, "option 'tiles_per_hand' must be an integer 0..7, not -1"),  # a number
+        (["play", TTT], {"TABLEHOST_FUEL": "1_000"}, "TABLEHOST_FUEL must be an integer, got '1_000'"),
+        (["play", TTT], {"TABLEHOST_GUEST_SLOTS": "+2"}, "TABLEHOST_GUEST_SLOTS must be an integer in ASCII digits"),
+    ]
+    for (argv, environ, message), (code, err, _) in zip(
+        cases, run_in_child([(argv, environ) for argv, environ, _ in cases]), strict=True
+    ):
+        assert (code, message in err, "Traceback" in err) == (2, True, False), (argv, err)
+
+
+def test_the_strict_parsers_read_what_they_should() -> None:
+    from tablehost.cli_ranges import parse_decimal, parse_int
+
+    assert [parse_int(t) for t in ("0", "-5", "007", str(2**64))] == [0, -5, 7, 2**64]
+    assert [parse_decimal(t) for t in ("1.5", "-.5", "1e3", "2.", "-1E-2")] == [1.5, -0.5, 1000.0, 2.0, -0.01]
+    assert [str(parse_decimal(t)) for t in ("inf", "-infinity", "nan", "NaN")] == ["inf", "-inf", "nan", "nan"]
+    for bad in ("", "-", "1_0", "+1", " 1", "1 ", "١", "1.5", "0x10", "1e3"):
+        with pytest.raises(ValueError):
+            parse_int(bad)
+    for bad in ("", ".", "1_0.5", "+1.5", " 1.5", "1.5\n", "٣.٥", "e3", "infinite"):
+        with pytest.raises(ValueError):
+            parse_decimal(bad)

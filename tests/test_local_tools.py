@@ -4,6 +4,9 @@ quarantine, non-default ``--option`` values, exit 1 for a game that failed (2 fo
 
 from __future__ import annotations
 
+import io
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -101,7 +104,7 @@ def test_check_plays_every_game_with_the_options_given(
 @pytest.mark.parametrize(
     ("option", "message"),
     [
-        ("misere=maybe", "setup/invalid: option 'misere' must be true or false, not maybe"),
+        ("misere=maybe", "setup/invalid: option 'misere' must be true or false, not \"maybe\""),
         ("nope=1", "setup/invalid: unknown option 'nope' (this game's options: misere)"),
         ("misere", "--option 'misere' is not KEY=VALUE"),
     ],
@@ -329,3 +332,154 @@ def test_play_shows_what_a_refused_answer_printed(capsys: pytest.CaptureFixture[
     status, _, err = run(capsys, "play", str(module), "--seed", "5")
     assert status == 1 and "guest/protocol: guest step answer refused at step.patches[0]" in err
     assert "  | about to cheat \\e[2J\\e]0;pwned\\x07\\u202e\n" in err and _no_terminal_control(err)
+
+
+# ---------------------------------------------------------------- simulate: Ctrl-C, progress, empty summaries
+
+
+@needs_ttt
+def test_an_interrupt_terminates_the_worker_processes_at_once() -> None:
+    """Ctrl-C in the parent while its workers play: the workers are terminated, not waited for
+    (shutdown alone let every running game finish: 49 s of ismcts on hearts)."""
+    import multiprocessing
+    import signal
+    import time
+
+    from tablehost.limits import DEFAULT_LIMITS
+    from tablehost.simulate import _batches, _run_in_processes
+
+    batches = _batches(["random", "random"], 1, 8, 100, False, 1)
+    workers: list[multiprocessing.process.BaseProcess] = []
+
+    def interrupted_after_two() -> Any:
+        yield next(batches)
+        yield next(batches)
+        workers.extend(multiprocessing.active_children())  # the pool's processes, busy with those two
+        raise KeyboardInterrupt  # as Ctrl-C in the parent while it hands out work
+
+    stream = _run_in_processes(Path(TTT).read_bytes(), "tic_tac_toe", DEFAULT_LIMITS, interrupted_after_two(), 2)
+    with pytest.raises(KeyboardInterrupt):
+        list(stream)
+    assert workers
+    for process in workers:
+        process.join()
+        while process.exitcode is None:  # the executor's own thread reaped it: its status lands soon
+            time.sleep(0.01)
+        assert process.exitcode == -signal.SIGTERM, "a worker finished its game instead of being stopped"
+
+
+def _outcomes_then_ctrl_c(*args: Any, **kwargs: Any) -> Any:
+    from tablehost.simulate import GameOutcome
+
+    yield GameOutcome(0, 11, plies=5, winners=[0], ranks=[1, 2], finished=True)
+    yield GameOutcome(1, 12, plies=7, winners=[1], ranks=[2, 1], finished=True)
+    raise KeyboardInterrupt
+
+
+@needs_ttt
+def test_ctrl_c_prints_the_summary_of_the_games_that_ended_and_exits_130(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tablehost import simulate
+
+    monkeypatch.setattr(simulate, "run_games", _outcomes_then_ctrl_c)
+    code, out, _ = run(capsys, "simulate", TTT, "--games", "5", "--seed", "3")
+    assert code == 130 and "2 games, bots random,random, seed 3 (interrupted: 2 of 5 games ended)" in out
+    assert "seat 1 (random): 1 wins" in out and "plies: mean 6" in out, out
+    code, out, _ = run(capsys, "simulate", TTT, "--games", "5", "--seed", "3", "--json")
+    summary = orjson.loads(out)
+    assert code == 130 and (summary["interrupted"], summary["games"], summary["games_requested"]) == (True, 2, 5)
+
+
+@needs_ttt
+def test_a_simulation_where_no_game_finished_has_no_means(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["simulate", TTT, "--games", "3", "--seed", "1", "--max-plies", "1"]  # every game cut off
+    code, out, _ = run(capsys, *argv, "--json")
+    summary = orjson.loads(out)
+    assert code == 1 and len(summary["failures"]) == 3
+    assert (summary["mean_ranks"], summary["plies_mean"], summary["plies_median"], summary["plies_max"]) == (
+        [None, None], None, None, None,
+    ), "0.0 read as a mean rank and a ply count that were never measured"
+    assert summary["games_requested"] == 3 and summary["interrupted"] is False
+    code, out, _ = run(capsys, *argv)
+    assert code == 1 and "  no game finished: no mean ranks or plies\n" in out and "mean rank per seat" not in out
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_is_a_line_per_interval_off_a_terminal() -> None:
+    from tablehost.progress import PLAIN_INTERVAL_S, ProgressReport
+
+    now = [100.0]
+    stream = io.StringIO()
+    report = ProgressReport("reversi", 40, stream, clock=lambda: now[0])
+    assert report.interval_s == PLAIN_INTERVAL_S == 10.0
+    report.advance(3)
+    now[0] += 12.4
+    report.tick()
+    assert stream.getvalue() == "reversi: 3/40 games, 12 s\n"
+
+
+def test_progress_on_a_terminal_redraws_one_line() -> None:
+    from tablehost.progress import TERMINAL_INTERVAL_S, ProgressReport
+
+    stream = _Terminal()
+    with ProgressReport("reversi", 40, stream, interval_s=3600) as report:  # no tick of its own here
+        assert report.interval_s != TERMINAL_INTERVAL_S and ProgressReport("x", 1, _Terminal()).interval_s == 1.0
+        report.advance(3)
+        report.tick()
+    shown = stream.getvalue()
+    assert "3/40" in shown and "\n" not in shown.rstrip("\n") and "\r" in shown
+
+
+@needs_ttt
+def test_simulate_shows_progress_on_a_terminal_and_keeps_json_on_stdout(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    code = main(["simulate", TTT, "--games", "6", "--seed", "2", "--json"])
+    summary = orjson.loads(capsys.readouterr().out)  # nothing but the JSON
+    assert code == 0 and summary["games"] == 6
+    assert "6/6" in terminal.getvalue()
+
+
+# ---------------------------------------------------------------- bench scripts, run as a user would
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+
+
+def _bench(tmp_path: Path, script: str, *argv: str) -> subprocess.CompletedProcess[str]:
+    """Run ``bench/SCRIPT`` from ``tmp_path`` (not the repository's root)."""
+    from test_e2e_server import _env
+
+    return subprocess.run(
+        [sys.executable, str(BENCH / script), *argv], cwd=tmp_path, env=_env(), capture_output=True, text=True,
+        timeout=600, check=False,
+    )
+
+
+@needs_ttt
+def test_search_strength_takes_the_sample_game_names(tmp_path: Path) -> None:
+    # `search_strength.py tic_tac_toe` was a KeyError traceback: the rows were named ttt, ...
+    ran = _bench(tmp_path, "search_strength.py", "--games", "1", "--no-fuel-check", "tic_tac_toe")
+    assert ran.returncode == 0 and "'game': 'tic_tac_toe'" in ran.stdout, ran.stderr
+    unknown = _bench(tmp_path, "search_strength.py", "--no-fuel-check", "chess")
+    assert unknown.returncode == 2 and "Traceback" not in unknown.stderr
+    assert "unknown game 'chess': choose from tic_tac_toe, reversi, checkers, dominoes, hearts" in unknown.stderr
+    assert "tic_tac_toe, reversi, checkers" in _bench(tmp_path, "search_strength.py", "--help").stdout
+
+
+def test_watch_bytes_says_when_it_cannot_read_the_module(tmp_path: Path) -> None:
+    ran = _bench(tmp_path, "watch_bytes.py", "--module", str(tmp_path / "none.wasm"))
+    assert ran.returncode == 2 and "Traceback" not in ran.stderr and "cannot read the module" in ran.stderr
+
+
+@pytest.mark.slow
+def test_watch_bytes_finds_its_default_module_from_any_folder(tmp_path: Path) -> None:
+    # FileNotFoundError: 'sample_games/dist/hearts.wasm' outside the repository's root
+    ran = _bench(tmp_path, "watch_bytes.py")
+    assert ran.returncode == 0 and ran.stdout.startswith("hearts: "), ran.stderr[-2000:]

@@ -257,3 +257,20 @@ def test_create_match_refuses_counts_and_options_before_any_guest_call(tmp_path:
         assert pool.instance_count == instances, "no instance was started for a refused match"
     finally:
         registry.close()
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ({"target": "70"}, 'option \'target\' must be an integer 20..500, not "70"'),  # looked in range as 70
+        ({"target": None}, "option 'target' must be an integer 20..500, not null"),  # read `not None`
+        ({"target": True}, "option 'target' must be an integer 20..500, not true"),
+        ({"jokers": "False"}, 'option \'jokers\' must be true or false, not "False"'),
+        ({"deck": "tiny"}, 'option \'deck\' must be one of "full", "short", not "tiny"'),
+        ({"deck": ["full"]}, 'option \'deck\' must be one of "full", "short", not a list'),
+    ],
+)
+def test_a_refused_option_value_is_shown_as_json(given: dict[str, Any], said: str) -> None:
+    with pytest.raises(SetupRefused) as refused:
+        resolve_options(parse_metadata({"metadata": GOOD}), given)
+    assert str(refused.value) == said

@@ -196,3 +196,39 @@ def test_a_record_whose_result_names_no_seat_of_it_is_refused() -> None:
     record["result"]["ranks"]["9"] = 1
     with pytest.raises(RecordError, match="result.ranks names a seat"):
         parse_record(record)
+
+
+class PlayOnPool(FakePool):
+    """The fake game, declaring that a resigned seat's opponents play on (resign rule ``continue``)."""
+
+    def metadata(self) -> dict[str, Any]:
+        return {"metadata": {"min_players": 2, "max_players": 4, "resign": "continue"}}
+
+
+THREE = [*PLAYERS, PlayerInfo(3, "cy", "#0c0")]
+
+
+def test_replay_resigns_as_the_resign_rule_says() -> None:
+    from tablehost.metadata import read_metadata
+
+    pool = PlayOnPool()
+    match = Match.start(pool, THREE, match_id="p", seed=3, metadata=read_metadata(pool))
+    match.resign(3)  # the others play on
+    match.resign(2)  # two seats left: it ends
+    honest = match.record()
+    assert honest["ending"]["seq"] == 2 and replay(parse_record(honest), PlayOnPool()).ok
+
+    forged = Match.start(pool, THREE, match_id="p", seed=3, metadata=read_metadata(pool))
+    forged.end("resigned", 2)  # not what a resignation does with three playing under this rule
+    result = replay(parse_record(forged.record()), PlayOnPool())
+    assert not result.ok and result.first_difference == 1 and "lets the others play on" in result.detail
+
+
+def test_a_failed_game_holds_no_result() -> None:
+    record = Match.start(FakePool(), PLAYERS, match_id="f", seed=3).record()
+    record["failure"] = {"version": 0, "code": "guest/panic", "message": "boom", "op": "step", "budget": None,
+                         "move": None, "at": "2026-01-01T00:00:00Z"}
+    assert parse_record(record).failure is not None
+    record["result"] = finished().record()["result"]
+    with pytest.raises(RecordError, match="a record with a failure holds no result"):
+        parse_record(record)

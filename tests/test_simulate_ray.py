@@ -73,3 +73,35 @@ def check_local_ray() -> None:
     )
     errors = [failure["error"] for failure in failing.failures]
     assert len(errors) > 8 and set(errors) == {"guest/panic: setup exploded on an odd seed"}, errors
+
+
+def _closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_a_ray_address_where_nothing_listens_fails_at_once_in_one_line() -> None:
+    # ray.init(address=...) has no connect timeout: it retried for minutes, printing warnings
+    # about another address. Run in a child, so a hang fails here instead of stalling the suite.
+    address = f"127.0.0.1:{_closed_port()}"
+    argv = [sys.executable, "-m", "tablehost", "simulate", str(DIST / "tic_tac_toe.wasm"), "--games", "2",
+            "--ray", address]
+    result = subprocess.run(argv, check=False, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and result.stdout == "", result.stderr[-2000:]
+    said = (
+        f"tablehost: no Ray cluster answers at {address} (Connection refused, tried for up to 3 s): start one "
+        "there (ray start --head), or give --ray without an address for a local Ray"
+    )
+    assert result.stderr.splitlines() == [said]
+
+
+@pytest.mark.parametrize("address", ["ray://nohost", "10.0.0.1", "h:0", "h:99999", ":6379", "h:６３７９"])
+def test_a_ray_address_that_is_not_host_port_is_refused(address: str) -> None:
+    from tablehost.ray_runner import probe_cluster
+
+    with pytest.raises(ValueError, match="is not HOST:PORT"):
+        probe_cluster(address)

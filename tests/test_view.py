@@ -367,3 +367,18 @@ def test_private_points_only_for_their_player() -> None:
         "2": {"public_points": [1.0], "private_points": []},
     }
     assert all(s["private_points"] == [] for s in visible_scores(scores, None).values())
+
+
+def test_a_refused_action_is_shown_as_json() -> None:
+    # it read {'type': 'button_click', 'button': {..., 'disabled': False}}: Python, not what a client sends
+    button = {"type": "button_click", "button": {"id": "pass", "label": "Pass", "location": "", "disabled": False}}
+    with pytest.raises(NotOffered) as caught:
+        resolve_view_action(hand_state(), 1, button, [], first_pick)
+    assert str(caught.value) == (
+        'the action {"type":"button_click","button":{"id":"pass","label":"Pass","location":"","disabled":false}}'
+        " is not among those offered to player 1"
+    )
+    huge = {"type": "space_click", "space_id": "x" * 10_000}
+    with pytest.raises(NotOffered) as caught:
+        resolve_view_action(hand_state(), 1, huge, [], first_pick)
+    assert len(str(caught.value)) < 300 and '"space_id":"xxx' in str(caught.value)

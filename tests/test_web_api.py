@@ -497,7 +497,7 @@ def test_an_http_action_without_a_type_says_so(web: WebTable) -> None:
     assert untyped.status_code == 400
     assert untyped.json()["error"]["message"].startswith('the action has no "type" (one of space_click,')
     assert teleport.status_code == 400 and len(teleport.text) < 300
-    assert teleport.json()["error"]["message"].startswith("unknown action type 'teleportteleport")
+    assert teleport.json()["error"]["message"].startswith('unknown action type "teleportteleport')
 
 
 def test_http_create_refuses_an_undeclared_player_count_as_400_and_takes_a_null_bot(web: WebTable) -> None:

@@ -23,7 +23,15 @@ from tablehost import logs
 from tablehost._stacks import on_big_stack
 from tablehost.bots import MAX_PLAYERS, is_search_bot, parse_bot_list
 from tablehost.cli_budgets import add_budget_options, describe_limits, limits_from_args
-from tablehost.cli_ranges import MAX_CHECK_GAMES, MAX_GAMES, MAX_PLIES, NUMBER_ARGUMENT, require_in_range
+from tablehost.cli_ranges import (
+    MAX_CHECK_GAMES,
+    MAX_GAMES,
+    MAX_PLIES,
+    NUMBER_ARGUMENT,
+    parse_decimal,
+    parse_int,
+    require_in_range,
+)
 from tablehost.conformance import check_module, describe_options, format_report
 from tablehost.errors import TablehostError
 from tablehost.gcpolicy import tune_for_bot_jobs
@@ -35,13 +43,16 @@ from tablehost.match import Match
 from tablehost.metadata import SetupRefused, check_player_count, resolve_options
 from tablehost.module import GameModule, load_module, validate_module
 from tablehost.module_file import read_module_file
+from tablehost.ray_runner import RayUnreachable
 from tablehost.record import load_record, replay, state_at, view_at
 from tablehost.selfplay import module_metadata, play_game
-from tablehost.simulate import MAX_WORKERS, simulate
+from tablehost.simulate import MAX_WORKERS, SimulationInterrupted, Summary, simulate
 from tablehost.terminal import escape_controls
 
 EXIT_USAGE = 2
 EXIT_FAILED = 1
+EXIT_INTERRUPTED = 130
+"""An interrupt (Ctrl-C) stopped the command: 128 + SIGINT, as shells report it."""
 
 
 def _read_module_bytes(path: str, limits: Limits = DEFAULT_LIMITS) -> bytes:
@@ -145,8 +156,9 @@ def parse_options(pairs: Sequence[str]) -> dict[str, Any]:
         pairs: each ``--option`` as given.
 
     Returns:
-        key -> value: ``true``/``false`` as booleans, an integer in ASCII digits (``-5``, ``99``)
-        as an int, anything else as the string given.
+        key -> value: ``true``/``false`` as booleans, an integer in ASCII digits (``-5``, ``99``;
+        :func:`tablehost.cli_ranges.parse_int`) as an int, anything else as the string given
+        (``0_7``, ``+7`` and ``' 7'`` stay strings, which an integer option then refuses).
 
     Raises:
         SystemExit: a pair without ``=`` or without a key; a key given twice (the last won
@@ -164,16 +176,13 @@ def parse_options(pairs: Sequence[str]) -> dict[str, Any]:
         value: Any = text
         if text in ("true", "false"):
             value = text == "true"
+        elif not text.isascii() and text.strip().lstrip("-").isdecimal():
+            raise SystemExit(f"tablehost: --option {key[:100]}={text[:100]!r}: write the number in ASCII digits 0-9")
         else:
             try:
-                value = int(text)
+                value = parse_int(text)
             except ValueError:
-                pass
-            else:
-                if not text.isascii():
-                    raise SystemExit(
-                        f"tablehost: --option {key[:100]}={text[:100]!r}: write the number in ASCII digits 0-9"
-                    )
+                pass  # a choice's name, or a malformed number the option's own check refuses
         options[key] = value
     return options
 
@@ -327,6 +336,47 @@ def _write_record(path: str, record: dict[str, Any]) -> None:
         raise SystemExit(f"tablehost: cannot write the record {path}: {exc.strerror}") from None
 
 
+def _play_seats(pool: GuestPool, names: list[str]) -> int:
+    """Seats of ``play`` without ``--players``: one per ``--bots`` name when several are given
+    (as ``simulate`` counts them), else the fewest the module declares (2 for a module that
+    declares nothing).
+
+    Raises:
+        SetupRefused: the names count seats the module does not declare (exit 2), said with
+            how ``play`` counted them.
+        GuestError: the module's ``metadata`` op failed.
+    """
+    metadata = module_metadata(pool)
+    if len(names) > 1:
+        if metadata.declared:
+            try:
+                check_player_count(metadata, len(names))
+            except SetupRefused as exc:
+                raise SetupRefused(
+                    f"{exc} (play seats one player per --bots name; --players N with one name seats N)",
+                    players=len(names),
+                ) from None
+        return len(names)
+    return metadata.min_players if metadata.declared else 2
+
+
+def _check_record_path(path: str) -> None:
+    """Refuse a ``--record`` path the record could not be written to, before the game is played.
+
+    Raises:
+        SystemExit: its folder does not exist, it is a folder, or it (or, when it does not exist
+            yet, its folder) is not writable; the CLI exits 2.
+    """
+    target = Path(path)
+    folder = target.resolve().parent
+    if not folder.is_dir():
+        raise SystemExit(f"tablehost: cannot write the record: no folder {target.parent}")
+    if target.is_dir():
+        raise SystemExit(f"tablehost: cannot write the record {path}: it is a folder; name a file in it")
+    if not os.access(target if target.exists() else folder, os.W_OK):
+        raise SystemExit(f"tablehost: cannot write the record {path}: permission denied")
+
+
 def cmd_play(args: argparse.Namespace) -> int:
     """Play one local match with bots, printing every move and the final scores.
 
@@ -347,9 +397,10 @@ def cmd_play(args: argparse.Namespace) -> int:
             fit); the CLI exits 2.
     """
     require_in_range("--max-plies", args.max_plies, 1, MAX_PLIES)
-    bots = parse_bot_list(args.bots, args.players)
-    if args.record and not Path(args.record).resolve().parent.is_dir():
-        raise SystemExit(f"tablehost: cannot write the record: no folder {Path(args.record).parent}")
+    names = [n.strip() for n in args.bots.split(",") if n.strip()]
+    parse_bot_list(args.bots, args.players if args.players is not None else max(1, len(names)))  # names first
+    if args.record:
+        _check_record_path(args.record)
     limits = limits_from_args(args)
     data = _read_module_bytes(args.module, limits)
     module = load_module(data, limits=limits, name=Path(args.module).stem)
@@ -357,6 +408,8 @@ def cmd_play(args: argparse.Namespace) -> int:
     pool = local_pool(module, limits)
     tune_for_bot_jobs()
     try:
+        players = args.players if args.players is not None else _play_seats(pool, names)
+        bots = parse_bot_list(args.bots, players)
         options = declared_options(pool, args.option)  # refusals before the game: bad input (exit 2)
         _check_search_bots(pool, bots, options)
         try:
@@ -453,46 +506,79 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         pool.close()
     seed = args.seed if args.seed is not None else secrets.randbits(64)
     tune_for_bot_jobs()  # this process plays the games itself with --workers 1
-    summary = simulate(
-        args.module,
-        bots,
-        seed,
-        args.games,
-        workers=args.workers,
-        max_plies=args.max_plies,
-        limits=limits,
-        progress=not args.json and sys.stderr.isatty(),
-        in_guest=args.in_guest,
-        batch_size=args.batch,
-        use_ray=args.ray is not None,
-        ray_address=args.ray or None,
-        options=options,
-    )
+    try:
+        summary = simulate(
+            args.module,
+            bots,
+            seed,
+            args.games,
+            workers=args.workers,
+            max_plies=args.max_plies,
+            limits=limits,
+            progress=True,  # on stderr only: a redrawn line on a terminal, else a line every 10 s
+            in_guest=args.in_guest,
+            batch_size=args.batch,
+            use_ray=args.ray is not None,
+            ray_address=args.ray or None,
+            options=options,
+        )
+    except SimulationInterrupted as stopped:  # Ctrl-C: the games that ended, said to be partial
+        summary = stopped.summary
+    except RayUnreachable as exc:
+        raise SystemExit(f"tablehost: {exc}") from None
+    except ImportError as exc:
+        if args.ray is None or exc.name != "ray":
+            raise
+        raise SystemExit("tablehost: --ray needs Ray: pip install -e '.[ray]'") from None
     if args.json:
         print(orjson.dumps(summary.to_json(), option=orjson.OPT_INDENT_2).decode())
     else:
-        print(f"{summary.module}: {summary.games} games, bots {','.join(summary.bots)}, seed {summary.seed}")
-        if summary.options:
-            print(f"  options: {describe_options(summary.options)}")
-        for seat, wins in enumerate(summary.wins):
-            print(f"  seat {seat + 1} ({summary.bots[seat]}): {wins} wins")
-        print(f"  draws: {summary.draws}")
-        print("  mean rank per seat: " + ", ".join(str(rank) for rank in summary.mean_ranks))
-        print(f"  plies: mean {summary.plies_mean}, median {summary.plies_median}, max {summary.plies_max}")
-        print(f"  speed: {summary.moves_per_second} moves/s, {summary.games_per_second} games/s")
-        print(f"  failures: {len(summary.failures)}")
-        for failure in summary.failures:
-            print(escape_controls(f"    game {failure['game']} seed {failure['seed']}: {failure['error']}"))
+        for line in summary_lines(summary):
+            print(escape_controls(line))
+    if summary.interrupted:
+        return EXIT_INTERRUPTED
     return EXIT_FAILED if summary.failures else 0
+
+
+def summary_lines(summary: Summary) -> list[str]:
+    """The lines ``simulate`` prints for ``summary`` (not escaped: module text is the caller's to escape).
+
+    Returns:
+        The header (games, bots, seed; ``interrupted: N of M games ended`` after Ctrl-C), the
+        options, wins per seat, draws, mean rank per seat and plies (``no game finished`` in
+        their place when none did), speed, and every failure with its seed.
+    """
+    header = f"{summary.module}: {summary.games} games, bots {','.join(summary.bots)}, seed {summary.seed}"
+    if summary.interrupted:
+        header += f" (interrupted: {summary.games} of {summary.games_requested} games ended)"
+    lines = [header]
+    if summary.options:
+        lines.append(f"  options: {describe_options(summary.options)}")
+    for seat, wins in enumerate(summary.wins):
+        lines.append(f"  seat {seat + 1} ({summary.bots[seat]}): {wins} wins")
+    lines.append(f"  draws: {summary.draws}")
+    if summary.finished == 0:
+        lines.append("  no game finished: no mean ranks or plies")
+    else:
+        lines.append("  mean rank per seat: " + ", ".join(str(rank) for rank in summary.mean_ranks))
+        lines.append(f"  plies: mean {summary.plies_mean}, median {summary.plies_median}, max {summary.plies_max}")
+    lines.append(f"  speed: {summary.moves_per_second} moves/s, {summary.games_per_second} games/s")
+    lines.append(f"  failures: {len(summary.failures)}")
+    lines.extend(f"    game {f['game']} seed {f['seed']}: {f['error']}" for f in summary.failures)
+    return lines
 
 
 def _viewer(text: str, player_ids: list[int]) -> int | None:
     if text == "spectator":
         return None
-    if not text.isdigit() or int(text) not in player_ids:
+    try:
+        viewer = parse_int(text)
+    except ValueError:
+        viewer = None
+    if viewer not in player_ids:
         choices = ", ".join(str(p) for p in player_ids)
-        raise SystemExit(f"tablehost: --viewer must be a player id ({choices}) or 'spectator', got {text!r}")
-    return int(text)
+        raise SystemExit(f"tablehost: --viewer must be a player id ({choices}) or 'spectator', got {text[:40]!r}")
+    return viewer
 
 
 def describe_failure_lines(failure: FailureRecord) -> list[str]:
@@ -556,6 +642,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if result.ok:
         what = "patches and results" if result.results_compared else "patches"
         print(f"verified: setup and {result.events} events reproduced exactly ({what})")
+        if result.result_checked and record.result is not None:
+            print(escape_controls(f"verified: the replayed game gives the record's {describe_result(record.result)}"))
         failure = record.failure
         if failure is not None and result.failure_rerun:
             print(escape_controls(f"verified: the failure happened again: {failure.describe()}"))
@@ -653,17 +741,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def ascii_int(text: str) -> int:
-    """``int(text)`` for a number written in ASCII (``--players ２`` was 2); ValueError otherwise."""
-    if not text.isascii():
-        raise ValueError(f"not a number in ASCII digits: {text[:40]!r}")
-    return int(text)
+    """An option's integer (:func:`tablehost.cli_ranges.parse_int`: ASCII digits only, so
+    ``--players ２``, ``0_2``, ``+2`` and ``' 2'`` are refused); ValueError otherwise."""
+    return parse_int(text)
 
 
 def ascii_float(text: str) -> float:
-    """``float(text)`` for a number written in ASCII; ValueError otherwise."""
-    if not text.isascii():
-        raise ValueError(f"not a number in ASCII digits: {text[:40]!r}")
-    return float(text)
+    """An option's number with a fraction (:func:`tablehost.cli_ranges.parse_decimal`); ValueError otherwise."""
+    return parse_decimal(text)
 
 
 ascii_int.__name__ = "int"  # argparse's refusal says "invalid int value: '２'"
@@ -709,7 +794,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     play = commands.add_parser("play", help="play one local match with bots")
     play.add_argument("module", help="path to a .wasm module")
-    play.add_argument("--players", type=int, default=2, help="number of seats (default 2)")
+    play.add_argument(
+        "--players",
+        type=int,
+        help="number of seats (default: one per --bots name, or with one name the fewest the module declares)",
+    )
     play.add_argument(
         "--bots", default="random", help="bot per seat, comma-separated: random, first, mcts:N, ismcts:N"
     )
@@ -847,7 +936,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(escape_controls(exc.code), file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader (e.g. `| head`) went away: stop quietly, as other command-line tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

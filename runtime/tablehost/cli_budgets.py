@@ -16,7 +16,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import replace
 
-from tablehost.cli_ranges import require_in_range
+from tablehost.cli_ranges import parse_int, require_in_range
 from tablehost.guest.scheduler import RUN_SLOTS, SLOTS_ENV, default_slots
 from tablehost.limits import DEFAULT_LIMITS, KiB, Limits, MiB
 
@@ -125,12 +125,14 @@ def guest_slots_from_args(args: argparse.Namespace, environ: Mapping[str, str] |
     if value is not None:
         require_in_range(SLOTS_OPTION, value, 1, GUEST_SLOTS_MAX)
         return int(value)
+    text = environ.get(SLOTS_ENV, "")
+    if not text.strip():
+        return default_slots({})  # no variable: one slot per usable core
     try:
-        slots = default_slots(environ)
-    except ValueError as exc:
-        raise SystemExit(f"tablehost: {exc}") from None
-    if environ.get(SLOTS_ENV, "").strip():
-        require_in_range(SLOTS_ENV, slots, 1, GUEST_SLOTS_MAX)
+        slots = parse_int(text)
+    except ValueError:
+        raise SystemExit(f"tablehost: {SLOTS_ENV} must be an integer in ASCII digits 0-9, got {text[:40]!r}") from None
+    require_in_range(SLOTS_ENV, slots, 1, GUEST_SLOTS_MAX)
     return slots
 
 
@@ -162,7 +164,7 @@ def limits_from_args(args: argparse.Namespace, environ: Mapping[str, str] | None
         if value is None and environ.get(env):
             source = env
             try:
-                value = int(environ[env])
+                value = parse_int(environ[env])
             except ValueError:
                 raise SystemExit(f"tablehost: {env} must be an integer, got {environ[env]!r}") from None
         if value is None:

@@ -86,6 +86,38 @@ argparse's own pattern knows only ``-5`` and ``-.5``, so ``--switch-interval-ms 
 reaches the option's range check (:func:`require_in_range`). No option of ours looks like this."""
 
 
+_INTEGER_TEXT = re.compile(r"-?[0-9]+\Z")
+_DECIMAL_TEXT = re.compile(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?\Z|-?(?:inf(?:inity)?|nan)\Z", re.IGNORECASE)
+
+
+def parse_int(text: str) -> int:
+    """The one reading of an integer the commands take (options, ``--option`` values,
+    environment variables): ASCII digits ``0-9``, a leading ``-`` allowed, nothing else.
+
+    Python's ``int`` also reads ``1_000``, ``+7``, ``' 7 '`` and other scripts' digits (``٣``);
+    a value written so is refused, never read as another number.
+
+    Raises:
+        ValueError: ``text`` is anything else (argparse then says ``invalid int value``).
+    """
+    if not _INTEGER_TEXT.match(text):
+        raise ValueError(f"not an integer in ASCII digits 0-9: {text[:40]!r}")
+    return int(text)
+
+
+def parse_decimal(text: str) -> float:
+    """A number with a fraction or exponent as the commands read it: ASCII digits, an optional
+    leading ``-``, ``.`` and ``e``; or ``inf``, ``infinity``, ``nan`` (refused later by every
+    range, saying so). No ``_``, ``+`` sign or spaces, as :func:`parse_int`.
+
+    Raises:
+        ValueError: ``text`` is anything else.
+    """
+    if not _DECIMAL_TEXT.match(text):
+        raise ValueError(f"not a number in ASCII digits 0-9: {text[:40]!r}")
+    return float(text)
+
+
 def _number(value: float) -> str:
     """``4096``, ``1000000`` or ``0.5``: whole numbers without a fraction."""
     return str(int(value)) if float(value).is_integer() else str(value)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tablehost.errors import GuestProtocolError, TablehostError
+from tablehost.shown import shown_value
 
 MIN_ABI_MINOR_FOR_METADATA = 1
 """The ABI v1 minor version that introduced op 6 ``metadata`` and setup's ``options``."""
@@ -97,7 +98,7 @@ class OptionSpec:
             return f"an integer {self.minimum}..{self.maximum}"
         if self.type == "boolean":
             return "true or false"
-        return "one of " + ", ".join(repr(v) for v in self.values)
+        return "one of " + ", ".join(shown_value(v) for v in self.values)
 
     def to_json(self) -> dict[str, Any]:
         """The wire form (docs/abi.md "metadata")."""
@@ -255,7 +256,7 @@ def _parse_option(item: Any, where: str) -> OptionSpec:
     else:
         option = OptionSpec(name, "boolean", item["default"], description)
     if not option.allows(option.default):
-        raise _fail(f"{where}default {str(option.default)[:40]} is not {option.allowed_text()}")
+        raise _fail(f"{where}default {shown_value(option.default)} is not {option.allowed_text()}")
     return option
 
 
@@ -303,9 +304,8 @@ def resolve_options(metadata: GameMetadata, given: dict[str, Any]) -> dict[str, 
         if spec is None:
             known = ", ".join(o.name for o in metadata.options) or "none"
             raise SetupRefused(f"unknown option {name!r} (this game's options: {known})", option=name)
-        if not spec.allows(value):
-            shown = str(value)[:40] if not isinstance(value, bool) else str(value).lower()
-            raise SetupRefused(f"option {name!r} must be {spec.allowed_text()}, not {shown}", option=name)
+        if not spec.allows(value):  # the value as JSON: "7" (a string) is not 7, null is not "None"
+            raise SetupRefused(f"option {name!r} must be {spec.allowed_text()}, not {shown_value(value)}", option=name)
     resolved: dict[str, Any] = {}
     for spec in metadata.options:
         value = given.get(spec.name, spec.default)

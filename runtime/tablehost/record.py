@@ -37,6 +37,7 @@ from tablehost.history import (
 )
 from tablehost.match import Journal, Match
 from tablehost.metadata import GameMetadata, read_metadata
+from tablehost.results import END_REASONS
 from tablehost.table import Table, apply_patches, canonical_json, normalize_state
 from tablehost.types import PlayerId, StateDict, Viewer
 from tablehost.view import view_state
@@ -171,6 +172,7 @@ def parse_record(data: dict[str, Any] | bytes | str) -> ParsedRecord:
         _field(ending, "seq", int, "ending")
         if ending.get("ended_by") not in ("resigned", "timeout", "aborted"):
             raise RecordError(f"ending.ended_by {ending.get('ended_by')!r} is not resigned, timeout or aborted")
+        _ending_seat(ending, ids)
         _partners(ending, ids, "ending")
     options = setup.get("options", {})
     _expect(options, dict, "setup.options")
@@ -182,6 +184,9 @@ def parse_record(data: dict[str, Any] | bytes | str) -> ParsedRecord:
         _partners(item, ids, f"resignations[{i}]")
     bots = _parse_bots(record.get("bots", {}), ids)
     failure = _failure(record.get("failure"), ids, ending is not None)
+    result = _result(record.get("result"), ids)
+    if failure is not None and result is not None:
+        raise RecordError("a record with a failure holds no result: the game failed before it ended")
     parsed = ParsedRecord(
         match_id=str(_field(record, "match_id", str)),
         module_sha256=str(_field(module, "sha256", str, "module")),
@@ -196,11 +201,22 @@ def parse_record(data: dict[str, Any] | bytes | str) -> ParsedRecord:
         resignations=list(resignations),
         format=form,
         failure=failure,
-        result=_result(record.get("result"), ids),
+        result=result,
     )
     if failure is not None and failure.version != parsed.version:
         raise RecordError(f"failure.version {failure.version} is not the record's version {parsed.version}")
     return parsed
+
+
+def _ending_seat(ending: dict[str, Any], ids: list[int]) -> None:
+    """An ending's ``player_id`` checked as :meth:`Match.end` journals it: the seated player that
+    resigned or timed out, null for an abort (the admin's, no seat's)."""
+    ended_by, player = ending["ended_by"], ending.get("player_id")
+    if ended_by == "aborted" and player is not None:
+        raise RecordError("ending.player_id must be null for an abort (the admin aborts, no seat)")
+    if ended_by != "aborted" and (type(player) is not int or player not in ids):
+        did = "timed out" if ended_by == "timeout" else "resigned"
+        raise RecordError(f"ending.player_id must name the seat that {did}, one of the players {ids}")
 
 
 def _partners(event: dict[str, Any], ids: list[int], where: str) -> None:
@@ -223,10 +239,18 @@ def _result(raw: Any, ids: list[int]) -> dict[str, Any] | None:
         return None
     result = _expect(raw, dict, "result")
     ranks = _field(result, "ranks", dict, "result")
-    if any(key not in {str(pid) for pid in ids} for key in ranks):
-        raise RecordError(f"result.ranks names a seat that is not one of the players {ids}")
-    _field(result, "winners", list, "result")
-    _field(result, "ended_by", str, "result")
+    seated = {str(pid) for pid in ids}
+    for key, rank in ranks.items():
+        if key not in seated:
+            raise RecordError(f"result.ranks names a seat that is not one of the players {ids}: {key[:20]!r}")
+        _expect(rank, int, f"result.ranks.{key}")
+    for i, winner in enumerate(_field(result, "winners", list, "result")):
+        if _expect(winner, int, f"result.winners[{i}]") not in ids:
+            raise RecordError(f"result.winners[{i}] {winner} is not one of the players {ids}")
+    if _field(result, "ended_by", str, "result") not in END_REASONS:
+        raise RecordError(f"result.ended_by {result['ended_by'][:40]!r} is not one of {', '.join(END_REASONS)}")
+    if result.get("player_id") is not None:
+        _expect(result["player_id"], int, "result.player_id")
     return dict(result)
 
 
@@ -401,6 +425,8 @@ class ReplayResult:
         final_state: the state replay ended in.
         results_compared: scores, game over and offers were compared too (false for a
             format-1 record, which kept no results).
+        result_checked: the record's top-level ``result`` was compared with the replayed
+            match's result (false when the record has none).
         failure_rerun: for a record with a ``failure``, the move that failed was re-executed
             and failed the same way (:meth:`FailureRecord.same_failure`), or, for a game that
             offered no one anything, it is stuck again; false when the failure happened outside
@@ -415,6 +441,7 @@ class ReplayResult:
     final_state: StateDict = field(default_factory=dict)
     results_compared: bool = True
     failure_rerun: bool = False
+    result_checked: bool = False
 
 
 def replay(record: ParsedRecord, pool: GuestPool) -> ReplayResult:
@@ -424,8 +451,9 @@ def replay(record: ParsedRecord, pool: GuestPool) -> ReplayResult:
     state, prepare patches and result; each move must be offered again and reproduce its
     patches, ``rng_used``, ``allow_undo`` and result (scores, game over, the offers' digest);
     each undo must be allowed again. A format-1 record kept no results: they are not
-    compared (``results_compared`` false). A resignation or early ending is applied again; the
-    partners journaled with it must be the ones the game's teams give its seat then (one
+    compared (``results_compared`` false). A resignation or early ending is applied again (an
+    ending by resignation through :meth:`Match.resign`: the module's resign rule must make it
+    end the match; none after game over); the partners journaled with it must be the ones the game's teams give its seat then (one
     journaled without partners, before the host ranked partners together, is applied as it was:
     its seat alone). The result the record was written with (``result``), when it has one, must
     be the one replay derives. A record's ``failure`` must happen again after the
@@ -508,19 +536,16 @@ def replay(record: ParsedRecord, pool: GuestPool) -> ReplayResult:
         differs = _partners_difference(match, ending, "the ending")
         if differs:
             return ReplayResult(False, done, done + 1, differs, match.state, compared)
-        try:
-            match.end(ending["ended_by"], ending.get("player_id"), partners=ending.get("partners", []))
-        except MatchOver:
-            return ReplayResult(
-                False, done, done + 1, "the record ends the match early, but replay found the game over already",
-                match.state, compared,
-            )
+        differs = _replay_ending(match, ending)
+        if differs:
+            return ReplayResult(False, done, done + 1, differs, match.state, compared)
         done += 1
     differs = _result_difference(match, record)
     if differs:
         return ReplayResult(False, done, done, differs, match.state, compared)
+    checked = record.result is not None
     if record.failure is None:
-        return ReplayResult(True, done, final_state=match.state, results_compared=compared)
+        return ReplayResult(True, done, final_state=match.state, results_compared=compared, result_checked=checked)
     differs = _replay_failure(match, record.failure)
     if differs:
         return ReplayResult(False, done, done + 1, differs, match.state, compared)
@@ -574,6 +599,37 @@ def _replay_failure(match: Match, failure: FailureRecord) -> str:
     return f"the move that failed at version {failure.version} ({failure.code}) was accepted on replay{hint}"
 
 
+def _replay_ending(match: Match, ending: dict[str, Any]) -> str:
+    """Apply a record's ``ending`` to ``match`` (replayed up to it) as the server made it: a
+    resignation through :meth:`Match.resign`, so the module's resign rule must make it end the
+    match; a timeout or an abort through :meth:`Match.end`. The journaled partners are used as
+    they are (:func:`_partners_difference` checked them).
+
+    Returns:
+        ``""`` when the ending applies, else a sentence saying why it does not (the game was
+        over already, the resign rule lets the others play on, the seat could not resign).
+    """
+    ended_by, player = ending["ended_by"], ending.get("player_id")
+    partners = ending.get("partners", [])
+    if match.game_over:
+        return "the record ends the match early, but replay found the game over already"
+    try:
+        if ended_by == "resigned":
+            taken = match.resign(int(ending["player_id"]), partners=partners)
+            if "ended_by" not in taken:
+                return (
+                    f"the record ends the match by player {player}'s resignation, but the game's resign rule "
+                    "lets the others play on (a resignation, not an ending)"
+                )
+        else:
+            match.end(ended_by, player, partners=partners)
+    except MatchOver:
+        return "the record ends the match early, but replay found the game over already"
+    except TablehostError as exc:
+        return f"the record's ending ({ended_by}) at version {ending['seq']} was refused: {exc}"
+    return ""
+
+
 def _partners_difference(match: Match, event: dict[str, Any], what: str) -> str:
     """How the partners ``match`` gives a recorded resignation's or ending's seat now differ
     from the ones the record journaled with it, or ``""`` (also when the record journaled none:
@@ -596,11 +652,23 @@ def _result_difference(match: Match, record: ParsedRecord) -> str:
         return ""
     again = match.result
     if again is None:
-        return f"the record has a result ({record.result['ended_by']}), but the replayed match has not ended"
-    if canonical_json(again.to_json()) != canonical_json(record.result):
         return (
-            f"the result differs: replay ranks {canonical_json(again.to_json())[:300].decode()}, "
-            f"the record {canonical_json(record.result)[:300].decode()}"
+            f"the record has a result ({record.result['ended_by']}), but the replayed match has not ended: "
+            f"the game is not over after its {match.version} events"
+        )
+    derived = again.to_json()
+    if canonical_json(derived) != canonical_json(record.result):
+        hint = ""
+        if derived["ended_by"] != record.result["ended_by"]:
+            events = f"its ending says {record.ending['ended_by']}" if record.ending is not None else "it has no ending"
+            hint = (
+                f" (the record's result says ended_by {record.result['ended_by']}, its events end it "
+                f"{derived['ended_by']}: a resignation, timeout or abort is recorded as the record's ending, "
+                f"and {events})"
+            )
+        return (
+            f"the result differs: replay ranks {canonical_json(derived)[:300].decode()}, "
+            f"the record {canonical_json(record.result)[:300].decode()}{hint}"
         )
     return ""
 

@@ -12,14 +12,21 @@ The workers' pools never quarantine the module (:class:`~tablehost.guest.GuestPo
 before it. A worker process that dies (killed, out of memory) never hangs the run: every game that was in
 flight in the broken worker pool is reported as a failure with its seed, and the remaining
 games go to a fresh pool. Games run on a big-stack thread of their worker (:mod:`tablehost._stacks`).
+
+An interrupt (Ctrl-C) stops the run at once: the worker processes ignore SIGINT and the caller
+terminates them, games in flight are dropped, and :func:`simulate` raises
+:class:`SimulationInterrupted` carrying the summary of the games that finished before it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
+import signal
 import statistics
+import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
@@ -36,6 +43,7 @@ from tablehost.limits import DEFAULT_LIMITS, Limits
 from tablehost.metadata import read_metadata
 from tablehost.module import load_module
 from tablehost.module_file import read_module_file
+from tablehost.progress import ProgressReport
 from tablehost.results import compute_result
 from tablehost.rng import Rng
 from tablehost.selfplay import default_players, play_game
@@ -74,11 +82,18 @@ class Summary:
         games: games played; ``failures`` lists every failed or unfinished game with its seed.
         wins: outright wins per seat (index = seat; both partners of a winning team count one);
             ``draws``: games whose first place was shared by seats that are not one team.
-        mean_ranks: each seat's mean rank over finished games (1 = always first).
-        plies_mean, plies_median, plies_max: over finished games.
+        mean_ranks: each seat's mean rank over finished games (1 = always first); each None
+            when no game finished.
+        plies_mean, plies_median, plies_max: over finished games; None when none finished.
         moves_per_second, games_per_second: over the wall-clock time of the whole run.
+        seconds: that wall-clock time, seconds.
+        failures: ``{"game", "seed", "error"}`` per failed or unfinished game, by game index.
         options: the game options every game was set up with (``--option``), as given; empty
             for the defaults.
+        games_requested: the games the run was asked for; more than ``games`` when it was
+            interrupted.
+        interrupted: the run was stopped (Ctrl-C) before every game was played; the summary
+            covers the games that ended before that.
     """
 
     module: str
@@ -87,19 +102,39 @@ class Summary:
     games: int
     wins: list[int]
     draws: int
-    mean_ranks: list[float]
-    plies_mean: float
-    plies_median: float
-    plies_max: int
+    mean_ranks: list[float | None]
+    plies_mean: float | None
+    plies_median: float | None
+    plies_max: int | None
     moves_per_second: float
     games_per_second: float
     seconds: float
     failures: list[dict[str, Any]]
     options: dict[str, Any] = field(default_factory=dict)
+    games_requested: int = 0
+    interrupted: bool = False
+
+    @property
+    def finished(self) -> int:
+        """Games that reached game over (neither failed nor cut off)."""
+        return self.games - len(self.failures)
 
     def to_json(self) -> dict[str, Any]:
-        """The summary as a JSON-ready dict (``--json`` output)."""
+        """The summary as a JSON-ready dict (``--json`` output; README "simulate --json")."""
         return asdict(self)
+
+
+class SimulationInterrupted(KeyboardInterrupt):
+    """A simulation stopped by an interrupt (Ctrl-C); a :class:`KeyboardInterrupt`, so a caller
+    that does not look for it is interrupted as usual.
+
+    Attributes:
+        summary: the games that ended before the interrupt (``summary.interrupted`` true).
+    """
+
+    def __init__(self, summary: Summary) -> None:
+        super().__init__("the simulation was interrupted")
+        self.summary = summary
 
 
 MAX_WORKERS = 64
@@ -247,6 +282,14 @@ def run_batch(batch: Batch) -> list[GameOutcome]:
     return on_big_stack(_worker.pool.limits.stack_bytes, play)
 
 
+def _init_pool_worker(module_bytes: bytes, name: str, limits: Limits) -> None:
+    """:func:`_init_worker` in a worker process of a local pool, which leaves an interrupt to
+    its parent: Ctrl-C reaches every process of the terminal's group, and the parent
+    terminates the workers (:func:`_stop_workers`), so none prints a traceback of its own."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _init_worker(module_bytes, name, limits)
+
+
 def _init_and_run(module_bytes: bytes, name: str, limits: Limits, batch: Batch) -> list[GameOutcome]:
     _init_worker(module_bytes, name, limits)
     return run_batch(batch)
@@ -278,7 +321,7 @@ def run_games(
     ray_address: str | None = None,
     use_ray: bool = False,
     options: dict[str, Any] | None = None,
-) -> Iterator[GameOutcome]:
+) -> Generator[GameOutcome, None, None]:
     """Play ``games`` games and yield each outcome as it finishes (any order).
 
     Game *i*'s seed is output *i* of ``Rng(seed)`` however the games are spread, so the same
@@ -332,10 +375,10 @@ def _run_in_processes(
     context = multiprocessing.get_context("spawn")
     exhausted = False
     while True:
-        executor = ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
+        executor = ProcessPoolExecutor(workers, mp_context=context, initializer=_init_pool_worker,
                                        initargs=(data, name, limits))
         in_flight: dict[Future[list[GameOutcome]], Batch] = {}
-        broken = False
+        broken = stopped = False
         try:
             while True:
                 while not exhausted and len(in_flight) < workers * IN_FLIGHT_PER_WORKER:
@@ -358,8 +401,24 @@ def _run_in_processes(
                     for batch in in_flight.values():
                         yield from _died(batch)
                     break
+        except BaseException:  # an interrupt, or the caller closed the stream: nobody wants the rest
+            stopped = True
+            _stop_workers(executor)
+            raise
         finally:
-            executor.shutdown(wait=not broken, cancel_futures=True)
+            executor.shutdown(wait=not (broken or stopped), cancel_futures=True)
+
+
+def _stop_workers(executor: ProcessPoolExecutor) -> None:
+    """Terminate ``executor``'s worker processes now, games in flight and all (shutdown alone
+    waits for every running game to end: minutes for a long search)."""
+    terminate = getattr(executor, "terminate_workers", None)  # Python 3.14
+    if terminate is not None:
+        terminate()
+        return
+    # Before 3.14 the executor's processes are only reachable through this attribute.
+    for process in list((getattr(executor, "_processes", None) or {}).values()):
+        process.terminate()
 
 
 def _died(batch: Batch) -> list[GameOutcome]:
@@ -371,11 +430,14 @@ def _died(batch: Batch) -> list[GameOutcome]:
 
 def summarize(
     module: str, bots: Sequence[str], seed: int, outcomes: list[GameOutcome], seconds: float,
-    options: dict[str, Any] | None = None,
+    options: dict[str, Any] | None = None, *, requested: int | None = None, interrupted: bool = False,
 ) -> Summary:
     """Fold outcomes (any order) into a :class:`Summary`; failures sorted by game index.
 
-    ``options``: the games' options, kept in the summary (empty: the defaults).
+    Args:
+        options: the games' options, kept in the summary (empty: the defaults).
+        requested: the games the run was asked for (default: as many as ``outcomes``).
+        interrupted: the run was stopped before every game ended.
     """
     outcomes = sorted(outcomes, key=lambda o: o.index)
     wins = [0] * len(bots)
@@ -391,7 +453,9 @@ def summarize(
                 wins[seat] += 1
     total_moves = sum(o.plies for o in outcomes)
     ranked = [o.ranks for o in outcomes if o.error is None and len(o.ranks) == len(bots)]
-    mean_ranks = [round(statistics.fmean(r[seat] for r in ranked), 3) if ranked else 0.0 for seat in range(len(bots))]
+    mean_ranks: list[float | None] = [
+        round(statistics.fmean(r[seat] for r in ranked), 3) if ranked else None for seat in range(len(bots))
+    ]
     return Summary(
         module=module,
         bots=list(bots),
@@ -400,14 +464,16 @@ def summarize(
         wins=wins,
         draws=draws,
         mean_ranks=mean_ranks,
-        plies_mean=round(statistics.fmean(plies), 2) if plies else 0.0,
-        plies_median=float(statistics.median(plies)) if plies else 0.0,
-        plies_max=max(plies) if plies else 0,
+        plies_mean=round(statistics.fmean(plies), 2) if plies else None,
+        plies_median=float(statistics.median(plies)) if plies else None,
+        plies_max=max(plies) if plies else None,
         moves_per_second=round(total_moves / seconds, 1) if seconds > 0 else 0.0,
         games_per_second=round(len(outcomes) / seconds, 2) if seconds > 0 else 0.0,
         seconds=round(seconds, 3),
         failures=[{"game": o.index, "seed": o.seed, "error": o.error} for o in outcomes if o.error],
         options=dict(options or {}),
+        games_requested=len(outcomes) if requested is None else requested,
+        interrupted=interrupted,
     )
 
 
@@ -427,19 +493,37 @@ def simulate(
     use_ray: bool = False,
     options: dict[str, Any] | None = None,
 ) -> Summary:
-    """Run a whole simulation and summarise it; ``progress`` shows a bar on stderr.
+    """Run a whole simulation and summarise it.
 
     The arguments are :func:`run_games`'s; the same seed gives the same summary (timings aside)
-    whatever ``workers``, ``batch_size`` and ``use_ray``.
+    whatever ``workers``, ``batch_size`` and ``use_ray``. ``progress`` tells the games done on
+    standard error while they run (:class:`~tablehost.progress.ProgressReport`: a line redrawn
+    every second on a terminal, else a line every 10 s), never on standard output.
+
+    Raises:
+        SimulationInterrupted: an interrupt (Ctrl-C) stopped the run: its worker processes
+            are terminated and its ``summary`` covers the games that ended before it.
+        What :func:`run_games` raises.
     """
     started = time.perf_counter()
+    name = Path(module_path).stem
     stream = run_games(
         module_path, bots, seed, games, workers=workers, max_plies=max_plies, limits=limits, in_guest=in_guest,
         batch_size=batch_size, ray_address=ray_address, use_ray=use_ray, options=options,
     )
-    if progress:
-        from tqdm import tqdm
-
-        stream = tqdm(stream, total=games, unit="game", desc=Path(module_path).stem)
-    outcomes = list(stream)
-    return summarize(Path(module_path).stem, bots, seed, outcomes, time.perf_counter() - started, options)
+    outcomes: list[GameOutcome] = []
+    report = ProgressReport(name, games, sys.stderr) if progress else None
+    watching: contextlib.AbstractContextManager[Any] = report if report is not None else contextlib.nullcontext()
+    try:
+        with watching:
+            for outcome in stream:
+                outcomes.append(outcome)
+                if report is not None:
+                    report.advance()
+    except KeyboardInterrupt:
+        stream.close()  # the workers are stopped (when the interrupt came between two outcomes)
+        summary = summarize(
+            name, bots, seed, outcomes, time.perf_counter() - started, options, requested=games, interrupted=True
+        )
+        raise SimulationInterrupted(summary) from None
+    return summarize(name, bots, seed, outcomes, time.perf_counter() - started, options, requested=games)

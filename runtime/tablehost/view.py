@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 
 from .errors import NotOffered
+from .shown import shown_json
 from .table import canonical_json
 from .types import ActionDict, AvailableActionDict, ScoresDict, StateDict, Viewer
 
@@ -330,7 +331,7 @@ def resolve_view_action(
 
 def _not_offered(viewer: Viewer, view_action: ActionDict) -> NotOffered:
     return NotOffered(
-        f"the action {view_action!r} is not among those offered to player {viewer}",
+        f"the action {shown_json(view_action)} is not among those offered to player {viewer}",
         player_id=viewer,
         action=view_action,
     )

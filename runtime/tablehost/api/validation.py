@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from tablehost import shown
 from tablehost.api.faults import InvalidRequest
 
 USERNAME_MAX_CHARS = 64
@@ -236,28 +237,10 @@ ACTION_FIELDS: dict[str, dict[str, type]] = {
     "button_click": {"button": dict},
 }
 """The fields each ABI action type needs (docs/abi.md), with their Python types."""
+shown_value = shown.shown_value
+"""How a refusal repeats a caller's value: as JSON, bounded (:func:`tablehost.shown.shown_value`)."""
 BUTTON_FIELDS: dict[str, type] = {"id": str, "label": str, "location": str, "disabled": bool}
 """A button's fields (docs/abi.md), with their Python types; each may be left out."""
-
-
-SHOWN_VALUE_CHARS = 40
-"""Most characters of a caller's value a message repeats (:func:`shown_value`)."""
-
-
-def shown_value(value: Any) -> str:
-    """A caller's value as a message may repeat it: a number, boolean or None as ``repr``, a
-    string's first :data:`SHOWN_VALUE_CHARS` characters quoted (``...`` when cut), an int over
-    128 bits and anything else by its type only (a list or dict may be huge or nested past the
-    recursion limit)."""
-    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
-        return "an int over 128 bits"  # repr of one over 4300 digits raises
-    if value is None or isinstance(value, (bool, int, float)):
-        text = repr(value)
-        return text if len(text) <= SHOWN_VALUE_CHARS else f"{text[:SHOWN_VALUE_CHARS]}..."
-    if isinstance(value, str):
-        cut = "..." if len(value) > SHOWN_VALUE_CHARS else ""
-        return f"{value[:SHOWN_VALUE_CHARS]!r}{cut}"
-    return f"a {type(value).__name__}"
 
 
 def action_type_problem(action: dict[str, Any]) -> str | None:
@@ -269,7 +252,7 @@ def action_type_problem(action: dict[str, Any]) -> str | None:
     Returns:
         ``'the action has no "type" (one of space_click, piece_click, button_click)'`` when it is
         missing or null; ``"unknown action type 'teleport'; expected one of ..."`` for another
-        string (at most :data:`SHOWN_VALUE_CHARS` of it repeated); ``'the action's "type"
+        string (at most :data:`tablehost.shown.SHOWN_VALUE_CHARS` of it repeated); ``'the action's "type"
         is a string such as space_click, got list'`` for any other value (never repeated); or None.
     """
     kind = action.get("type")

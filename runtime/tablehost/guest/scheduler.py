@@ -44,7 +44,7 @@ def default_slots(environ: Mapping[str, str] | None = None) -> int:
     """
     text = (os.environ if environ is None else environ).get(SLOTS_ENV, "").strip()
     if text:
-        if not text.isdigit() or int(text) < 1:
+        if not (text.isascii() and text.isdigit()) or int(text) < 1:  # int() reads other scripts' digits
             raise ValueError(f"{SLOTS_ENV} must be a positive integer, got {text!r}")
         return int(text)
     try:
