@@ -118,17 +118,26 @@ def watch_in_thread(client: TablehostClient, match_id: str) -> tuple[threading.E
     return first, ended
 
 
+def watch_through_proxy(
+    address: str, registry: MatchRegistry, *, keepalive_s: float
+) -> tuple[FreezableProxy, TablehostClient, list[object]]:
+    """A new match watched by seat 1 through a proxy to ``address``, its first view received;
+    returns (the proxy, the client, what ended the stream: empty while it runs)."""
+    match_id, token = new_match(address, registry)
+    host, port = address.split(":")
+    proxy = FreezableProxy((host, int(port)))
+    client = TablehostClient(proxy.address, token, keepalive_s=keepalive_s, keepalive_timeout_s=keepalive_s)
+    first, ended = watch_in_thread(client, match_id)
+    assert first.wait(10), "no first view through the proxy"
+    return proxy, client, ended
+
+
 def test_a_watch_whose_server_went_silent_fails_as_unavailable(
     served: tuple[MatchRegistry, WatchSlots, str],
 ) -> None:
     registry, _, address = served
-    match_id, token = new_match(address, registry)
-    host, port = address.split(":")
-    proxy = FreezableProxy((host, int(port)))
-    client = TablehostClient(proxy.address, token, keepalive_s=PING_S, keepalive_timeout_s=PING_S)
+    proxy, client, ended = watch_through_proxy(address, registry, keepalive_s=PING_S)
     try:
-        first, ended = watch_in_thread(client, match_id)
-        assert first.wait(10), "no first view through the proxy"
         proxy.freeze()
         deadline = time.monotonic() + GIVE_UP_S
         while not ended and time.monotonic() < deadline:
@@ -144,14 +153,9 @@ def test_the_server_frees_the_slot_of_a_watcher_whose_network_went_silent(
     served: tuple[MatchRegistry, WatchSlots, str],
 ) -> None:
     registry, slots, address = served
-    match_id, token = new_match(address, registry)
-    host, port = address.split(":")
-    proxy = FreezableProxy((host, int(port)))
     # The client does not ping (a dead peer cannot): only the server's pings can find it.
-    client = TablehostClient(proxy.address, token, keepalive_s=3600, keepalive_timeout_s=3600)
+    proxy, client, _ = watch_through_proxy(address, registry, keepalive_s=3600)
     try:
-        first, _ = watch_in_thread(client, match_id)
-        assert first.wait(10), "no first view through the proxy"
         assert slots.open == 1
         proxy.freeze()
         deadline = time.monotonic() + GIVE_UP_S

@@ -427,7 +427,7 @@ def test_the_lobby_clock_and_resign_through_the_command_line(server: ServerProce
     created = orjson.loads(create.stdout)
     match_id, invite = created["match_id"], created["spectator_token"]
     listed = cli("matches", "--open", *address, token=invite)
-    assert listed.returncode == 0 and "open seats 1,2" in listed.stdout and "misere=True" in listed.stdout
+    assert listed.returncode == 0 and "open seats 1,2" in listed.stdout and "options misere=true" in listed.stdout
     tokens = []
     for name in ("ann", "bob"):
         joined = cli("join", match_id, "--name", name, "--json", *address, token=invite)

@@ -657,12 +657,14 @@ def cmd_matches(args: argparse.Namespace) -> int:
     if args.json:
         _dump(matches)
         return 0
+    from tablehost.conformance import describe_options
+
     for m in matches:
         line = f"{m['match_id']}  {m['module_name']:<12} {m['status']:<9} version {m['version']}"
         if m["open_seats"]:
             line += "  open seats " + ",".join(str(s) for s in m["open_seats"])
         if m["options"]:
-            line += "  options " + ",".join(f"{k}={v}" for k, v in m["options"].items())
+            line += "  options " + describe_options(m["options"])  # as --option takes them back
         if m["result"]:
             line += "  " + describe_result(m["result"], usernames_by_seat(m["players"]))
         print(escape_controls(line))  # names and module names come from the server

@@ -611,7 +611,8 @@ def _summarise(op: str, runs: list[tuple[int, float, int]]) -> OpBudget:
 
 
 def describe_options(options: dict[str, Any]) -> str:
-    """``target_score=50, misere=true``: options as ``--option`` takes them (booleans lowercase)."""
+    """``target_score=50, misere=true``: options as ``--option`` takes them (booleans lowercase;
+    ``check`` and ``tablehost matches`` show them so)."""
     return ", ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in options.items())
 
 
